@@ -1,0 +1,7 @@
+# Turns one Lua file into a C++ source defining `const char* const <VAR>`; run at build time so
+# that editing a script rebuilds the binary without a reconfigure.
+file(READ "${IN}" body)
+set(delim "__redlock_lua__")
+file(WRITE "${OUT}.tmp" "// Generated from ${IN}; do not edit.\nnamespace redlock::scripts_src {\nextern const char* const ${VAR};\nconst char* const ${VAR} = R\"${delim}(${body})${delim}\";\n}\n")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUT}.tmp")

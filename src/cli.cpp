@@ -1,0 +1,330 @@
+#include "cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "duration.hpp"
+#include "errors.hpp"
+#include "log.hpp"
+
+namespace redlock {
+namespace {
+
+constexpr const char* usage_text =
+    "Usage: redlock-run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
+    "       redlock-run [OPTIONS] -c 'SHELL COMMAND' NAME\n"
+    "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND while holding the Redis lock NAME, so that only one instance runs at a time\n"
+    "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n";
+
+constexpr const char* exit_codes_text =
+    "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
+    "64 usage; 65 key is not a lock; 69 Redis unreachable; 70 internal; 76 lock lost;\n"
+    "77 auth refused; 126 command not executable; 127 command not found.";
+
+// Option values exactly as given (flag or environment); validated into RunOptions afterwards so
+// that every error names the option and says what is wrong.
+struct RawOptions {
+    std::string url = "redis://127.0.0.1:6379";
+    std::string password_file;
+    std::string prefix;
+    std::string connect_timeout = "2s";
+    std::string command_timeout = "2s";
+    std::string ttl = "30s";
+    std::string renew_every;
+    std::string wait;
+    std::string conflict_exit_code = "75";
+    std::string shell;
+    std::string on_lost = "term";
+    std::string kill_after = "10s";
+    bool quiet = false;
+    bool verbose = false;
+    bool help = false;
+    bool version = false;
+};
+
+void add_common_options(CLI::App& app, RawOptions& o) {
+    app.set_help_flag();  // ours, so that help is an Action and not a CLI11 exception
+    app.add_flag("-h,--help", o.help, "Show this help and exit");
+    app.add_flag("--version", o.version, "Show the version and exit");
+    app.add_option("-u,--url", o.url,
+                   "Redis to use: redis://[user[:password]@]host[:port][/db] or "
+                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379)")
+        ->envname("REDLOCK_URL");
+    app.add_option("--password-file", o.password_file,
+                   "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
+        ->envname("REDLOCK_PASSWORD_FILE");
+    app.add_option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key")
+        ->envname("REDLOCK_PREFIX");
+    app.add_option("--connect-timeout", o.connect_timeout,
+                   "Give up connecting to Redis after D (default 2s)")
+        ->envname("REDLOCK_CONNECT_TIMEOUT");
+    app.add_option("--command-timeout", o.command_timeout,
+                   "Give up on any Redis command after D (default 2s)")
+        ->envname("REDLOCK_COMMAND_TIMEOUT");
+    app.add_flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings")
+        ->envname("REDLOCK_VERBOSE");
+}
+
+void add_run_options(CLI::App& app, RawOptions& o) {
+    app.add_option("-t,--ttl", o.ttl, "Lock time-to-live, renewed while COMMAND runs (default 30s)")
+        ->envname("REDLOCK_TTL");
+    app.add_option("--renew-every", o.renew_every, "Renew the lock every D (default ttl/3)")
+        ->envname("REDLOCK_RENEW_EVERY");
+    app.add_option("-w,--wait", o.wait,
+                   "Wait up to D for a busy lock, or 'forever' (default: do not wait)")
+        ->envname("REDLOCK_WAIT");
+    app.add_option("-E,--conflict-exit-code", o.conflict_exit_code,
+                   "Exit with N when the lock is busy (default 75)")
+        ->envname("REDLOCK_CONFLICT_EXIT_CODE");
+    app.add_flag("-q,--quiet", o.quiet, "Say nothing when the lock is busy")
+        ->envname("REDLOCK_QUIET");
+    app.add_option("-c,--shell", o.shell, "Run CMD with /bin/sh -c instead of COMMAND ARGS");
+    app.add_option("--on-lost", o.on_lost,
+                   "When the lock is lost: term (SIGTERM, then SIGKILL after --kill-after), "
+                   "kill (SIGKILL at once) or ignore (only report); default term")
+        ->envname("REDLOCK_ON_LOST");
+    app.add_option("--kill-after", o.kill_after,
+                   "Send SIGKILL this long after SIGTERM on a lost lock (default 10s)")
+        ->envname("REDLOCK_KILL_AFTER");
+}
+
+// Where our options end. Knows which options take a value so that "-t 5s NAME" is not read as
+// NAME "5s"; the first word that is neither an option nor an option's value ends the scan.
+struct Scan {
+    std::vector<std::string> options;  // our option tokens, in order, for CLI11
+    std::set<std::string> given;       // long names of options given on the command line
+    std::size_t next = 0;              // index of the first word after the options
+    bool double_dash = false;          // the scan stopped at "--"
+};
+
+const CLI::Option* find_option(const CLI::App& app, std::string_view name, bool is_long) {
+    for (const CLI::Option* opt : app.get_options()) {
+        const auto& names = is_long ? opt->get_lnames() : opt->get_snames();
+        if (std::find(names.begin(), names.end(), name) != names.end()) return opt;
+    }
+    return nullptr;
+}
+
+std::string long_name(const CLI::Option* opt) {
+    return opt->get_lnames().empty() ? opt->get_snames().front() : opt->get_lnames().front();
+}
+
+bool takes_value(const CLI::Option* opt) { return opt->get_items_expected_max() > 0; }
+
+void scan_options(const CLI::App& app, const std::vector<std::string>& args, Scan& scan) {
+    std::size_t i = scan.next;
+    while (i < args.size()) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            scan.next = i + 1;
+            scan.double_dash = true;
+            return;
+        }
+        if (a.size() < 2 || a[0] != '-') break;
+        if (a[1] == '-') {
+            auto eq = a.find('=');
+            std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+            const CLI::Option* opt = find_option(app, name, true);
+            if (!opt) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
+            scan.given.insert(long_name(opt));
+            if (!takes_value(opt) && eq != std::string::npos)
+                throw UsageError(fmt::format("option '--{}' takes no value", name));
+            scan.options.push_back(a);
+            if (takes_value(opt) && eq == std::string::npos) {
+                if (++i >= args.size())
+                    throw UsageError(fmt::format("option '--{}' needs a value", name));
+                scan.options.push_back(args[i]);
+            }
+            ++i;
+            continue;
+        }
+        // A cluster of short options: "-qv", "-t5s", "-t 5s".
+        for (std::size_t j = 1; j < a.size(); ++j) {
+            std::string name(1, a[j]);
+            const CLI::Option* opt = find_option(app, name, false);
+            if (!opt) throw UsageError(fmt::format("unknown option '-{}' (see --help)", name));
+            scan.given.insert(long_name(opt));
+            scan.options.push_back("-" + name);
+            if (!takes_value(opt)) continue;
+            if (j + 1 < a.size()) {
+                scan.options.push_back(a.substr(j + 1));
+            } else {
+                if (i + 1 >= args.size())
+                    throw UsageError(fmt::format("option '-{}' needs a value", name));
+                scan.options.push_back(args[++i]);
+            }
+            break;
+        }
+        ++i;
+    }
+    scan.next = i;
+}
+
+void run_cli11(CLI::App& app, std::vector<std::string> tokens) {
+    std::reverse(tokens.begin(), tokens.end());  // CLI11 takes a vector back to front
+    try {
+        app.parse(tokens);
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
+    }
+}
+
+Millis duration_option(const std::string& text, const char* option) {
+    return parse_duration(text, option);
+}
+
+int int_option(const std::string& text, const char* option, int min, int max) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
+        throw UsageError(
+            fmt::format("invalid value '{}' for {}: expected {}-{}", text, option, min, max));
+    return v;
+}
+
+std::string read_password_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UsageError(fmt::format("cannot read the password file '{}'", path));
+    std::string line;
+    std::getline(in, line);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) throw UsageError(fmt::format("the password file '{}' is empty", path));
+    return line;
+}
+
+ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
+    ConnectionOptions c;
+    c.endpoint = parse_redis_url(raw.url);
+    if (c.endpoint.password && scan.given.contains("url"))
+        log::warning(
+            "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
+            "--password-file instead");
+    if (!raw.password_file.empty()) {
+        c.endpoint.password = read_password_file(raw.password_file);
+    } else if (!c.endpoint.password) {
+        if (const char* env = std::getenv("REDISCLI_AUTH"); env && *env) c.endpoint.password = env;
+    }
+    c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
+    c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
+    c.prefix = raw.prefix;
+    c.verbose = raw.verbose;
+    return c;
+}
+
+RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name,
+                       std::vector<std::string> command) {
+    RunOptions r;
+    r.conn = connection_options(raw, scan);
+    r.name = std::move(name);
+    r.ttl = duration_option(raw.ttl, "--ttl");
+    r.renew_every = raw.renew_every.empty() ? std::max(Millis(1), r.ttl / 3)
+                                            : duration_option(raw.renew_every, "--renew-every");
+    if (r.renew_every >= r.ttl)
+        throw UsageError(fmt::format("--renew-every ({}) must be shorter than --ttl ({})",
+                                     format_duration(r.renew_every), format_duration(r.ttl)));
+    if (r.ttl < Millis(100))
+        throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
+                                     format_duration(r.ttl)));
+    if (raw.wait == "forever")
+        r.wait = Millis::max();
+    else if (!raw.wait.empty())
+        r.wait = duration_option(raw.wait, "--wait");
+    r.conflict_exit_code = int_option(raw.conflict_exit_code, "--conflict-exit-code", 0, 255);
+    r.quiet = raw.quiet;
+    if (raw.on_lost == "term")
+        r.on_lost = OnLost::term;
+    else if (raw.on_lost == "kill")
+        r.on_lost = OnLost::kill;
+    else if (raw.on_lost == "ignore")
+        r.on_lost = OnLost::ignore;
+    else
+        throw UsageError(fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
+                                     raw.on_lost));
+    r.kill_after = duration_option(raw.kill_after, "--kill-after");
+    r.command = std::move(command);
+    return r;
+}
+
+std::string help_text(const CLI::App& app) {
+    std::string generated = app.help();
+    // CLI11 opens with its own usage line; ours names NAME and COMMAND.
+    auto options = generated.find("Options:");
+    return fmt::format("{}\n{}\n{}\n", usage_text,
+                       options == std::string::npos ? generated : generated.substr(options),
+                       exit_codes_text);
+}
+
+}  // namespace
+
+Invocation parse_command_line(const std::vector<std::string>& args) {
+    RawOptions raw;
+    CLI::App app("redlock-run", "redlock-run");
+    add_common_options(app, raw);
+    add_run_options(app, raw);
+
+    Scan scan;
+    scan.next = 1;  // args[0] is the program name
+    scan_options(app, args, scan);
+    if (!scan.double_dash && scan.next < args.size() && args[scan.next] == "run") {
+        ++scan.next;
+        scan_options(app, args, scan);
+    }
+    run_cli11(app, scan.options);
+
+    Invocation inv;
+    if (raw.help) {
+        inv.action = Action::help;
+        inv.text = help_text(app);
+        return inv;
+    }
+    if (raw.version) {
+        inv.action = Action::version;
+        inv.text = fmt::format("redlock-run {}\n", REDLOCK_VERSION);
+        return inv;
+    }
+
+    if (scan.next >= args.size())
+        throw UsageError("missing the lock NAME (see --help)");
+    std::string name = args[scan.next];
+    if (name.empty()) throw UsageError("the lock NAME must not be empty");
+    std::vector<std::string> rest(args.begin() + static_cast<long>(scan.next) + 1, args.end());
+
+    // flock's order, "NAME -c CMD", is accepted too: nothing else after NAME can be an option.
+    if (!rest.empty() && (rest[0] == "-c" || rest[0] == "--shell" || rest[0].starts_with("--shell="))) {
+        if (!raw.shell.empty()) throw UsageError("--shell given twice");
+        if (rest[0].starts_with("--shell=")) {
+            raw.shell = rest[0].substr(8);
+            rest.erase(rest.begin());
+        } else {
+            if (rest.size() < 2) throw UsageError(fmt::format("option '{}' needs a value", rest[0]));
+            raw.shell = rest[1];
+            rest.erase(rest.begin(), rest.begin() + 2);
+        }
+        scan.given.insert("shell");
+    }
+    if (!rest.empty() && rest[0] == "--") rest.erase(rest.begin());
+
+    std::vector<std::string> command;
+    if (scan.given.contains("shell")) {
+        if (raw.shell.empty()) throw UsageError("--shell needs a non-empty command");
+        if (!rest.empty())
+            throw UsageError("give either --shell 'CMD' or COMMAND [ARGS...], not both");
+        command = {"/bin/sh", "-c", raw.shell};
+    } else {
+        if (rest.empty())
+            throw UsageError(fmt::format("missing the COMMAND to run under lock '{}'", name));
+        command = std::move(rest);
+    }
+    inv.run = run_options(raw, scan, std::move(name), std::move(command));
+    return inv;
+}
+
+}  // namespace redlock

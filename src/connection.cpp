@@ -1,0 +1,121 @@
+#include "connection.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+
+namespace redlock {
+
+Connection::Connection(Endpoint endpoint, Timeouts timeouts)
+    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {}
+
+void Connection::close() {
+    socket_.reset();
+    reader_.reset();
+}
+
+void Connection::ensure_connected() {
+    if (socket_) return;
+    Deadline deadline = BootClock::now() + timeouts_.connect;
+    socket_ = Socket::connect(endpoint_, deadline, cancel_fd_);
+    reader_.reset(redisReaderCreate());
+    if (!reader_) {
+        close();
+        throw std::bad_alloc();
+    }
+    try {
+        handshake(deadline);
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+void Connection::handshake(Deadline deadline) {
+    if (endpoint_.password) {
+        std::vector<std::string> auth{"AUTH"};
+        if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
+        auth.push_back(*endpoint_.password);
+        Reply r = roundtrip(auth, deadline);
+        if (r->type == REDIS_REPLY_ERROR) {
+            std::string_view text = error_text(*r);
+            // Redis < 6 has no ACL users; say so instead of a confusing syntax error.
+            if (text.find("wrong number of arguments") != std::string_view::npos)
+                throw AuthError(fmt::format(
+                    "Redis at {} refused AUTH with a user name (Redis 6+ ACLs needed): {}",
+                    endpoint_.describe(), text));
+            throw AuthError(fmt::format("Redis at {} refused authentication: {}",
+                                        endpoint_.describe(), text));
+        }
+    }
+    if (endpoint_.db != 0) {
+        Reply r = roundtrip({"SELECT", std::to_string(endpoint_.db)}, deadline);
+        check(r, fmt::format("selecting database {}", endpoint_.db));
+    }
+}
+
+Reply Connection::command(const std::vector<std::string>& argv) {
+    return command(argv, BootClock::now() + timeouts_.command);
+}
+
+Reply Connection::command(const std::vector<std::string>& argv, Deadline deadline) {
+    ensure_connected();
+    try {
+        return roundtrip(argv, deadline);
+    } catch (...) {
+        // A timed-out or cancelled command may still be answered later; that late reply
+        // must never be read as the answer to the next command.
+        close();
+        throw;
+    }
+}
+
+Reply Connection::roundtrip(const std::vector<std::string>& argv, Deadline deadline) {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    ptrs.reserve(argv.size());
+    lens.reserve(argv.size());
+    for (const auto& a : argv) {
+        ptrs.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    char* raw = nullptr;
+    int len = redisFormatCommandArgv(&raw, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+    if (len < 0) throw std::bad_alloc();
+    std::unique_ptr<char, void (*)(char*)> formatted(raw, redisFreeCommand);
+    socket_->write_all(std::string_view(raw, static_cast<size_t>(len)), deadline, cancel_fd_);
+
+    char buf[16384];
+    for (;;) {
+        void* out = nullptr;
+        if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
+            throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
+                                               endpoint_.describe(), reader_->errstr));
+        if (out) return Reply(static_cast<redisReply*>(out));
+        std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
+        if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK)
+            throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
+                                               endpoint_.describe(), reader_->errstr));
+    }
+}
+
+std::string_view error_text(const redisReply& r) {
+    if (r.type != REDIS_REPLY_ERROR) return {};
+    return std::string_view(r.str, r.len);
+}
+
+const redisReply& check(const Reply& reply, std::string_view context) {
+    std::string_view text = error_text(*reply);
+    if (reply->type != REDIS_REPLY_ERROR) return *reply;
+    std::string_view code = text.substr(0, text.find(' '));
+    std::string message = fmt::format("{}: {}", context, text);
+    if (code == "NOAUTH" || code == "WRONGPASS" || code == "NOPERM") throw AuthError(message);
+    if (code == "WRONGTYPE") throw DataError(message);
+    if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
+        code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||
+        code == "OOM")
+        throw RedisUnavailable(message);
+    throw RedisError(message);
+}
+
+}  // namespace redlock

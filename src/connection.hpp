@@ -1,0 +1,71 @@
+// One connection to one Redis node: RESP encoding and decoding by hiredis, I/O by our Socket so
+// every command has a deadline. All hiredis calls and the mapping of Redis error replies to the
+// program's exceptions live here.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "redis_url.hpp"
+#include "socket.hpp"
+
+namespace redlock {
+
+struct ReplyDeleter {
+    void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+struct Timeouts {
+    Millis connect{2000};
+    Millis command{2000};
+};
+
+class Connection {
+public:
+    Connection(Endpoint endpoint, Timeouts timeouts);
+
+    // While set, a readable `fd` aborts any wait with Cancelled (the renewer's stop signal).
+    void set_cancel_fd(int fd) { cancel_fd_ = fd; }
+
+    // Sends one command and returns its reply, connecting (and logging in) first when needed.
+    // Error replies are returned, not thrown; use check() to map them. On any I/O failure the
+    // connection is closed so the next call starts fresh.
+    Reply command(const std::vector<std::string>& argv);
+    Reply command(const std::vector<std::string>& argv, Deadline deadline);
+
+    void ensure_connected();
+    void close();
+    bool connected() const { return socket_.has_value(); }
+    const Endpoint& endpoint() const { return endpoint_; }
+    const Timeouts& timeouts() const { return timeouts_; }
+
+private:
+    Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
+    void handshake(Deadline deadline);
+
+    struct ReaderDeleter {
+        void operator()(redisReader* r) const { redisReaderFree(r); }
+    };
+
+    Endpoint endpoint_;
+    Timeouts timeouts_;
+    int cancel_fd_ = -1;
+    std::optional<Socket> socket_;
+    std::unique_ptr<redisReader, ReaderDeleter> reader_;
+};
+
+// Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,
+// RedisUnavailable for READONLY/LOADING/MASTERDOWN/..., DataError for WRONGTYPE, RedisError
+// otherwise); `context` says what we were doing. Returns the reply for chaining when it is fine.
+const redisReply& check(const Reply& reply, std::string_view context);
+
+// The error text of an error reply, or "" for any other reply.
+std::string_view error_text(const redisReply& r);
+
+}  // namespace redlock

@@ -1,0 +1,17 @@
+// Human durations on the command line: "250ms", "30s", "5m", "1h30m"; a bare number is seconds.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace redlock {
+
+// Parses a strictly positive duration. Throws UsageError naming `what` (e.g. "--ttl") on zero,
+// negative, overflowing or malformed input.
+std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what);
+
+// "12m3s", "250ms", "1h0m5s": the inverse of parse_duration, used in messages.
+std::string format_duration(std::chrono::milliseconds d);
+
+}  // namespace redlock

@@ -1,0 +1,44 @@
+// The program's exception family: each carries the exit status it maps to, so main.cpp can turn
+// any failure into one "redlock-run: ..." line and a documented code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "exit_codes.hpp"
+
+namespace redlock {
+
+class Error : public std::runtime_error {
+public:
+    Error(const std::string& message, int code) : std::runtime_error(message), code_(code) {}
+    int code() const noexcept { return code_; }
+
+private:
+    int code_;
+};
+
+struct UsageError : Error {
+    explicit UsageError(const std::string& m) : Error(m, exit_code::usage) {}
+};
+
+// Network failure, timeout, or a server that cannot serve writes right now. Retryable.
+struct RedisUnavailable : Error {
+    explicit RedisUnavailable(const std::string& m) : Error(m, exit_code::unavailable) {}
+};
+
+struct AuthError : Error {
+    explicit AuthError(const std::string& m) : Error(m, exit_code::auth) {}
+};
+
+// The key exists but is not a string lock (WRONGTYPE, or a fence counter that is not a number).
+struct DataError : Error {
+    explicit DataError(const std::string& m) : Error(m, exit_code::data) {}
+};
+
+// Redis answered with an error we have no better mapping for.
+struct RedisError : Error {
+    explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}
+};
+
+}  // namespace redlock

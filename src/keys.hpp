@@ -1,0 +1,27 @@
+// Naming of a lock's keys. Everything a lock script touches must hash to the same Redis Cluster
+// slot as the lock key, so companions (fence counter, and later holder info and waiter lists)
+// are built to share it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace redlock {
+
+// Redis Cluster's slot for a key (CRC16/XMODEM of the hash tag or whole key, mod 16384).
+unsigned hash_slot(std::string_view key);
+
+// A key in the same slot as `key`, distinct for every (key, suffix): `{key}:suffix` when the key
+// has no hash tag, `key:suffix` when it has one, and a searched-for tag when the key contains '}'
+// in a way that cannot be wrapped in braces.
+std::string companion_key(std::string_view key, std::string_view suffix);
+
+struct LockKeys {
+    std::string name;   // as the user gave it
+    std::string key;    // prefix + name: the Redis key holding the token
+    std::string fence;  // the fencing counter, never expires
+
+    static LockKeys make(std::string_view name, std::string_view prefix);
+};
+
+}  // namespace redlock

@@ -1,0 +1,58 @@
+#include "lock.hpp"
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+#include "script.hpp"
+
+namespace redlock {
+namespace {
+
+long long integer(const redisReply& r, std::string_view what) {
+    if (r.type != REDIS_REPLY_INTEGER)
+        throw RedisError(fmt::format("unexpected reply type {} from the {} script", r.type, what));
+    return r.integer;
+}
+
+}  // namespace
+
+AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl) {
+    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence},
+                                         {token, std::to_string(ttl.count())},
+                                         BootClock::now() + conn_.timeouts().command);
+    const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", keys.key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements != 2)
+        throw RedisError("unexpected reply from the acquire script");
+    AcquireResult result;
+    result.acquired = integer(*r.element[0], "acquire") == 1;
+    long long value = integer(*r.element[1], "acquire");
+    if (result.acquired)
+        result.fence = value;
+    else
+        result.holder_pttl = value;
+    return result;
+}
+
+RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                            Deadline deadline) {
+    Reply reply = scripts::renew().run(conn_, {keys.key}, {token, std::to_string(ttl.count())},
+                                       deadline);
+    const redisReply& r = check(reply, fmt::format("renewing lock '{}'", keys.key));
+    return integer(r, "renew") == 1 ? RenewResult::renewed : RenewResult::not_owner;
+}
+
+ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token) {
+    Reply reply = scripts::release().run(conn_, {keys.key}, {token},
+                                         BootClock::now() + conn_.timeouts().command);
+    const redisReply& r = check(reply, fmt::format("releasing lock '{}'", keys.key));
+    switch (integer(r, "release")) {
+        case 1:
+            return ReleaseResult::released;
+        case 0:
+            return ReleaseResult::absent;
+        default:
+            return ReleaseResult::not_owner;
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,34 @@
+// Messages to the operator: one line each, "redlock-run: ...", on stderr. Safe to call from the
+// renewer thread (each line is one write(2)).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace redlock::log {
+
+enum class Level { error, warning, info, verbose };
+
+void set_verbose(bool on);
+bool verbose_enabled();
+void emit(Level level, const std::string& message);
+
+template <typename... Args>
+void error(fmt::format_string<Args...> f, Args&&... args) {
+    emit(Level::error, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void warning(fmt::format_string<Args...> f, Args&&... args) {
+    emit(Level::warning, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void info(fmt::format_string<Args...> f, Args&&... args) {
+    emit(Level::info, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+void verbose(fmt::format_string<Args...> f, Args&&... args) {
+    if (verbose_enabled()) emit(Level::verbose, fmt::format(f, std::forward<Args>(args)...));
+}
+
+}  // namespace redlock::log

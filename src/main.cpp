@@ -1,0 +1,36 @@
+// redlock-run: run a command while holding a Redis lock. This file only reads the command line,
+// dispatches, and maps every failure to one message and one exit code.
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "errors.hpp"
+#include "exit_codes.hpp"
+#include "log.hpp"
+#include "run.hpp"
+
+int main(int argc, char** argv) {
+    using namespace redlock;
+    try {
+        Invocation inv = parse_command_line(std::vector<std::string>(argv, argv + argc));
+        switch (inv.action) {
+            case Action::help:
+            case Action::version:
+                std::fputs(inv.text.c_str(), stdout);
+                return exit_code::ok;
+            case Action::run:
+                return run_command(inv.run);
+        }
+    } catch (const Error& e) {
+        log::error("{}", e.what());
+        return e.code();
+    } catch (const std::exception& e) {
+        log::error("internal error: {}", e.what());
+        return exit_code::internal;
+    }
+    return exit_code::internal;
+}

@@ -1,0 +1,119 @@
+#include "renewer.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <system_error>
+
+#include "duration.hpp"
+#include "errors.hpp"
+#include "log.hpp"
+#include "socket.hpp"
+
+namespace redlock {
+namespace {
+
+Fd make_eventfd() {
+    Fd fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!fd) throw std::system_error(errno, std::generic_category(), "eventfd");
+    return fd;
+}
+
+void signal_eventfd(int fd) {
+    std::uint64_t one = 1;
+    while (::write(fd, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+}
+
+// Sleeps until `until`; returns false when cancelled first.
+bool sleep_until(Deadline until, int cancel_fd) {
+    for (;;) {
+        pollfd p{cancel_fd, POLLIN, 0};
+        int n = ::poll(&p, 1, millis_until(until));
+        if (n > 0) return false;
+        if (n < 0 && errno != EINTR) return false;
+        if (BootClock::now() >= until) return true;
+    }
+}
+
+}  // namespace
+
+Millis lease_margin(Millis ttl) { return ttl / 100 + Millis(10); }
+
+Renewer::Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
+                 Deadline lease_start)
+    : node_(node),
+      keys_(std::move(keys)),
+      token_(std::move(token)),
+      ttl_(ttl),
+      every_(every),
+      lease_start_(lease_start),
+      valid_until_ns_((lease_start + ttl - lease_margin(ttl)).time_since_epoch().count()),
+      cancel_(make_eventfd()),
+      event_(make_eventfd()) {}
+
+Renewer::~Renewer() { stop(); }
+
+void Renewer::start() { thread_ = std::thread([this] { run(); }); }
+
+void Renewer::stop() {
+    if (!thread_.joinable()) return;
+    signal_eventfd(cancel_.get());
+    thread_.join();
+    node_.connection().set_cancel_fd(-1);
+}
+
+std::string Renewer::lost_reason() const {
+    std::lock_guard lock(mutex_);
+    return lost_reason_;
+}
+
+void Renewer::report_lost(std::string reason) {
+    {
+        std::lock_guard lock(mutex_);
+        lost_reason_ = std::move(reason);
+    }
+    signal_eventfd(event_.get());
+}
+
+void Renewer::run() {
+    node_.connection().set_cancel_fd(cancel_.get());
+    Deadline next = lease_start_ + every_;
+    Millis backoff(50);
+    for (;;) {
+        if (!sleep_until(next, cancel_.get())) return;
+        Deadline valid_until = this->valid_until();
+        Deadline sent = BootClock::now();
+        // A renewal that answers after the lease ran out proves nothing; don't wait past it.
+        Deadline deadline = std::min(sent + node_.connection().timeouts().command, valid_until);
+        if (deadline <= sent) return;  // the main loop declares the loss at valid_until
+        try {
+            RenewResult r = node_.renew(keys_, token_, ttl_, deadline);
+            if (r == RenewResult::not_owner) {
+                report_lost("the key no longer holds this run's token");
+                return;
+            }
+            valid_until_ns_ = (sent + ttl_ - lease_margin(ttl_)).time_since_epoch().count();
+            log::verbose("renewed lock '{}' in {}", keys_.key,
+                         format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
+            next = sent + every_;
+            backoff = Millis(50);
+        } catch (const Cancelled&) {
+            return;
+        } catch (const DataError& e) {
+            report_lost(fmt::format("the key was replaced ({})", e.what()));
+            return;
+        } catch (const std::exception& e) {
+            // Transient: timeouts, resets, failover errors. Keep trying until the lease runs out.
+            log::verbose("renewing lock '{}' failed, retrying in {}: {}", keys_.key,
+                         format_duration(backoff), e.what());
+            next = BootClock::now() + backoff;
+            backoff = std::min({backoff * 2, Millis(1000), std::max(Millis(50), every_ / 2)});
+        }
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,61 @@
+// Keeps a held lock alive from a background thread and tracks how long this host can prove it
+// still holds it. The main loop owns the decision that the lock is lost: it compares the clock
+// with valid_until() and watches event_fd() for the renewer's "token gone" report, so a starved
+// or stuck renewer thread can only make us give up early, never late.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "clock.hpp"
+#include "fd.hpp"
+#include "keys.hpp"
+#include "lock.hpp"
+
+namespace redlock {
+
+// How much earlier than Redis we treat the lease as over: room for clock-rate differences
+// between this host and the Redis host (1%, as the Redlock spec's drift factor) plus a fixed
+// allowance for delivering the signal to the command.
+Millis lease_margin(Millis ttl);
+
+class Renewer {
+public:
+    // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
+    // no earlier than that, so counting from it errs on the safe side.
+    Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
+            Deadline lease_start);
+    ~Renewer();
+    Renewer(const Renewer&) = delete;
+    Renewer& operator=(const Renewer&) = delete;
+
+    void start();
+    // Stops and joins the thread; aborts an in-flight renewal at once. Idempotent.
+    void stop();
+
+    // Readable once the renewer has seen that the key no longer holds our token.
+    int event_fd() const { return event_.get(); }
+    Deadline valid_until() const { return Deadline(BootClock::duration(valid_until_ns_.load())); }
+    std::string lost_reason() const;
+
+private:
+    void run();
+    void report_lost(std::string reason);
+
+    LockNode& node_;
+    LockKeys keys_;
+    std::string token_;
+    Millis ttl_;
+    Millis every_;
+    Deadline lease_start_;
+    std::atomic<BootClock::rep> valid_until_ns_;
+    Fd cancel_;
+    Fd event_;
+    mutable std::mutex mutex_;
+    std::string lost_reason_;
+    std::thread thread_;
+};
+
+}  // namespace redlock

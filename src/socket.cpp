@@ -1,0 +1,189 @@
+#include "socket.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "errors.hpp"
+
+namespace redlock {
+namespace {
+
+struct AddrinfoDeleter {
+    void operator()(addrinfo* ai) const { freeaddrinfo(ai); }
+};
+using Addrinfo = std::unique_ptr<addrinfo, AddrinfoDeleter>;
+
+struct Resolution {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    int status = 0;
+    Addrinfo result;
+};
+
+// getaddrinfo has no timeout of its own, so a name lookup runs on a helper thread that we stop
+// waiting for at the deadline (it finishes on its own and frees its state).
+Addrinfo resolve(const Endpoint& ep, Deadline deadline) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_family = AF_UNSPEC;
+    std::string port = std::to_string(ep.port);
+
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    addrinfo* numeric = nullptr;
+    if (getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &numeric) == 0) return Addrinfo(numeric);
+
+    hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
+    auto state = std::make_shared<Resolution>();
+    std::thread([state, host = ep.host, port, hints] {
+        addrinfo* res = nullptr;
+        int status = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+        std::lock_guard lock(state->mutex);
+        state->status = status;
+        state->result.reset(res);
+        state->done = true;
+        state->done_cv.notify_all();
+    }).detach();
+
+    std::unique_lock lock(state->mutex);
+    if (!state->done_cv.wait_for(lock, std::chrono::milliseconds(millis_until(deadline)),
+                                 [&] { return state->done; }))
+        throw RedisUnavailable(fmt::format("cannot resolve {}: timed out", ep.host));
+    if (state->status != 0)
+        throw RedisUnavailable(
+            fmt::format("cannot resolve {}: {}", ep.host, gai_strerror(state->status)));
+    return std::move(state->result);
+}
+
+// Polls `fd` for `events` and `cancel_fd` for input. Returns false on timeout.
+bool poll_with_cancel(int fd, short events, Deadline deadline, int cancel_fd) {
+    for (;;) {
+        pollfd fds[2] = {{fd, events, 0}, {cancel_fd, POLLIN, 0}};
+        int n = ::poll(fds, cancel_fd >= 0 ? 2 : 1, millis_until(deadline));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw RedisUnavailable(fmt::format("poll: {}", std::strerror(errno)));
+        }
+        if (cancel_fd >= 0 && (fds[1].revents & POLLIN)) throw Cancelled();
+        if (n == 0) {
+            if (BootClock::now() >= deadline) return false;
+            continue;
+        }
+        return true;
+    }
+}
+
+Fd start_connect(int family, const sockaddr* addr, socklen_t len, int& err) {
+    Fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+        err = errno;
+        return fd;
+    }
+    if (::connect(fd.get(), addr, len) == 0 || errno == EINPROGRESS) {
+        err = 0;
+        return fd;
+    }
+    err = errno;
+    return Fd();
+}
+
+// Completes a non-blocking connect; returns 0 or the errno it failed with.
+int finish_connect(Fd& fd, Deadline deadline, int cancel_fd) {
+    if (!poll_with_cancel(fd.get(), POLLOUT, deadline, cancel_fd)) return ETIMEDOUT;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) < 0) return errno;
+    return err;
+}
+
+}  // namespace
+
+Socket Socket::connect(const Endpoint& ep, Deadline deadline, int cancel_fd) {
+    std::string peer = ep.describe();
+    auto fail = [&](int err) {
+        return RedisUnavailable(
+            fmt::format("cannot connect to Redis at {}: {}", peer,
+                        err == ETIMEDOUT ? "connection timed out" : std::strerror(err)));
+    };
+    if (ep.is_unix()) {
+        sockaddr_un sun{};
+        sun.sun_family = AF_UNIX;
+        if (ep.socket_path.size() >= sizeof sun.sun_path)
+            throw RedisUnavailable(fmt::format("unix socket path too long: {}", ep.socket_path));
+        std::memcpy(sun.sun_path, ep.socket_path.c_str(), ep.socket_path.size() + 1);
+        int err = 0;
+        Fd fd = start_connect(AF_UNIX, reinterpret_cast<sockaddr*>(&sun), sizeof sun, err);
+        if (!fd) throw fail(err);
+        if ((err = finish_connect(fd, deadline, cancel_fd)) != 0) throw fail(err);
+        return Socket(std::move(fd), peer);
+    }
+
+    Addrinfo addrs = resolve(ep, deadline);
+    int last_err = ECONNREFUSED;
+    for (addrinfo* ai = addrs.get(); ai; ai = ai->ai_next) {
+        int err = 0;
+        Fd fd = start_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen, err);
+        if (fd) err = finish_connect(fd, deadline, cancel_fd);
+        if (err == 0) {
+            int one = 1;
+            setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            setsockopt(fd.get(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+            return Socket(std::move(fd), peer);
+        }
+        last_err = err;
+        if (err == ETIMEDOUT) break;
+    }
+    throw fail(last_err);
+}
+
+void Socket::wait_for(short events, Deadline deadline, int cancel_fd, const char* doing) {
+    if (!poll_with_cancel(fd_.get(), events, deadline, cancel_fd))
+        throw RedisUnavailable(fmt::format("Redis at {} timed out while {}", peer_, doing));
+}
+
+void Socket::write_all(std::string_view data, Deadline deadline, int cancel_fd) {
+    while (!data.empty()) {
+        ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+            data.remove_prefix(static_cast<std::size_t>(n));
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            wait_for(POLLOUT, deadline, cancel_fd, "sending a command");
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            throw RedisUnavailable(
+                fmt::format("lost the connection to Redis at {}: {}", peer_, std::strerror(errno)));
+        }
+    }
+}
+
+std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int cancel_fd) {
+    for (;;) {
+        ssize_t n = ::recv(fd_.get(), buf, len, 0);
+        if (n > 0) return static_cast<std::size_t>(n);
+        if (n == 0)
+            throw RedisUnavailable(fmt::format("Redis at {} closed the connection", peer_));
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            throw RedisUnavailable(
+                fmt::format("lost the connection to Redis at {}: {}", peer_, std::strerror(errno)));
+        wait_for(POLLIN, deadline, cancel_fd, "waiting for a reply");
+    }
+}
+
+}  // namespace redlock
