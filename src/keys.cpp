@@ -48,6 +48,8 @@ LockKeys LockKeys::make(std::string_view name, std::string_view prefix) {
     k.name = std::string(name);
     k.key = fmt::format("{}{}", prefix, name);
     k.fence = companion_key(k.key, "fence");
+    k.info = companion_key(k.key, "info");
+    k.wait = companion_key(k.key, "wait");
     return k;
 }
 

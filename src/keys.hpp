@@ -20,6 +20,8 @@ struct LockKeys {
     std::string name;   // as the user gave it
     std::string key;    // prefix + name: the Redis key holding the token
     std::string fence;  // the fencing counter, never expires
+    std::string info;   // holder-info hash (--hold-info), same TTL as the lock
+    std::string wait;   // waiters' wake-up list, pushed by release
 
     static LockKeys make(std::string_view name, std::string_view prefix);
 };

@@ -16,12 +16,17 @@ long long integer(const redisReply& r, std::string_view what) {
 
 }  // namespace
 
-AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl) {
-    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence},
-                                         {token, std::to_string(ttl.count())},
+AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
+                               const HolderInfo* info) {
+    std::vector<std::string> args{token, std::to_string(ttl.count())};
+    if (info) {
+        auto fields = info->own_fields();
+        args.insert(args.end(), fields.begin(), fields.end());
+    }
+    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence, keys.info}, args,
                                          BootClock::now() + conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements != 2)
+    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
         throw RedisError("unexpected reply from the acquire script");
     AcquireResult result;
     result.acquired = integer(*r.element[0], "acquire") == 1;
@@ -30,20 +35,30 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
         result.fence = value;
     else
         result.holder_pttl = value;
+    if (r.elements > 2) {
+        std::vector<std::string> flat;
+        for (std::size_t i = 2; i < r.elements; ++i)
+            flat.emplace_back(r.element[i]->str ? std::string(r.element[i]->str, r.element[i]->len)
+                                                : std::string());
+        result.holder = HolderInfo::from_fields(flat);
+    }
     return result;
 }
 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
                             Deadline deadline) {
-    Reply reply = scripts::renew().run(conn_, {keys.key}, {token, std::to_string(ttl.count())},
-                                       deadline);
+    Reply reply = scripts::renew().run(conn_, {keys.key, keys.info},
+                                       {token, std::to_string(ttl.count())}, deadline);
     const redisReply& r = check(reply, fmt::format("renewing lock '{}'", keys.key));
     return integer(r, "renew") == 1 ? RenewResult::renewed : RenewResult::not_owner;
 }
 
-ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token) {
-    Reply reply = scripts::release().run(conn_, {keys.key}, {token},
-                                         BootClock::now() + conn_.timeouts().command);
+ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep,
+                               Millis wake_ttl) {
+    Reply reply = scripts::release().run(
+        conn_, {keys.key, keys.info, keys.wait},
+        {token, std::to_string(keep.count()), std::to_string(wake_ttl.count())},
+        BootClock::now() + conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("releasing lock '{}'", keys.key));
     switch (integer(r, "release")) {
         case 1:

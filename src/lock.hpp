@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "clock.hpp"
 #include "connection.hpp"
+#include "holder_info.hpp"
 #include "keys.hpp"
 
 namespace redlock {
@@ -16,6 +19,7 @@ struct AcquireResult {
     bool acquired = false;
     long long fence = 0;          // when acquired: the fencing token
     long long holder_pttl = -1;   // when busy: the holder's remaining TTL in ms (-1: none set)
+    std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
 };
 
 enum class RenewResult { renewed, not_owner };
@@ -25,10 +29,15 @@ class LockNode {
 public:
     explicit LockNode(Connection& conn) : conn_(conn) {}
 
-    AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl);
+    // `info`, when given, is recorded beside the lock (see HolderInfo).
+    AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl,
+                          const HolderInfo* info = nullptr);
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
-    ReleaseResult release(const LockKeys& keys, const std::string& token);
+    // keep > 0 shortens the lock to `keep` instead of deleting it (--min-hold); the waiters are
+    // woken only by a real delete.
+    ReleaseResult release(const LockKeys& keys, const std::string& token, Millis keep = Millis(0),
+                          Millis wake_ttl = Millis(10'000));
 
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }

@@ -1,6 +1,8 @@
 -- Takes the lock when it is free and hands out the next fencing token, in one atomic step.
--- KEYS[1] lock key, KEYS[2] fence counter (same slot); ARGV[1] token, ARGV[2] ttl in ms.
--- Returns {1, fence} when acquired, {0, pttl-of-the-holder} when the lock is busy.
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash (all in one slot).
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3..] holder-info field/value pairs (may be absent).
+-- Returns {1, fence} when acquired; {0, pttl, info...} when busy, where info is the holder's
+-- recorded field/value list when it belongs to the current token, else empty.
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -13,7 +15,13 @@ if fence_kind ~= 'none' and (fence_kind ~= 'string'
   return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' is not a counter')
 end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {0, redis.call('PTTL', KEYS[1])}
+  local reply = {0, redis.call('PTTL', KEYS[1])}
+  if redis.call('TYPE', KEYS[3]).ok == 'hash'
+      and redis.call('HGET', KEYS[3], 'token') == redis.call('GET', KEYS[1]) then
+    local info = redis.call('HGETALL', KEYS[3])
+    for i = 1, #info do reply[#reply + 1] = info[i] end
+  end
+  return reply
 end
 if fence_kind == 'none' then
   -- A missing counter (first use, or lost with Redis's data) restarts from Redis's clock in
@@ -21,4 +29,15 @@ if fence_kind == 'none' then
   local now = redis.call('TIME')
   redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
 end
-return {1, redis.call('INCR', KEYS[2])}
+local fence = redis.call('INCR', KEYS[2])
+-- Holder info from an earlier holder is stale now, whether or not this run records its own.
+redis.call('DEL', KEYS[3])
+if #ARGV > 2 then
+  local now = redis.call('TIME')
+  local fields = {'token', ARGV[1], 'fence', fence, 'ttl_ms', ARGV[2],
+                  'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
+  for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
+  redis.call('HSET', KEYS[3], unpack(fields))
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return {1, fence}

@@ -1,6 +1,8 @@
--- Deletes the lock only when it holds our token, never someone else's.
--- KEYS[1] lock key, KEYS[2..] companions deleted with it (never the fence counter); ARGV[1] token.
--- Returns 1 released, 0 already gone, -1 held by another token (left untouched).
+-- Ends our hold on the lock, never touching someone else's.
+-- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' wake-up list.
+-- ARGV[1] token; ARGV[2] keep_ms: 0 deletes now, >0 keeps the lock that much longer instead
+-- (--min-hold, enforced by Redis's clock); ARGV[3] how long an unclaimed wake-up may linger (ms).
+-- Returns 1 released (or shortened), 0 already gone, -1 held by another token (left untouched).
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then
   return 0
@@ -8,5 +10,16 @@ end
 if kind ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return -1
 end
-redis.call('DEL', unpack(KEYS))
+local keep = tonumber(ARGV[2])
+if keep > 0 then
+  redis.call('PEXPIRE', KEYS[1], keep)
+  redis.call('PEXPIRE', KEYS[2], keep)
+  return 1
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+-- Wake exactly one waiter: BLPOP serves blocked clients first-come first-served. The list holds
+-- at most one wake-up and expires, so it never grows or outlives the hand-off.
+redis.call('DEL', KEYS[3])
+redis.call('RPUSH', KEYS[3], '1')
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
 return 1

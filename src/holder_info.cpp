@@ -1,0 +1,29 @@
+#include "holder_info.hpp"
+
+#include <cstdlib>
+
+namespace redlock {
+
+std::vector<std::string> HolderInfo::own_fields() const {
+    return {"host", host, "pid", std::to_string(pid), "user", user, "command", command};
+}
+
+HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {
+    HolderInfo info;
+    auto number = [](const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); };
+    for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+        const std::string& k = flat[i];
+        const std::string& v = flat[i + 1];
+        if (k == "token") info.token = v;
+        else if (k == "fence") info.fence = number(v);
+        else if (k == "ttl_ms") info.ttl_ms = number(v);
+        else if (k == "acquired_ms") info.acquired_ms = number(v);
+        else if (k == "host") info.host = v;
+        else if (k == "pid") info.pid = number(v);
+        else if (k == "user") info.user = v;
+        else if (k == "command") info.command = v;
+    }
+    return info;
+}
+
+}  // namespace redlock

@@ -1,0 +1,28 @@
+// What is recorded beside a held lock (--hold-info) so that "busy" messages and the operator
+// commands can say who holds it. Stored as a hash in the lock's slot, with the lock's TTL.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace redlock {
+
+struct HolderInfo {
+    std::string token;     // the holder's token: info is trusted only while it matches the lock
+    long long fence = 0;
+    long long ttl_ms = 0;
+    long long acquired_ms = 0;  // Unix time in ms, by Redis's clock
+    std::string host;
+    long long pid = 0;
+    std::string user;
+    std::string command;
+
+    // The fields this process supplies (the script adds token, fence, ttl_ms and acquired_ms).
+    std::vector<std::string> own_fields() const;
+    // From a flat field/value list as HGETALL returns it; unknown fields are ignored.
+    static HolderInfo from_fields(const std::vector<std::string>& flat);
+};
+
+}  // namespace redlock
