@@ -1,33 +1,42 @@
 #include "child.hpp"
 
 #include <fmt/format.h>
-#include <spawn.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <map>
+#include <system_error>
+
+#include "fd.hpp"
 
 extern char** environ;
 
 namespace redlock {
 namespace {
 
-struct SpawnAttr {
-    posix_spawnattr_t attr;
-    SpawnAttr() { posix_spawnattr_init(&attr); }
-    ~SpawnAttr() { posix_spawnattr_destroy(&attr); }
-};
-
-struct FileActions {
-    posix_spawn_file_actions_t actions;
-    FileActions() { posix_spawn_file_actions_init(&actions); }
-    ~FileActions() { posix_spawn_file_actions_destroy(&actions); }
-};
-
 bool we_own_terminal() {
     return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+}
+
+// Where execvp would look for `name`, computed before fork: the child may only make system calls.
+std::vector<std::string> candidate_paths(const std::string& name) {
+    if (name.find('/') != std::string::npos) return {name};
+    const char* env = std::getenv("PATH");
+    std::string_view path = env && *env ? env : "/usr/local/bin:/usr/bin:/bin";
+    std::vector<std::string> out;
+    for (;;) {
+        auto colon = path.find(':');
+        std::string_view dir = path.substr(0, colon);
+        out.push_back(fmt::format("{}/{}", dir.empty() ? "." : dir, name));
+        if (colon == std::string_view::npos) break;
+        path.remove_prefix(colon + 1);
+    }
+    return out;
 }
 
 }  // namespace
@@ -47,23 +56,54 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
     c_argv.push_back(nullptr);
     for (auto& e : env_strings) c_env.push_back(e.data());
     c_env.push_back(nullptr);
+    std::vector<std::string> paths = candidate_paths(argv.front());
 
-    SpawnAttr attr;
-    posix_spawnattr_setpgroup(&attr.attr, 0);
-    posix_spawnattr_setsigmask(&attr.attr, &mask);
-    posix_spawnattr_setflags(&attr.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    FileActions actions;
+    // The exec error travels back through a close-on-exec pipe: EOF means exec succeeded.
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+        throw std::system_error(errno, std::generic_category(), "pipe2");
+    Fd err_read(pipe_fds[0]), err_write(pipe_fds[1]);
     bool take_terminal = we_own_terminal();
-    if (take_terminal) posix_spawn_file_actions_addtcsetpgrp_np(&actions.actions, STDIN_FILENO);
+    pid_t parent = getpid();
 
-    pid_t pid = -1;
-    int err = posix_spawnp(&pid, c_argv[0], &actions.actions, &attr.attr, c_argv.data(),
-                           c_env.data());
-    if (err == ENOENT || err == ENOTDIR)
-        throw SpawnError(fmt::format("{}: command not found", argv[0]), exit_code::not_found);
-    if (err != 0)
+    // fork + execve rather than posix_spawn, for PR_SET_PDEATHSIG: if redlock-run is killed
+    // outright (SIGKILL, OOM killer) nobody renews the lock any more, and the command must not
+    // run on unguarded. Between fork and exec only system calls are made, as a threaded
+    // process requires.
+    pid_t pid = fork();
+    if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(exit_code::internal);  // parent already gone
+        sigprocmask(SIG_SETMASK, &mask, nullptr);
+        int err = ENOENT;
+        for (const auto& path : paths) {
+            execve(path.c_str(), c_argv.data(), c_env.data());
+            // Like execvp: remember a permission problem, keep looking past a missing file.
+            if (errno != ENOENT && errno != ENOTDIR) err = errno;
+        }
+        while (::write(err_write.get(), &err, sizeof err) < 0 && errno == EINTR) {
+        }
+        _exit(exit_code::not_found);
+    }
+    setpgid(pid, pid);  // also from here, so the group exists before we ever signal it
+    err_write.reset();
+    int err = 0;
+    ssize_t n;
+    while ((n = ::read(err_read.get(), &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    if (n > 0) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (take_terminal) tcsetpgrp(STDIN_FILENO, getpgrp());
+        if (err == ENOENT || err == ENOTDIR)
+            throw SpawnError(fmt::format("{}: command not found", argv[0]), exit_code::not_found);
         throw SpawnError(fmt::format("{}: cannot run: {}", argv[0], std::strerror(err)),
                          exit_code::not_executable);
+    }
     return Child(pid, take_terminal);
 }
 
@@ -92,12 +132,28 @@ bool Child::try_reap() {
     if (status_) return true;
     int status = 0;
     pid_t r;
-    while ((r = waitpid(pid_, &status, WNOHANG)) < 0 && errno == EINTR) {
+    while ((r = waitpid(pid_, &status, WNOHANG | WUNTRACED)) < 0 && errno == EINTR) {
     }
     if (r != pid_) return false;
+    if (WIFSTOPPED(status)) {
+        if (took_terminal_) suspend_with_terminal();
+        return false;
+    }
     status_ = status;
     restore_terminal();
     return true;
+}
+
+// ^Z at the terminal stops only the command's group, the one in the foreground. The shell waits
+// for us, so we stop too, with the terminal handed back, and on fg pass the terminal and SIGCONT
+// on. While we are stopped nothing renews the lock: a suspension longer than the lease makes the
+// lock lost when we resume, which the main loop then reports and acts on.
+void Child::suspend_with_terminal() {
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    ::kill(getpid(), SIGSTOP);
+    // Resumed by the shell's fg (terminal given back to our group) or bg (not).
+    if (tcgetpgrp(STDIN_FILENO) == getpgrp()) tcsetpgrp(STDIN_FILENO, pid_);
+    ::kill(-pid_, SIGCONT);
 }
 
 void Child::restore_terminal() {

@@ -1,5 +1,5 @@
-// The command redlock-run guards: started with posix_spawnp (safe in a threaded process) in its
-// own process group, so signals reach a shell's grandchildren too, and always reaped.
+// The command redlock-run guards: started in its own process group, so signals reach a shell's
+// grandchildren too, killed if redlock-run dies, and always reaped.
 #pragma once
 
 #include <signal.h>
@@ -46,6 +46,7 @@ public:
 private:
     Child(pid_t pid, bool took_terminal) : pid_(pid), took_terminal_(took_terminal) {}
     void restore_terminal();
+    void suspend_with_terminal();
 
     pid_t pid_ = -1;
     bool took_terminal_ = false;

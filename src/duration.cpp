@@ -33,7 +33,8 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
     std::size_t i = 0;
     while (i < text.size()) {
         if (text[i] == '-') throw bad("must be positive");
-        if (text[i] < '0' || text[i] > '9') throw bad("expected a number like 250ms, 30s, 5m, 1h30m");
+        if (text[i] < '0' || text[i] > '9')
+            throw bad("expected a number like 250ms, 30s, 5m, 1h30m");
         std::size_t number_start = i;
         std::int64_t value = 0;
         for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {

@@ -41,7 +41,9 @@ bool sleep_until(Deadline until, int cancel_fd) {
 
 }  // namespace
 
-Millis lease_margin(Millis ttl) { return ttl / 100 + Millis(10); }
+Millis lease_margin(Millis ttl) {
+    return ttl / 100 + Millis(10);
+}
 
 Renewer::Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
                  Deadline lease_start)
@@ -55,9 +57,13 @@ Renewer::Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, M
       cancel_(make_eventfd()),
       event_(make_eventfd()) {}
 
-Renewer::~Renewer() { stop(); }
+Renewer::~Renewer() {
+    stop();
+}
 
-void Renewer::start() { thread_ = std::thread([this] { run(); }); }
+void Renewer::start() {
+    thread_ = std::thread([this] { run(); });
+}
 
 void Renewer::stop() {
     if (!thread_.joinable()) return;
@@ -97,8 +103,9 @@ void Renewer::run() {
                 return;
             }
             valid_until_ns_ = (sent + ttl_ - lease_margin(ttl_)).time_since_epoch().count();
-            log::verbose("renewed lock '{}' in {}", keys_.key,
-                         format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
+            log::verbose(
+                "renewed lock '{}' in {}", keys_.key,
+                format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
             next = sent + every_;
             backoff = Millis(50);
         } catch (const Cancelled&) {

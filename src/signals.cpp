@@ -22,9 +22,14 @@ SignalEvents::SignalEvents() {
     sigset_t set = forwarded_signals();
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGTTOU);
+    // Blocked, not ignored: an ignored SIGPIPE would be inherited by the command, while a
+    // blocked one is undone by the child's mask. A closed stderr then fails our write with
+    // EPIPE instead of killing us and orphaning the command with the lock still held.
+    sigaddset(&set, SIGPIPE);
     if (pthread_sigmask(SIG_BLOCK, &set, &original_) != 0)
         throw std::system_error(errno, std::generic_category(), "sigprocmask");
     sigdelset(&set, SIGTTOU);
+    sigdelset(&set, SIGPIPE);
     fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!fd_) throw std::system_error(errno, std::generic_category(), "signalfd");
 }

@@ -16,7 +16,8 @@ const sigset_t& forwarded_signals();
 class SignalEvents {
 public:
     // Blocks the forwarded signals plus SIGCHLD (and SIGTTOU, so that handing the terminal back
-    // works from any process group). Call before any thread starts: threads inherit the mask.
+    // works from any process group, and SIGPIPE, so a closed stderr cannot kill us).
+    // Call before any thread starts: threads inherit the mask.
     SignalEvents();
     // The mask stays as it is: a signal still pending at exit must not kill us with its default
     // action before we report the command's status.

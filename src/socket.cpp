@@ -176,8 +176,7 @@ std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int
     for (;;) {
         ssize_t n = ::recv(fd_.get(), buf, len, 0);
         if (n > 0) return static_cast<std::size_t>(n);
-        if (n == 0)
-            throw RedisUnavailable(fmt::format("Redis at {} closed the connection", peer_));
+        if (n == 0) throw RedisUnavailable(fmt::format("Redis at {} closed the connection", peer_));
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
             throw RedisUnavailable(
