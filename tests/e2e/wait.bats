@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# --wait: waiting for a busy lock, woken by the holder's release (no polling), FIFO, bounded.
+load helpers
+
+setup() { redis_start; }
+teardown() {
+    if [ -n "${HOLDER:-}" ]; then
+        kill -9 "$HOLDER" 2>/dev/null || true
+        wait "$HOLDER" 2>/dev/null || true
+    fi
+    redis_stop
+}
+
+# Starts a holder of lock $1 that runs until the file $2 exists; returns once it holds the lock.
+hold_until() {
+    local name=$1 gate=$2
+    shift 2
+    "$RL" "$@" "$name" -- sh -c "while [ ! -e '$gate' ]; do sleep 0.02; done" &
+    HOLDER=$!
+    wait_for 5 key_exists "$name"
+}
+
+blocked_clients() { rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }
+blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
+
+@test "a waiter runs as soon as the holder releases, within its wait" {
+    hold_until handoff "$BATS_TEST_TMPDIR/go"
+    "$RL" --wait 20s handoff -- sh -c 'echo ran > "$0"' "$BATS_TEST_TMPDIR/ran" &
+    local waiter=$!
+    wait_for 5 blocked_is 1
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$waiter"
+    [ "$(cat "$BATS_TEST_TMPDIR/ran")" = ran ]
+    key_absent handoff
+}
+
+@test "five waiters take the lock in the order they started waiting" {
+    hold_until fifo "$BATS_TEST_TMPDIR/go"
+    local i pids=()
+    for i in 1 2 3 4 5; do
+        "$RL" --wait 30s fifo -- sh -c 'echo "$0" >> "$1"' "$i" "$BATS_TEST_TMPDIR/order" &
+        pids+=($!)
+        wait_for 5 blocked_is "$i"
+    done
+    touch "$BATS_TEST_TMPDIR/go"
+    for i in "${pids[@]}"; do wait "$i"; done
+    [ "$(tr '\n' ' ' < "$BATS_TEST_TMPDIR/order")" = "1 2 3 4 5 " ]
+}
+
+@test "a waiter takes over from a SIGKILLed holder within ttl + 1s" {
+    hold_until dead "$BATS_TEST_TMPDIR/never" --ttl 2s
+    "$RL" --wait forever dead -- touch "$BATS_TEST_TMPDIR/took-over" &
+    local waiter=$!
+    wait_for 5 blocked_is 1
+    kill -9 "$HOLDER"
+    local killed=$SECONDS
+    wait "$waiter"
+    [ -e "$BATS_TEST_TMPDIR/took-over" ]
+    # SECONDS has a 1s resolution: ttl 2s + 1s allowed, + 1 for the rounding.
+    [ $((SECONDS - killed)) -le 4 ]
+}
+
+@test "a wait that runs out exits with the conflict code and names the lock" {
+    hold_until short "$BATS_TEST_TMPDIR/go"
+    run "$RL" --wait 300ms -E 9 short -- touch "$BATS_TEST_TMPDIR/ran"
+    [ "$status" -eq 9 ]
+    assert_output --partial "lock 'short' is held"
+    assert_output --partial "gave up after waiting 300ms"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "SIGTERM and SIGINT end a wait with 128+N and the lock is never taken" {
+    hold_until sig "$BATS_TEST_TMPDIR/go"
+    local fence_before
+    fence_before=$(rcli GET '{sig}:fence')
+    local sig code
+    for sig in TERM INT; do
+        "$RL" --wait forever sig -- touch "$BATS_TEST_TMPDIR/ran" &
+        local waiter=$!
+        wait_for 5 blocked_is 1
+        kill -"$sig" "$waiter"
+        code=0
+        wait "$waiter" || code=$?
+        [ "$code" -eq $((128 + $(kill -l "$sig"))) ]
+        wait_for 5 blocked_is 0
+    done
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    [ "$(rcli GET '{sig}:fence')" = "$fence_before" ]
+    # The holder still holds it: nobody else's token got in.
+    [ "$(rcli GET sig)" != "" ]
+}
+
+@test "a waiter that leaves does not strand the one behind it" {
+    hold_until leave "$BATS_TEST_TMPDIR/go"
+    "$RL" --wait forever leave -- true &
+    local first=$!
+    wait_for 5 blocked_is 1
+    "$RL" --wait 20s leave -- touch "$BATS_TEST_TMPDIR/second" &
+    local second=$!
+    wait_for 5 blocked_is 2
+    kill -TERM "$first"
+    wait_for 5 blocked_is 1
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$second"
+    [ -e "$BATS_TEST_TMPDIR/second" ]
+}
+
+@test "the wake-up list holds at most one entry and expires" {
+    local i
+    for i in 1 2 3 4 5; do "$RL" wl -- true; done
+    [ "$(rcli LLEN '{wl}:wait')" -le 1 ]
+    local pttl
+    pttl=$(rcli PTTL '{wl}:wait')
+    [ "$pttl" -gt 0 ]
+}
+
+@test "without --wait a busy lock is not waited for" {
+    hold_until nowait "$BATS_TEST_TMPDIR/go"
+    run "$RL" nowait -- touch "$BATS_TEST_TMPDIR/ran"
+    [ "$status" -eq 75 ]
+    [ "$(blocked_clients)" = 0 ]
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
