@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "duration.hpp"
@@ -20,6 +21,9 @@ constexpr const char* usage_text =
     "Usage: redlock-run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
     "       redlock-run [OPTIONS] -c 'SHELL COMMAND' NAME\n"
     "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
+    "       redlock-run status [OPTIONS] [--json] NAME\n"
+    "       redlock-run list [OPTIONS] [--json] [PATTERN]\n"
+    "       redlock-run release [OPTIONS] (--token T | --force) NAME\n"
     "\n"
     "Runs COMMAND while holding the Redis lock NAME, so that only one instance runs at a time\n"
     "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n";
@@ -27,7 +31,9 @@ constexpr const char* usage_text =
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
     "64 usage; 65 key is not a lock; 69 Redis unreachable; 70 internal; 76 lock lost;\n"
-    "77 auth refused; 126 command not executable; 127 command not found.";
+    "77 auth refused; 124 --max-runtime exceeded; 126 command not executable;\n"
+    "127 command not found.\n"
+    "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
 
 // Option values exactly as given (flag or environment); validated into RunOptions afterwards so
 // that every error names the option and says what is wrong.
@@ -44,6 +50,10 @@ struct RawOptions {
     std::string shell;
     std::string on_lost = "term";
     std::string kill_after = "10s";
+    std::string min_hold;
+    std::string max_runtime;
+    bool syslog = false;
+    bool hold_info = false;
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -92,8 +102,41 @@ void add_run_options(CLI::App& app, RawOptions& o) {
                    "kill (SIGKILL at once) or ignore (only report); default term")
         ->envname("REDLOCK_ON_LOST");
     app.add_option("--kill-after", o.kill_after,
-                   "Send SIGKILL this long after SIGTERM on a lost lock (default 10s)")
+                   "Send SIGKILL this long after SIGTERM on a lost lock or --max-runtime "
+                   "(default 10s)")
         ->envname("REDLOCK_KILL_AFTER");
+    app.add_option("--min-hold", o.min_hold,
+                   "Keep the lock until D after it was taken even if COMMAND ends sooner, so a "
+                   "late cron on another host skips (Redis's clock enforces it)")
+        ->envname("REDLOCK_MIN_HOLD");
+    app.add_option("--max-runtime", o.max_runtime,
+                   "SIGTERM COMMAND's process group after D (SIGKILL after --kill-after), "
+                   "release, exit 124")
+        ->envname("REDLOCK_MAX_RUNTIME");
+    app.add_flag("--syslog", o.syslog,
+                 "Send the messages to syslog too (facility user, tag redlock-run)")
+        ->envname("REDLOCK_SYSLOG");
+    app.add_flag("--hold-info", o.hold_info,
+                 "Record host, pid, user and command line beside the lock, for busy messages "
+                 "and status")
+        ->envname("REDLOCK_HOLD_INFO");
+}
+
+// The operator commands' own options. Every scan knows them, so "--json status" and "status
+// --json" both work and one given to the wrong command gets a clear message.
+struct InspectRawOptions {
+    bool json = false;
+    std::string token;
+    bool force = false;
+};
+
+void add_inspect_options(CLI::App& app, InspectRawOptions& o) {
+    const std::string group = "Operator command options";
+    app.add_flag("--json", o.json, "status, list: print JSON (fields in the man page)")
+        ->group(group);
+    app.add_option("--token", o.token, "release: release only if this is the lock's current token")
+        ->group(group);
+    app.add_flag("--force", o.force, "release: delete the lock whoever holds it")->group(group);
 }
 
 // Where our options end. Knows which options take a value so that "-t 5s NAME" is not read as
@@ -249,6 +292,11 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
         throw UsageError(fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
                                      raw.on_lost));
     r.kill_after = duration_option(raw.kill_after, "--kill-after");
+    if (!raw.min_hold.empty()) r.min_hold = duration_option(raw.min_hold, "--min-hold");
+    if (!raw.max_runtime.empty())
+        r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
+    r.syslog = raw.syslog;
+    r.hold_info = raw.hold_info;
     r.command = std::move(command);
     return r;
 }
@@ -262,6 +310,85 @@ std::string help_text(const CLI::App& app) {
                        exit_codes_text);
 }
 
+std::optional<Action> subcommand(std::string_view word) {
+    if (word == "status") return Action::status;
+    if (word == "list") return Action::list;
+    if (word == "release") return Action::release;
+    return std::nullopt;
+}
+
+// The words after a subcommand word. Nothing after its NAME is a command to protect from our
+// scan, so options may come before or after the operands ("release NAME --token T"); "--" ends
+// the options, for a NAME that starts with "-".
+std::vector<std::string> scan_operands(const CLI::App& app, const std::vector<std::string>& args,
+                                       Scan& scan) {
+    std::vector<std::string> words;
+    for (;;) {
+        scan_options(app, args, scan);
+        if (scan.double_dash) {
+            words.insert(words.end(), args.begin() + static_cast<long>(scan.next), args.end());
+            return words;
+        }
+        if (scan.next >= args.size()) return words;
+        words.push_back(args[scan.next++]);
+    }
+}
+
+InspectOptions inspect_options(Action action, const std::string& word, const RawOptions& raw,
+                               const InspectRawOptions& ir, const Scan& scan,
+                               std::vector<std::string> operands) {
+    // Run options (--ttl, --wait, ...) would be silently ignored here; refuse them instead.
+    RawOptions unused;
+    InspectRawOptions unused_inspect;
+    CLI::App accepted;
+    add_common_options(accepted, unused);
+    add_inspect_options(accepted, unused_inspect);
+    for (const std::string& name : scan.given)
+        if (!find_option(accepted, name, name.size() > 1))
+            throw UsageError(fmt::format("option '--{}' is for running a command, not for '{}'",
+                                         name, word));
+    auto only_for = [&](const char* option, const char* commands) {
+        if (scan.given.contains(option))
+            throw UsageError(fmt::format("option '--{}' is only for {}, not for '{}'", option,
+                                         commands, word));
+    };
+
+    InspectOptions o;
+    o.conn = connection_options(raw, scan);
+    o.json = ir.json;
+    if (action == Action::list) {
+        only_for("token", "release");
+        only_for("force", "release");
+        if (operands.size() > 1)
+            throw UsageError(fmt::format("'list' takes at most one PATTERN, got {}", operands.size()));
+        if (!operands.empty()) o.pattern = operands[0];
+        if (o.pattern.empty()) throw UsageError("the list PATTERN must not be empty");
+        return o;
+    }
+    if (operands.empty()) throw UsageError(fmt::format("'{}' needs the lock NAME", word));
+    if (operands.size() > 1)
+        throw UsageError(fmt::format("'{}' takes one lock NAME, got {}", word, operands.size()));
+    o.name = operands[0];
+    if (o.name.empty()) throw UsageError("the lock NAME must not be empty");
+    if (action == Action::status) {
+        only_for("token", "release");
+        only_for("force", "release");
+        return o;
+    }
+    only_for("json", "status and list");
+    bool token = scan.given.contains("token");
+    if (token == ir.force)
+        throw UsageError(token ? "give either --token or --force to 'release', not both"
+                               : "'release' needs --token T (release only if T is the current "
+                                 "token) or --force (delete the lock whoever holds it)");
+    if (token) {
+        if (ir.token.empty()) throw UsageError("--token needs a non-empty token");
+        o.token = ir.token;
+    }
+    o.force = ir.force;
+    return o;
+}
+
 }  // namespace
 
 Invocation parse_command_line(const std::vector<std::string>& args) {
@@ -269,11 +396,21 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     CLI::App app("redlock-run", "redlock-run");
     add_common_options(app, raw);
     add_run_options(app, raw);
+    InspectRawOptions inspect_raw;
+    add_inspect_options(app, inspect_raw);
 
     Scan scan;
     scan.next = 1;  // args[0] is the program name
     scan_options(app, args, scan);
-    if (!scan.double_dash && scan.next < args.size() && args[scan.next] == "run") {
+    // A subcommand word counts only where NAME would be: "redlock-run NAME status" runs `status`.
+    std::optional<Action> sub;
+    std::string sub_word;
+    std::vector<std::string> operands;
+    if (!scan.double_dash && scan.next < args.size()) sub = subcommand(args[scan.next]);
+    if (sub) {
+        sub_word = args[scan.next++];
+        operands = scan_operands(app, args, scan);
+    } else if (!scan.double_dash && scan.next < args.size() && args[scan.next] == "run") {
         ++scan.next;
         scan_options(app, args, scan);
     }
@@ -290,6 +427,15 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
         inv.text = fmt::format("redlock-run {}\n", REDLOCK_VERSION);
         return inv;
     }
+    if (sub) {
+        inv.action = *sub;
+        inv.inspect = inspect_options(*sub, sub_word, raw, inspect_raw, scan, std::move(operands));
+        return inv;
+    }
+    for (const char* option : {"json", "token", "force"})
+        if (scan.given.contains(option))
+            throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",
+                                         option, option[0] == 'j' ? "status and list" : "release"));
 
     if (scan.next >= args.size())
         throw UsageError("missing the lock NAME (see --help)");

@@ -10,11 +10,12 @@
 
 namespace redlock {
 
-enum class Action { run, help, version };
+enum class Action { run, status, list, release, help, version };
 
 struct Invocation {
     Action action = Action::run;
     RunOptions run;
+    InspectOptions inspect;  // status, list, release
     std::string text;  // the help or version text
 };
 

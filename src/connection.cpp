@@ -6,6 +6,27 @@
 
 namespace redlock {
 
+namespace {
+
+// One command in RESP, as hiredis formats it.
+std::string format_command(const std::vector<std::string>& argv) {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    ptrs.reserve(argv.size());
+    lens.reserve(argv.size());
+    for (const auto& a : argv) {
+        ptrs.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    char* raw = nullptr;
+    int len = redisFormatCommandArgv(&raw, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+    if (len < 0) throw std::bad_alloc();
+    std::unique_ptr<char, void (*)(char*)> formatted(raw, redisFreeCommand);
+    return std::string(raw, static_cast<size_t>(len));
+}
+
+}  // namespace
+
 Connection::Connection(Endpoint endpoint, Timeouts timeouts)
     : endpoint_(std::move(endpoint)), timeouts_(timeouts) {}
 
@@ -50,6 +71,11 @@ void Connection::handshake(Deadline deadline) {
     }
     if (endpoint_.db != 0) {
         Reply r = roundtrip({"SELECT", std::to_string(endpoint_.db)}, deadline);
+        // A database that does not exist is a mistake in the URL, not an outage.
+        if (!error_text(*r).empty() && !error_text(*r).starts_with("NOAUTH") &&
+            !error_text(*r).starts_with("NOPERM"))
+            throw UsageError(fmt::format("Redis at {} cannot select database {}: {}",
+                                         endpoint_.describe(), endpoint_.db, error_text(*r)));
         check(r, fmt::format("selecting database {}", endpoint_.db));
     }
 }
@@ -70,21 +96,29 @@ Reply Connection::command(const std::vector<std::string>& argv, Deadline deadlin
     }
 }
 
-Reply Connection::roundtrip(const std::vector<std::string>& argv, Deadline deadline) {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    ptrs.reserve(argv.size());
-    lens.reserve(argv.size());
-    for (const auto& a : argv) {
-        ptrs.push_back(a.data());
-        lens.push_back(a.size());
+std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::string>>& commands,
+                                        Deadline deadline) {
+    ensure_connected();
+    try {
+        std::string out;
+        for (const auto& argv : commands) out += format_command(argv);
+        socket_->write_all(out, deadline, cancel_fd_);
+        std::vector<Reply> replies;
+        replies.reserve(commands.size());
+        for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
+        return replies;
+    } catch (...) {
+        close();  // as in command(): unread replies must not be taken for later answers
+        throw;
     }
-    char* raw = nullptr;
-    int len = redisFormatCommandArgv(&raw, static_cast<int>(argv.size()), ptrs.data(), lens.data());
-    if (len < 0) throw std::bad_alloc();
-    std::unique_ptr<char, void (*)(char*)> formatted(raw, redisFreeCommand);
-    socket_->write_all(std::string_view(raw, static_cast<size_t>(len)), deadline, cancel_fd_);
+}
 
+Reply Connection::roundtrip(const std::vector<std::string>& argv, Deadline deadline) {
+    socket_->write_all(format_command(argv), deadline, cancel_fd_);
+    return read_reply(deadline);
+}
+
+Reply Connection::read_reply(Deadline deadline) {
     char buf[16384];
     for (;;) {
         void* out = nullptr;

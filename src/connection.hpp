@@ -38,6 +38,10 @@ public:
     // connection is closed so the next call starts fresh.
     Reply command(const std::vector<std::string>& argv);
     Reply command(const std::vector<std::string>& argv, Deadline deadline);
+    // Sends all `commands` at once, then reads their replies in order: one round trip for many
+    // independent commands (list reads every lock this way). Same error handling as command().
+    std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
+                                Deadline deadline);
 
     void ensure_connected();
     void close();
@@ -47,6 +51,7 @@ public:
 
 private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
+    Reply read_reply(Deadline deadline);
     void handshake(Deadline deadline);
 
     struct ReaderDeleter {

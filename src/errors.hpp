@@ -41,4 +41,9 @@ struct RedisError : Error {
     explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}
 };
 
+// release --token T refused: the lock is held under another token (left untouched).
+struct NotOwner : Error {
+    explicit NotOwner(const std::string& m) : Error(m, exit_code::not_owner) {}
+};
+
 }  // namespace redlock

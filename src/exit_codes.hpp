@@ -4,6 +4,8 @@
 namespace redlock::exit_code {
 
 inline constexpr int ok = 0;
+inline constexpr int lock_free = 1;  // status: the lock is not held (as `systemctl is-active`)
+inline constexpr int not_owner = 1;  // release --token: another token holds the lock
 inline constexpr int busy_default = 75;  // EX_TEMPFAIL, changed with --conflict-exit-code
 inline constexpr int usage = 64;         // EX_USAGE
 inline constexpr int data = 65;          // EX_DATAERR: the key holds something that is not a lock

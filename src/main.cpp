@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
+#include "inspect.hpp"
 #include "log.hpp"
 #include "run.hpp"
 
@@ -24,6 +25,12 @@ int main(int argc, char** argv) {
                 return exit_code::ok;
             case Action::run:
                 return run_command(inv.run);
+            case Action::status:
+                return status_command(inv.inspect);
+            case Action::list:
+                return list_command(inv.inspect);
+            case Action::release:
+                return release_command(inv.inspect);
         }
     } catch (const Error& e) {
         log::error("{}", e.what());

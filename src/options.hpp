@@ -31,6 +31,20 @@ struct RunOptions {
     std::vector<std::string> command;  // already wrapped in /bin/sh -c for --shell
     OnLost on_lost = OnLost::term;
     Millis kill_after{10'000};
+    std::optional<Millis> min_hold;     // keep the lock at least this long after taking it
+    std::optional<Millis> max_runtime;  // stop the command after this long (exit 124)
+    bool syslog = false;                // messages also go to syslog
+    bool hold_info = false;             // record host, pid, user, command beside the lock
+};
+
+// The operator commands (status, list, release): which lock or locks, and how to report.
+struct InspectOptions {
+    ConnectionOptions conn;
+    std::string name;            // status, release
+    std::string pattern = "*";   // list: a Redis glob over lock names (the prefix is not part of it)
+    bool json = false;           // status, list
+    std::optional<std::string> token;  // release --token: compare-and-delete
+    bool force = false;                // release --force
 };
 
 }  // namespace redlock

@@ -11,6 +11,9 @@ namespace scripts_src {
 extern const char* const acquire_lua;
 extern const char* const renew_lua;
 extern const char* const release_lua;
+extern const char* const status_lua;
+extern const char* const force_release_lua;
+extern const char* const wake_lua;
 }  // namespace scripts_src
 
 namespace {
@@ -54,6 +57,18 @@ const Script& renew() {
 }
 const Script& release() {
     static const Script s("release", scripts_src::release_lua);
+    return s;
+}
+const Script& status() {
+    static const Script s("status", scripts_src::status_lua);
+    return s;
+}
+const Script& force_release() {
+    static const Script s("force_release", scripts_src::force_release_lua);
+    return s;
+}
+const Script& wake() {
+    static const Script s("wake", scripts_src::wake_lua);
     return s;
 }
 }  // namespace scripts

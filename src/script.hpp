@@ -31,6 +31,9 @@ namespace scripts {
 const Script& acquire();
 const Script& renew();
 const Script& release();
+const Script& status();         // read-only: token, TTL, fence and holder info of one lock
+const Script& force_release();  // release --force
+const Script& wake();
 }  // namespace scripts
 
 }  // namespace redlock

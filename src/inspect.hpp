@@ -1,0 +1,19 @@
+// The operator commands: status, list and release, for seeing and fixing locks by hand without
+// redis-cli. Each returns the process exit status; failures are thrown as Error.
+#pragma once
+
+#include "options.hpp"
+
+namespace redlock {
+
+// Exit 0 when the lock is held, 1 (exit_code::lock_free) when it is free.
+int status_command(const InspectOptions& options);
+
+// Every lock under the prefix whose name matches the pattern, sorted by name. Exit 0.
+int list_command(const InspectOptions& options);
+
+// release --token T or --force. Exit 0 when released or already free; --token T while another
+// token holds the lock throws NotOwner (exit 1).
+int release_command(const InspectOptions& options);
+
+}  // namespace redlock

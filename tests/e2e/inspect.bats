@@ -1,0 +1,415 @@
+#!/usr/bin/env bats
+# The operator commands status, list and release, in text and JSON, against a real redis-server.
+load helpers
+
+setup() { redis_start; }
+
+teardown() {
+    if [ -n "${HOLDER_PID:-}" ]; then
+        touch "$BATS_TEST_TMPDIR/stop"
+        wait "$HOLDER_PID" 2>/dev/null || true
+    fi
+    redis_stop
+}
+
+# hold NAME [OPTIONS...]: a redlock-run that holds lock NAME, with its holder info recorded, until
+# the test ends (teardown creates the stop file). Sets HOLDER_PID, the pid recorded as holder.
+hold() {
+    local name=$1
+    shift
+    rm -f "$BATS_TEST_TMPDIR/started"
+    "$RL" --hold-info "$@" "$name" -- sh -c \
+        'touch "$0/started"; while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR" \
+        >/dev/null 2>&1 3>&- &
+    HOLDER_PID=$!
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+}
+
+# A lock taken by some other client: a plain token with a PX expiry, no holder info.
+foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000 >/dev/null; }
+
+# ---- status ----
+
+@test "status of a free lock says free and exits 1" {
+    run "$RL" status nothing-here
+    assert_failure 1
+    assert_line --regexp '^name: +nothing-here$'
+    assert_line --regexp '^state: +free$'
+}
+
+@test "status --json of a free lock prints an object with held false and exits 1" {
+    run "$RL" status --json nothing-here
+    assert_failure 1
+    echo "$output" | jq -e '.name == "nothing-here" and .key == "nothing-here" and .held == false
+        and .token == null and .ttl_ms == null and .holder == null and .fence == null
+        and (.redis_time_ms | type) == "number"'
+}
+
+@test "status of a lock held by redlock-run shows holder, command, acquired time, TTL, fence and a short token" {
+    hold job --ttl 30s
+    run "$RL" status job
+    assert_success
+    assert_line --regexp '^state: +held$'
+    assert_line --regexp "^holder: +$(id -un)@.+ pid $HOLDER_PID\$"
+    assert_line --regexp '^command: +sh -c .*started'
+    assert_line --regexp '^acquired: +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} [-+][0-9]{4} \(.+ ago\)$'
+    assert_line --regexp '^ttl left: +[0-9.]+s$'
+    assert_line "fence:    $(rcli GET '{job}:fence')"
+    assert_line "token:    $(rcli GET job | cut -c1-8)..."
+}
+
+@test "status --verbose shows the whole token" {
+    hold job
+    run "$RL" status -v job
+    assert_success
+    assert_line "token:    $(rcli GET job)"
+}
+
+@test "status --json of a held lock has every documented field with its type and value" {
+    hold job --ttl 30s
+    run "$RL" status job --json
+    assert_success
+    local token fence
+    token=$(rcli GET job)
+    fence=$(rcli GET '{job}:fence')
+    echo "$output" | jq -e --arg token "$token" --argjson fence "$fence" --argjson pid "$HOLDER_PID" '
+        .name == "job" and .key == "job" and .held == true and .token == $token
+        and (.ttl_ms | type) == "number" and .ttl_ms > 0 and .ttl_ms <= 30000
+        and .fence == $fence and (.redis_time_ms | type) == "number"
+        and .holder.pid == $pid and (.holder.host | type) == "string" and .holder.user != ""
+        and (.holder.command | startswith("sh -c")) and .holder.fence == $fence
+        and .holder.lease_ms == 30000 and .holder.acquired_ms <= .redis_time_ms
+        and .holder.held_ms == .redis_time_ms - .holder.acquired_ms'
+}
+
+@test "status of a lock taken by another client shows an unknown holder and exits 0" {
+    foreign_lock other tok-from-elsewhere
+    run "$RL" status other
+    assert_success
+    assert_line --regexp '^state: +held$'
+    assert_line --regexp '^holder: +unknown'
+    run "$RL" status other --json
+    assert_success
+    echo "$output" | jq -e '.held == true and .holder == null and .token == "tok-from-elsewhere"'
+}
+
+@test "status ignores holder info left behind by an earlier token" {
+    foreign_lock job new-token
+    rcli HSET '{job}:info' token old-token host gone pid 1 user x command y >/dev/null
+    run "$RL" status job --json
+    assert_success
+    echo "$output" | jq -e '.holder == null'
+}
+
+@test "status takes the connection options before or after the subcommand word and after NAME" {
+    foreign_lock p:x
+    run "$RL" --prefix p: status x
+    assert_success
+    run "$RL" status --prefix p: x
+    assert_success
+    run "$RL" status x --prefix=p: --json
+    assert_success
+    echo "$output" | jq -e '.name == "x" and .key == "p:x"'
+    REDLOCK_PREFIX=p: run "$RL" status x
+    assert_success
+}
+
+@test "status exits 69 when Redis is unreachable" {
+    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s status job
+    assert_failure 69
+    assert_output --regexp '^redlock-run: .*127\.0\.0\.1'
+}
+
+@test "status exits 77 when Redis refuses the password" {
+    redis_stop
+    RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
+    REDISCLI_AUTH=wrong run "$RL" status job
+    assert_failure 77
+    REDISCLI_AUTH=secret run "$RL" status job
+    assert_failure 1
+}
+
+@test "status of a key that is not a lock exits 65" {
+    rcli HSET notalock a b >/dev/null
+    run "$RL" status notalock
+    assert_failure 65
+    assert_output --partial "not a lock"
+}
+
+# ---- command line ----
+
+@test "subcommands refuse run-only options with a usage error, wherever they are given" {
+    run "$RL" status --ttl 5s job
+    assert_failure 64
+    assert_output --partial "'--ttl' is for running a command"
+    run "$RL" --wait 5s list
+    assert_failure 64
+    run "$RL" release job --force -E 3
+    assert_failure 64
+}
+
+@test "options of one command are refused by the others" {
+    run "$RL" --json job -- true
+    assert_failure 64
+    assert_output --partial "'--json' is for status and list"
+    run "$RL" status --token abc job
+    assert_failure 64
+    run "$RL" list --force
+    assert_failure 64
+    run "$RL" release --json --force job
+    assert_failure 64
+}
+
+@test "status and release take exactly one NAME, list at most one PATTERN" {
+    run "$RL" status
+    assert_failure 64
+    run "$RL" status a b
+    assert_failure 64
+    run "$RL" list a b
+    assert_failure 64
+    run "$RL" release --force
+    assert_failure 64
+}
+
+@test "a lock named like a subcommand is run with the explicit run form" {
+    run "$RL" run status -- sh -c 'echo "held: $(redis-cli -p '"$REDIS_PORT"' EXISTS status)"'
+    assert_success
+    assert_output "held: 1"
+    run "$RL" run list -- echo ran
+    assert_success
+    assert_output ran
+}
+
+@test "a subcommand word after NAME is the command, not a subcommand" {
+    run "$RL" job echo status
+    assert_success
+    assert_output status
+}
+
+@test "a NAME starting with a dash is given after --" {
+    foreign_lock -odd
+    run "$RL" status -- -odd
+    assert_success
+    run "$RL" release --force -- -odd
+    assert_success
+    key_absent -odd
+}
+
+# ---- list ----
+
+@test "list shows held locks sorted by name in aligned columns, without fence, info or wait keys" {
+    hold b-job
+    foreign_lock c:x
+    foreign_lock a-other
+    rcli RPUSH '{b-job}:wait' 1 >/dev/null
+    rcli SET '{gone}:fence' 7 >/dev/null
+    run "$RL" list
+    assert_success
+    assert_equal "${#lines[@]}" 4
+    assert_line --index 0 --regexp '^NAME     TTL +FENCE +HOLDER +HELD FOR +COMMAND$'
+    assert_line --index 1 --regexp '^a-other  [0-9.]+s +- +unknown +- +-$'
+    assert_line --index 2 --regexp "^b-job    [0-9.]+s +$(rcli GET '{b-job}:fence') +$(id -un)@.+ pid $HOLDER_PID +[0-9.]+m?s +sh -c"
+    assert_line --index 3 --regexp '^c:x      [0-9.]+s +- +unknown'
+    # The TTL column starts at the same offset on every line.
+    local col=$(( $(expr index "${lines[0]}" T) ))
+    local line
+    for line in "${lines[@]:1}"; do
+        [[ "${line:$((col - 1)):1}" =~ [0-9] ]]
+        [[ "${line:$((col - 2)):1}" == " " ]]
+    done
+}
+
+@test "list --json prints an array of status objects sorted by name" {
+    hold b-job
+    foreign_lock a-other
+    run "$RL" list --json
+    assert_success
+    echo "$output" | jq -e --argjson pid "$HOLDER_PID" '
+        length == 2 and map(.name) == ["a-other", "b-job"] and all(.[]; .held == true)
+        and .[0].holder == null and .[1].holder.pid == $pid
+        and all(.[]; keys == ["fence", "held", "holder", "key", "name", "redis_time_ms", "token", "ttl_ms"])'
+}
+
+@test "list with nothing held prints nothing, or [] with --json, and exits 0" {
+    rcli SET '{job}:fence' 12 >/dev/null
+    run "$RL" list
+    assert_success
+    assert_output ""
+    run "$RL" list --json
+    assert_success
+    assert_output "[]"
+}
+
+@test "list PATTERN matches names under the prefix, whose glob characters are literal" {
+    foreign_lock 'p[1]*:a'
+    foreign_lock 'p[1]*:b'
+    foreign_lock 'p1x:a'
+    foreign_lock 'other'
+    run "$RL" list --prefix 'p[1]*:' --json
+    assert_success
+    echo "$output" | jq -e 'map(.name) == ["a", "b"] and .[0].key == "p[1]*:a"'
+    run "$RL" list --prefix 'p[1]*:' --json 'a*'
+    assert_success
+    echo "$output" | jq -e 'map(.name) == ["a"]'
+}
+
+@test "list shows a lock whose name merely ends in :fence, :info or :wait" {
+    foreign_lock 'backup:fence'
+    foreign_lock 'jobs:wait'
+    hold job
+    run "$RL" list --json
+    assert_success
+    echo "$output" | jq -e 'map(.name) == ["backup:fence", "job", "jobs:wait"]'
+}
+
+@test "list leaves out keys under the prefix that are not lock tokens" {
+    foreign_lock locks:a
+    rcli HSET locks:h f v >/dev/null
+    rcli RPUSH locks:l x >/dev/null
+    run "$RL" list --prefix locks: --json
+    assert_success
+    echo "$output" | jq -e 'map(.name) == ["a"]'
+}
+
+@test "list pages through more than 1,000 keys with SCAN, never KEYS" {
+    redis_stop
+    redis_start --rename-command KEYS ''
+    rcli EVAL "for i = 1, 1500 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end
+               for i = 1, 600 do redis.call('SET', 'unrelated:' .. i, 'x') end" 0 p:lock- >/dev/null
+    run "$RL" list --prefix p: --json
+    assert_success
+    echo "$output" | jq -e 'length == 1500 and (map(.name) | . == sort) and .[0].name == "lock-1"
+        and all(.[]; .key == "p:" + .name)'
+    run "$RL" list --prefix p:
+    assert_success
+    assert_equal "${#lines[@]}" 1501
+    local scans
+    scans=$(rcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_scan:calls=\([0-9]*\),.*/\1/p')
+    [ "$scans" -gt 2 ]
+}
+
+@test "names with spaces, colons, braces, non-ASCII bytes and newlines are listed safely" {
+    foreign_lock 'a b'
+    foreign_lock $'caf\xc3\xa9'
+    foreign_lock $'bad\xff'
+    foreign_lock $'new\nline'
+    hold 'x:{y}:z'
+    local close=$'a}b'
+    rcli SET "$close" tok PX 60000 >/dev/null
+    run "$RL" list
+    assert_success
+    assert_equal "${#lines[@]}" 7
+    assert_line --index 1 --regexp '^a b '
+    assert_line --index 2 --regexp '^a\}b '
+    assert_line --index 3 --regexp '^bad\\xff '
+    assert_line --index 4 --regexp $'^caf\xc3\xa9 '
+    assert_line --index 5 --regexp '^new\\nline '
+    assert_line --index 6 --regexp "^x:\\{y\\}:z .* pid $HOLDER_PID "
+    run "$RL" list --json
+    assert_success
+    echo "$output" | jq -e '
+        map(.name) == ["a b", "a}b", "bad\u00ff", "café", "new\nline", "x:{y}:z"]
+        and (.[5].holder | type) == "object"'
+}
+
+@test "status and release address names with spaces, braces and non-ASCII bytes exactly" {
+    foreign_lock $'bad\xff'
+    hold 'x:{y}:z'
+    run "$RL" status $'bad\xff'
+    assert_success
+    assert_line 'name:     bad\xff'
+    run "$RL" status 'x:{y}:z' --json
+    assert_success
+    echo "$output" | jq -e '.name == "x:{y}:z" and .holder != null'
+    run "$RL" release --force $'bad\xff'
+    assert_success
+    assert_output --partial 'bad\xff'
+    key_absent $'bad\xff'
+}
+
+# ---- release ----
+
+@test "release without --token or --force refuses with a usage error" {
+    foreign_lock job
+    run "$RL" release job
+    assert_failure 64
+    assert_output --partial "needs --token T"
+    key_exists job
+}
+
+@test "release with both --token and --force refuses with a usage error" {
+    foreign_lock job tok
+    run "$RL" release job --token tok --force
+    assert_failure 64
+    key_exists job
+}
+
+@test "release --token with the current token deletes the lock and wakes one waiter" {
+    foreign_lock job tok
+    run "$RL" release job --token tok
+    assert_success
+    assert_output "released lock 'job'"
+    key_absent job
+    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" 1
+}
+
+@test "release --token with another token refuses, says who holds the lock and exits 1" {
+    hold job
+    run "$RL" release job --token not-the-token
+    assert_failure 1
+    assert_output --regexp "^redlock-run: lock 'job' is held by $(id -un)@.+ pid $HOLDER_PID .*not released$"
+    key_exists job
+    run "$RL" status job
+    assert_success
+}
+
+@test "release of a free lock exits 0 and says there was nothing to release" {
+    run "$RL" release job --token whatever
+    assert_success
+    assert_output "lock 'job' is not held; nothing to release"
+    run "$RL" release job --force
+    assert_success
+    assert_output "lock 'job' is not held; nothing to release"
+}
+
+@test "release --force deletes the lock and its holder info, says whose it was, and wakes one waiter" {
+    hold job
+    key_exists '{job}:info'
+    run "$RL" release job --force
+    assert_success
+    assert_output --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \\(command 'sh -c .*token [0-9a-f]{8}\\.\\.\\.\\), which had .+ left$"
+    key_absent job
+    key_absent '{job}:info'
+    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" 1
+}
+
+@test "release --force of another client's lock names an unknown holder" {
+    foreign_lock job 0123456789abcdef0123456789abcdef
+    run "$RL" -v release job --force
+    assert_success
+    assert_line --regexp "^released lock 'job' held by an unknown holder \\(token 0123456789abcdef0123456789abcdef\\), which had [0-9.]+s left$"
+    key_absent job
+}
+
+@test "a waiter blocked on the lock takes it promptly after release --force" {
+    hold job --ttl 60s
+    "$RL" --wait 30s job -- touch "$BATS_TEST_TMPDIR/waiter-ran" >/dev/null 2>&1 3>&- &
+    local waiter=$!
+    wait_for 5 sh -c "redis-cli -p $REDIS_PORT CLIENT LIST | grep -q 'cmd=blpop'"
+    run "$RL" release job --force
+    assert_success
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/waiter-ran"
+    wait "$waiter"
+}
+
+@test "release --force of a key that is not a lock refuses with 65 and leaves it" {
+    rcli HSET notalock a b >/dev/null
+    run "$RL" release notalock --force
+    assert_failure 65
+    key_exists notalock
+}
+
+@test "release exits 69 when Redis is unreachable" {
+    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s release job --force
+    assert_failure 69
+}

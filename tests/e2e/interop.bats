@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# Interoperability with a lock client nobody here wrote: redis-py's Lock (Debian's python3-redis)
+# on the same key. Both use a plain token string set with SET NX PX and delete it only when it
+# still holds their token, so each must keep the other out and neither may release the other's.
+load helpers
+export RL
+
+# Debian's interpreter, which has python3-redis; the python3 on PATH may be another one.
+PY=/usr/bin/python3
+
+setup() { redis_start; }
+
+teardown() {
+    if [ -n "${HOLDER_PID:-}" ]; then
+        touch "$BATS_TEST_TMPDIR/stop"
+        wait "$HOLDER_PID" 2>/dev/null || true
+    fi
+    redis_stop
+}
+
+# A redlock-run holding lock NAME until the test ends.
+hold() {
+    "$RL" --hold-info "$1" -- sh -c \
+        'touch "$0/started"; while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR" \
+        >/dev/null 2>&1 3>&- &
+    HOLDER_PID=$!
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+}
+
+# py 'CODE': runs CODE with `r` connected to the test server and `redis` imported.
+py() {
+    "$PY" -c "import redis, sys, time, subprocess, os
+r = redis.Redis(port=$REDIS_PORT)
+$1"
+}
+
+@test "a redis-py Lock keeps redlock-run out, and status shows it held by an unknown holder" {
+    run py 'l = r.lock("shared", timeout=60); print(l.acquire(blocking=False))'
+    assert_output True
+    run "$RL" shared -- echo ran
+    assert_failure 75
+    refute_output --partial ran
+    run "$RL" status shared --json
+    assert_success
+    echo "$output" | jq -e --arg token "$(rcli GET shared)" \
+        '.held == true and .holder == null and .token == $token'
+    run "$RL" status shared
+    assert_line --regexp '^holder: +unknown'
+}
+
+@test "a lock held by redlock-run keeps a redis-py Lock out until redlock-run releases it" {
+    hold shared
+    run py 'l = r.lock("shared", timeout=10)
+print(l.acquire(blocking=False), l.acquire(blocking=True, blocking_timeout=0.3))'
+    assert_output "False False"
+    touch "$BATS_TEST_TMPDIR/stop"
+    wait "$HOLDER_PID"
+    HOLDER_PID=
+    run py 'l = r.lock("shared", timeout=10)
+print(l.acquire(blocking=False)); l.release(); print(r.exists("shared"))'
+    assert_output $'True\n0'
+}
+
+@test "redlock-run release --token refuses a redis-py lock's key unless given its token" {
+    run py 'l = r.lock("shared", timeout=60); l.acquire(blocking=False); print(l.local.token.decode())'
+    local py_token=$output
+    run "$RL" release shared --token 0123456789abcdef0123456789abcdef
+    assert_failure 1
+    assert_output --partial "held by an unknown holder"
+    assert_equal "$(rcli GET shared)" "$py_token"
+    # The right token releases it: both sides store the same plain token string.
+    run "$RL" release shared --token "$py_token"
+    assert_success
+    key_absent shared
+}
+
+@test "redis-py cannot release a lock that redlock-run took after redis-py's expired" {
+    # One Python process: its Lock object must outlive the expiry and redlock-run's acquisition.
+    run py '
+l = r.lock("shared", timeout=0.3)
+assert l.acquire(blocking=False)
+deadline = time.time() + 5
+while r.exists("shared") and time.time() < deadline: time.sleep(0.02)
+tmp = os.environ["BATS_TEST_TMPDIR"]
+p = subprocess.Popen([os.environ["RL"], "shared", "--", "sh", "-c",
+                      "touch \"$0/started\"; while [ ! -e \"$0/stop\" ]; do sleep 0.05; done", tmp])
+while not os.path.exists(tmp + "/started") and time.time() < deadline: time.sleep(0.02)
+ours = r.get("shared")
+try:
+    l.release()
+    print("released")
+except redis.exceptions.LockNotOwnedError:
+    print("LockNotOwnedError")
+print("unchanged" if r.get("shared") == ours else "changed")
+open(tmp + "/stop", "w").close()
+print("exit", p.wait(10))
+print("exists", r.exists("shared"))'
+    assert_success
+    assert_output $'LockNotOwnedError\nunchanged\nexit 0\nexists 0'
+}
