@@ -22,6 +22,7 @@ HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {
         else if (k == "pid") info.pid = number(v);
         else if (k == "user") info.user = v;
         else if (k == "command") info.command = v;
+        else if (k == "now_ms") info.now_ms = number(v);
     }
     return info;
 }

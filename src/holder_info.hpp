@@ -18,6 +18,7 @@ struct HolderInfo {
     long long pid = 0;
     std::string user;
     std::string command;
+    long long now_ms = 0;  // not stored: Redis's clock when the info was read, if the reply had it
 
     // The fields this process supplies (the script adds token, fence, ttl_ms and acquired_ms).
     std::vector<std::string> own_fields() const;

@@ -5,15 +5,34 @@
 #include <atomic>
 #include <cerrno>
 
+#include "syslog_sink.hpp"
+
 namespace redlock::log {
 namespace {
 std::atomic<bool> verbose_on{false};
+std::atomic<bool> syslog_on{false};
+
+syslog_sink::Severity severity_of(Level level) {
+    switch (level) {
+        case Level::error:
+            return syslog_sink::Severity::err;
+        case Level::warning:
+            return syslog_sink::Severity::warning;
+        case Level::info:
+            return syslog_sink::Severity::notice;
+        case Level::verbose:
+            break;
+    }
+    return syslog_sink::Severity::info;
+}
 }
 
 void set_verbose(bool on) { verbose_on = on; }
 bool verbose_enabled() { return verbose_on; }
+void set_syslog(bool on) { syslog_on = on; }
 
-void emit(Level, const std::string& message) {
+void emit(Level level, const std::string& message) {
+    if (syslog_on) syslog_sink::send(severity_of(level), message);
     std::string line = "redlock-run: " + message + "\n";
     const char* p = line.data();
     std::size_t left = line.size();

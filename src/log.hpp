@@ -1,5 +1,5 @@
-// Messages to the operator: one line each, "redlock-run: ...", on stderr. Safe to call from the
-// renewer thread (each line is one write(2)).
+// Messages to the operator: one line each, "redlock-run: ...", on stderr (and syslog with
+// --syslog). Safe to call from the renewer thread (each line is one write(2) or send(2)).
 #pragma once
 
 #include <fmt/format.h>
@@ -11,6 +11,9 @@ namespace redlock::log {
 enum class Level { error, warning, info, verbose };
 
 void set_verbose(bool on);
+// --syslog: every message also goes to the local syslog (facility user, tag "redlock-run", with
+// our pid): error -> LOG_ERR, warning -> LOG_WARNING, info -> LOG_NOTICE, verbose -> LOG_INFO.
+void set_syslog(bool on);
 bool verbose_enabled();
 void emit(Level level, const std::string& message);
 

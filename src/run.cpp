@@ -8,11 +8,14 @@
 #include "child.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
+#include "holder.hpp"
 #include "lock.hpp"
 #include "log.hpp"
+#include "reentry.hpp"
 #include "renewer.hpp"
 #include "signals.hpp"
 #include "token.hpp"
+#include "waiter.hpp"
 
 namespace redlock {
 namespace {
@@ -28,15 +31,22 @@ public:
           keys_(LockKeys::make(o.name, o.conn.prefix)),
           conn_(o.conn.endpoint, o.conn.timeouts),
           node_(conn_),
-          token_(new_token()) {}
+          token_(new_token()) {
+        if (o.hold_info) info_ = this_process_info(o.command);
+    }
 
     int execute();
 
 private:
     bool acquire();
+    std::string busy_message(const AcquireResult& r) const;
     int supervise(Child& child, Renewer& renewer);
-    void lose(Child& child, Renewer& renewer, const std::string& reason);
-    void release();
+    // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
+    void lose(Child& child, Renewer& renewer, const std::string& reason,
+              std::optional<Deadline> kill_by = std::nullopt);
+    Millis term_lead() const;
+    void release(Millis keep = Millis(0));
+    Millis min_hold_left() const;
 
     const RunOptions& opt_;
     SignalEvents signals_;  // first: every thread created later inherits the blocked mask
@@ -48,39 +58,58 @@ private:
     Deadline lease_start_{};
     bool lost_ = false;
     std::optional<Deadline> kill_at_;
+    std::optional<HolderInfo> info_;       // --hold-info: recorded beside the lock
+    Deadline acquired_at_{};               // when the acquire reply arrived (for --min-hold)
+    std::optional<Deadline> runtime_end_;  // --max-runtime: when to stop the command
+    bool timed_out_ = false;               // --max-runtime stopped the command
+    std::optional<int> interrupted_by_;    // a signal ended --wait before the lock was taken
 };
 
 bool Run::acquire() {
-    lease_start_ = BootClock::now();
-    AcquireResult r = node_.acquire(keys_, token_, opt_.ttl);
-    if (r.acquired) {
-        fence_ = r.fence;
+    WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                                   opt_.wait.value_or(Millis(0)), signals_);
+    if (w.interrupted_by) {
+        interrupted_by_ = w.interrupted_by;
+        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
+        return false;
+    }
+    lease_start_ = w.lease_start;
+    if (w.last.acquired) {
+        acquired_at_ = BootClock::now();
+        fence_ = w.last.fence;
         log::verbose("acquired lock '{}' on {} (fence {}) in {}", keys_.key, node_.describe(),
                      fence_, format_duration(since(lease_start_)));
         return true;
     }
-    if (!opt_.quiet) {
-        std::string left = r.holder_pttl >= 0
-                               ? fmt::format(", expires in {}", format_duration(Millis(r.holder_pttl)))
-                               : std::string(", with no expiry set");
-        log::info("lock '{}' is held by another process{}; not running the command", keys_.key,
-                  left);
-    }
+    if (!opt_.quiet) log::info("{}", busy_message(w.last));
     return false;
 }
 
-void Run::lose(Child& child, Renewer& renewer, const std::string& reason) {
+std::string Run::busy_message(const AcquireResult& r) const {
+    std::string waited = opt_.wait ? fmt::format("; gave up after waiting {}",
+                                                 format_duration(*opt_.wait))
+                                   : std::string("; not running the command");
+    return fmt::format("lock '{}' is held by {}{}", keys_.key, describe_holder(r), waited);
+}
+
+void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
+               std::optional<Deadline> kill_by) {
     if (lost_) return;
     lost_ = true;
     renewer.stop();  // never extend a lock we have declared lost
+    Deadline now = BootClock::now();
     switch (opt_.on_lost) {
-        case OnLost::term:
-            log::error("lock '{}' lost: {}; sending SIGTERM to the command (SIGKILL after {})",
-                       keys_.key, reason, format_duration(opt_.kill_after));
+        case OnLost::term: {
+            Deadline kill_at = now + opt_.kill_after;
+            if (kill_by) kill_at = std::min(kill_at, *kill_by);
+            log::error("lock '{}' lost: {}; sending SIGTERM to the command (SIGKILL in {})",
+                       keys_.key, reason,
+                       format_duration(std::chrono::ceil<Millis>(kill_at - now)));
             child.signal(SIGTERM);
             child.signal(SIGCONT);  // a stopped command must wake up to die
-            kill_at_ = BootClock::now() + opt_.kill_after;
+            kill_at_ = kill_at_ ? std::min(*kill_at_, kill_at) : kill_at;
             break;
+        }
         case OnLost::kill:
             log::error("lock '{}' lost: {}; sending SIGKILL to the command", keys_.key, reason);
             child.signal(SIGKILL);
@@ -92,24 +121,49 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason) {
     }
 }
 
+// How long before the lease ends --on-lost term starts stopping the command, so that the SIGKILL
+// at the end of --kill-after lands no later than the lease end: after that Redis may already have
+// handed the lock to someone else. Capped at half the slack between a due renewal and the lease
+// end, so a long --kill-after cannot turn one slow renewal into a lost lock.
+Millis Run::term_lead() const {
+    if (opt_.on_lost != OnLost::term) return Millis(0);
+    return std::min(opt_.kill_after, (opt_.ttl - opt_.renew_every) / 2);
+}
+
 int Run::supervise(Child& child, Renewer& renewer) {
     while (!child.try_reap()) {
         Deadline now = BootClock::now();
-        if (!lost_ && now >= renewer.valid_until())
+        Deadline lease_end = renewer.valid_until();
+        if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
-                 fmt::format("no renewal succeeded within the ttl ({}); Redis may already have "
-                             "given it to someone else",
-                             format_duration(opt_.ttl)));
+                 fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
+                             "Redis may give the lock to someone else",
+                             format_duration(std::max(Millis(0), std::chrono::ceil<Millis>(
+                                                                     lease_end - now)))),
+                 lease_end);
         if (kill_at_ && now >= *kill_at_) {
-            log::error("the command outlived --kill-after {}; sending SIGKILL",
-                       format_duration(opt_.kill_after));
+            log::error("the command under lock '{}' is still running after SIGTERM; sending "
+                       "SIGKILL",
+                       keys_.key);
             child.signal(SIGKILL);
             kill_at_.reset();
         }
+        if (runtime_end_ && now >= *runtime_end_) {
+            runtime_end_.reset();
+            timed_out_ = true;
+            log::error("the command under lock '{}' ran longer than --max-runtime {}; sending "
+                       "SIGTERM (SIGKILL after {})",
+                       keys_.key, format_duration(*opt_.max_runtime),
+                       format_duration(opt_.kill_after));
+            child.signal(SIGTERM);
+            child.signal(SIGCONT);  // a stopped command must wake up to die
+            if (!kill_at_) kill_at_ = now + opt_.kill_after;
+        }
 
         Deadline wake = Deadline::max();
-        if (!lost_) wake = renewer.valid_until();
+        if (!lost_) wake = renewer.valid_until() - term_lead();
         if (kill_at_) wake = std::min(wake, *kill_at_);
+        if (runtime_end_) wake = std::min(wake, *runtime_end_);
         pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {renewer.event_fd(), POLLIN, 0}};
         int n = ::poll(fds, lost_ ? 1 : 2, wake == Deadline::max() ? -1 : millis_until(wake));
         if (n <= 0) continue;
@@ -125,21 +179,43 @@ int Run::supervise(Child& child, Renewer& renewer) {
     return exit_status_of(child.wait_status());
 }
 
-void Run::release() {
+// What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
+// earlier than when Redis set the key, so the remainder errs long: Redis, which applies it, never
+// ends the hold before min-hold has passed since the key was set.
+Millis Run::min_hold_left() const {
+    if (!opt_.min_hold) return Millis(0);
+    return std::max(Millis(0), *opt_.min_hold - since(acquired_at_));
+}
+
+void Run::release(Millis keep) {
     Deadline start = BootClock::now();
     for (int attempt = 1;; ++attempt) {
         try {
-            switch (node_.release(keys_, token_)) {
+            switch (node_.release(keys_, token_, keep)) {
                 case ReleaseResult::released:
-                    log::verbose("released lock '{}' in {}", keys_.key,
-                                 format_duration(since(start)));
+                    if (keep > Millis(0))
+                        log::verbose("kept lock '{}' for another {} (--min-hold {}) in {}",
+                                     keys_.key, format_duration(keep),
+                                     format_duration(*opt_.min_hold), format_duration(since(start)));
+                    else
+                        log::verbose("released lock '{}' in {}", keys_.key,
+                                     format_duration(since(start)));
                     break;
+                // Either way the lock went away while the command ran, unnoticed by the renewer
+                // (data loss in Redis, a deletion between renewals): report it as lost.
                 case ReleaseResult::absent:
-                    if (!lost_) log::warning("lock '{}' had expired before release", keys_.key);
+                    if (!lost_)
+                        log::error("lock '{}' was gone at release: the command ran without it "
+                                   "for a while",
+                                   keys_.key);
+                    lost_ = true;
                     break;
                 case ReleaseResult::not_owner:
-                    log::warning("lock '{}' is now held by someone else; left it alone",
-                                 keys_.key);
+                    if (!lost_)
+                        log::error("lock '{}' was taken over by another holder while the command "
+                                   "ran; left it alone",
+                                   keys_.key);
+                    lost_ = true;
                     break;
             }
             return;
@@ -158,13 +234,17 @@ void Run::release() {
 }
 
 int Run::execute() {
-    if (!acquire()) return opt_.conflict_exit_code;
+    if (!acquire())
+        return interrupted_by_ ? exit_code::signal_base + *interrupted_by_
+                               : opt_.conflict_exit_code;
 
     Child::Env env{{"REDLOCK_NAME", keys_.name},
                    {"REDLOCK_KEY", keys_.key},
                    {"REDLOCK_TOKEN", token_},
                    {"REDLOCK_FENCE", std::to_string(fence_)},
-                   {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())}};
+                   {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
+                   // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
+                   {"REDLOCK_REDIS", redis_identity(opt_.conn.endpoint)}};
     std::optional<Child> child;
     try {
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
@@ -173,6 +253,7 @@ int Run::execute() {
         throw;
     }
     log::verbose("started '{}' as pid {}", opt_.command.front(), child->pid());
+    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
 
     int status;
     {
@@ -180,14 +261,19 @@ int Run::execute() {
         renewer.start();
         status = supervise(*child, renewer);
     }  // the renewer is stopped and joined before release: it must never outlive the lock
-    release();
-    return lost_ ? exit_code::lock_lost : status;
+    release(min_hold_left());
+    // A lost lock outranks --max-runtime: it says the command may have overlapped another
+    // holder, which is what the caller most needs to know.
+    if (lost_) return exit_code::lock_lost;
+    return timed_out_ ? exit_code::max_runtime : status;
 }
 
 }  // namespace
 
 int run_command(const RunOptions& options) {
     log::set_verbose(options.conn.verbose);
+    log::set_syslog(options.syslog);
+    exec_if_held_by_ancestor(options);  // before Run blocks signals: the command inherits the mask
     Run run(options);
     return run.execute();
 }

@@ -2,7 +2,8 @@
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash (all in one slot).
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3..] holder-info field/value pairs (may be absent).
 -- Returns {1, fence} when acquired; {0, pttl, info...} when busy, where info is the holder's
--- recorded field/value list when it belongs to the current token, else empty.
+-- recorded field/value list when it belongs to the current token (followed by the pseudo-field
+-- 'now_ms', Redis's clock), else empty.
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -20,6 +21,10 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
       and redis.call('HGET', KEYS[3], 'token') == redis.call('GET', KEYS[1]) then
     local info = redis.call('HGETALL', KEYS[3])
     for i = 1, #info do reply[#reply + 1] = info[i] end
+    -- Not stored: Redis's clock now, so "held for 12m3s" needs no clock of ours.
+    local now = redis.call('TIME')
+    reply[#reply + 1] = 'now_ms'
+    reply[#reply + 1] = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
   end
   return reply
 end

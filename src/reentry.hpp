@@ -1,0 +1,25 @@
+// Reentrancy across the process tree: a redlock-run started (at any depth) under a redlock-run
+// that holds the same lock on the same Redis runs its command directly instead of deadlocking
+// on its own ancestor's lock. The ancestor exports REDLOCK_KEY, REDLOCK_TOKEN and REDLOCK_REDIS.
+#pragma once
+
+#include <string>
+
+#include "options.hpp"
+
+namespace redlock {
+
+// What REDLOCK_REDIS holds: where the lock lives, "127.0.0.1:6379/0" or "unix:/run/r.sock/2".
+// Two spellings of one server (localhost vs 127.0.0.1, TCP vs socket) do not match; such a
+// nested run is then an ordinary contender for the lock and finds it busy.
+std::string redis_identity(const Endpoint& endpoint);
+
+// When the environment says an ancestor holds `options`' lock on the same Redis, checks with
+// Redis that the ancestor's token is still the current one and replaces this process with the
+// command (execvp: never returns; SpawnError 127/126 when it cannot be run). Throws Error with
+// exit_code::lock_lost when the token is not current, and the usual Redis errors when it cannot
+// be checked: a nested run never runs unverified. Returns normally when not nested in a holder.
+// Call before any signal is blocked or thread is started: the command inherits both.
+void exec_if_held_by_ancestor(const RunOptions& options);
+
+}  // namespace redlock
