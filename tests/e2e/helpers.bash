@@ -63,3 +63,60 @@ key_exists() { [ "$(rcli EXISTS "$1")" = 1 ]; }
 key_absent() { [ "$(rcli EXISTS "$1")" = 0 ]; }
 file_exists() { [ -e "$1" ]; }
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# rl_start ARGS...: starts redlock-run in the background with SIGINT and SIGQUIT at their default
+# (a non-interactive shell's `&` would ignore them, and the command inherits that), its stdout
+# and stderr in $RL_OUT and $RL_ERR; sets RL_PID.
+rl_start() {
+    RL_OUT="$BATS_TEST_TMPDIR/rl.out"
+    RL_ERR="$BATS_TEST_TMPDIR/rl.err"
+    env --default-signal=INT,QUIT "$RL" "$@" >"$RL_OUT" 2>"$RL_ERR" &
+    RL_PID=$!
+}
+
+# rl_finish SECONDS: waits up to SECONDS for the background redlock-run to exit and sets
+# RL_STATUS; kills it and fails when it does not exit in time.
+rl_finish() {
+    if ! wait_for "$1" pid_gone "$RL_PID"; then
+        kill -9 "$RL_PID" 2>/dev/null || true
+        wait "$RL_PID" 2>/dev/null || true
+        echo "redlock-run did not exit within $1s; stderr:" >&2
+        cat "$RL_ERR" >&2
+        return 1
+    fi
+    RL_STATUS=0
+    wait "$RL_PID" || RL_STATUS=$?
+    RL_PID=
+}
+
+# Kills a redlock-run left running by a failed test, and any process group recorded in the
+# files given (pids written by commands that started their own group).
+rl_cleanup() {
+    if [ -n "${RL_PID:-}" ]; then
+        kill -9 "$RL_PID" 2>/dev/null || true
+        wait "$RL_PID" 2>/dev/null || true
+        RL_PID=
+    fi
+    local f
+    for f in "$@"; do
+        [ -s "$f" ] && kill -9 -- "-$(cat "$f")" 2>/dev/null || true
+    done
+}
+
+# Milliseconds since the epoch, for asserting that something happened before a deadline.
+now_ms() {
+    local t=${EPOCHREALTIME/[.,]/}
+    echo $((t / 1000))
+}
+
+file_contains() { grep -q -- "$2" "$1" 2>/dev/null; }
+
+# True once PID has exited, even while it lingers as a zombie (an orphan is reaped by init,
+# which may take its time).
+process_dead() {
+    pid_gone "$1" && return 0
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    stat=${stat##*) }
+    [ "${stat%% *}" = Z ]
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# The core run: mutual exclusion, exit statuses, the busy code, the command's environment, and
+# the lock released in every way the command can end.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() { redis_start; }
+teardown() {
+    rl_cleanup
+    redis_stop
+}
+
+@test "20 concurrent contenders: exactly one runs the command, the others exit 75" {
+    local d=$BATS_TEST_TMPDIR i pids=()
+    for i in $(seq 1 20); do
+        (
+            rc=0
+            "$RL" -t 5s race -- sh -c 'echo "$$" >> "$0/ran"; while [ ! -e "$0/go" ]; do sleep 0.02; done' "$d" \
+                2>>"$d/err" || rc=$?
+            echo "$rc" > "$d/rc.$i"
+        ) &
+        pids+=($!)
+    done
+    # The winner holds the lock until every loser has given up.
+    count_rc() { [ "$(ls "$d" | grep -c '^rc\.')" -ge "$1" ]; }
+    wait_for 30 count_rc 19
+    touch "$d/go"
+    wait_for 10 count_rc 20
+    wait "${pids[@]}"
+    [ "$(wc -l < "$d/ran")" -eq 1 ]
+    [ "$(cat "$d"/rc.* | grep -c '^75$')" -eq 19 ]
+    [ "$(cat "$d"/rc.* | grep -c '^0$')" -eq 1 ]
+    [ "$(grep -c 'held by an unknown holder' "$d/err")" -eq 19 ]
+    key_absent race
+}
+
+@test "the command's exit status is passed through" {
+    run "$RL" passthrough -- sh -c 'exit 3'
+    assert_equal "$status" 3
+    run "$RL" passthrough -- false
+    assert_equal "$status" 1
+    run "$RL" passthrough -- true
+    assert_success
+    key_absent passthrough
+}
+
+@test "a command killed by signal N makes redlock-run exit 128+N and releases the lock" {
+    run "$RL" sig -- sh -c 'kill -KILL $$'
+    assert_equal "$status" 137
+    run "$RL" sig -- sh -c 'kill -USR1 $$'
+    assert_equal "$status" 138
+    key_absent sig
+}
+
+@test "a busy lock exits 75 without running the command and says how long it is held" {
+    rcli SET busy someone-else PX 20000 >/dev/null
+    run "$RL" busy -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_equal "$status" 75
+    assert_output --regexp "^redlock-run: lock 'busy' is held by an unknown holder, expires in [0-9]"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_equal "$(rcli GET busy)" someone-else
+}
+
+@test "-E changes the busy exit code" {
+    rcli SET busy someone-else PX 20000 >/dev/null
+    run "$RL" -E 9 busy -- true
+    assert_equal "$status" 9
+    REDLOCK_CONFLICT_EXIT_CODE=12 run "$RL" busy -- true
+    assert_equal "$status" 12
+}
+
+@test "-E 0 -q is a silent skip when the lock is busy" {
+    rcli SET busy someone-else PX 20000 >/dev/null
+    run "$RL" -E 0 -q busy -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_success
+    assert_output ''
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "a missing command exits 127 and the lock is released" {
+    run -127 "$RL" nocmd -- redlock-test-no-such-command
+    assert_output --partial 'redlock-test-no-such-command'
+    # The lock was taken (the fence counter exists) and then released.
+    assert_equal "$(rcli EXISTS '{nocmd}:fence')" 1
+    key_absent nocmd
+}
+
+@test "a file that is not executable exits 126 and the lock is released" {
+    printf '#!/bin/sh\nexit 0\n' > "$BATS_TEST_TMPDIR/script"
+    chmod 644 "$BATS_TEST_TMPDIR/script"
+    run -126 "$RL" noexec -- "$BATS_TEST_TMPDIR/script"
+    assert_equal "$(rcli EXISTS '{noexec}:fence')" 1
+    key_absent noexec
+}
+
+@test "the command sees REDLOCK_NAME, KEY, TOKEN (the key's value), FENCE and TTL_MS" {
+    local show='echo "name=$REDLOCK_NAME key=$REDLOCK_KEY token=$REDLOCK_TOKEN fence=$REDLOCK_FENCE ttl=$REDLOCK_TTL_MS"
+                echo "value=$(redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY")"'
+    run "$RL" --prefix app: -t 7s envjob -- sh -c "$show"
+    assert_success
+    assert_line --regexp '^name=envjob key=app:envjob token=[0-9a-f]{32} fence=[0-9]+ ttl=7000$'
+    local token fence1 fence2
+    token=$(sed -n 's/.*token=\([0-9a-f]*\).*/\1/p' <<<"$output")
+    assert_line "value=$token"
+    fence1=$(sed -n 's/.*fence=\([0-9]*\).*/\1/p' <<<"$output")
+
+    REDLOCK_PREFIX=app: run "$RL" envjob -- sh -c "$show"
+    assert_success
+    fence2=$(sed -n 's/.*fence=\([0-9]*\).*/\1/p' <<<"$output")
+    assert_equal "$fence2" "$((fence1 + 1))"
+    refute_line "value=$token"  # a fresh token every run
+    key_absent app:envjob
+    assert_equal "$(rcli GET '{app:envjob}:fence')" "$fence2"
+}
+
+@test "the key holds the plain token, so a SET NX client is excluded while the command runs" {
+    run "$RL" plain -- sh -c '
+        [ "$(redis-cli -p "$REDIS_PORT" GET plain)" = "$REDLOCK_TOKEN" ] || exit 10
+        [ -z "$(redis-cli -p "$REDIS_PORT" SET plain intruder NX PX 5000)" ] || exit 11
+        ttl=$(redis-cli -p "$REDIS_PORT" PTTL plain)
+        [ "$ttl" -gt 0 ] && [ "$ttl" -le 30000 ] || exit 12'
+    assert_success
+    key_absent plain
+}
+
+@test "-c runs a shell command, given before or after NAME" {
+    run "$RL" -c 'echo "a|$REDLOCK_NAME" | tr "|" -' shelljob
+    assert_success
+    assert_output 'a-shelljob'
+    run "$RL" shelljob -c 'exit 4'
+    assert_equal "$status" 4
+}
+
+@test "options after NAME belong to the command" {
+    run "$RL" optjob echo --ttl 5 -v
+    assert_success
+    assert_output -- '--ttl 5 -v'
+}
+
+@test "-v reports acquire, renew and release" {
+    run "$RL" -v -t 1s --renew-every 100ms verbose -- sleep 0.35
+    assert_success
+    assert_line --regexp "^redlock-run: acquired lock 'verbose' on 127.0.0.1:$REDIS_PORT \(fence [0-9]+\) in "
+    assert_line --regexp "^redlock-run: renewed lock 'verbose' in "
+    assert_line --regexp "^redlock-run: released lock 'verbose' in "
+}
+
+@test "without -v a successful run prints nothing of its own" {
+    run "$RL" quietjob -- true
+    assert_success
+    assert_output ''
+}
+
+@test "the lock is renewed past its ttl while the command runs" {
+    run "$RL" -t 300ms --renew-every 100ms long -- sh -c '
+        sleep 0.8; [ "$(redis-cli -p "$REDIS_PORT" GET long)" = "$REDLOCK_TOKEN" ]'
+    assert_success
+    key_absent long
+}
+
+@test "--version and --help exit 0" {
+    run "$RL" --version
+    assert_success
+    assert_output --regexp '^redlock-run [0-9]+\.[0-9]+'
+    run "$RL" --help
+    assert_success
+    assert_output --partial 'NAME'
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bats
+# Signals: forwarded to the command's whole process group, the command's mask left clean, and
+# what a killed redlock-run or a frozen Redis leaves behind.
+load helpers
+
+setup() { redis_start; }
+teardown() {
+    rl_cleanup "$BATS_TEST_TMPDIR/cpid"
+    redis_stop  # also resumes a SIGSTOPped redis-server
+}
+
+# A command whose pid (= its process group) is in cpid, that says "ready" and then sleeps in a
+# pipeline whose first member records its own pid in gpid.
+pipeline_command() {
+    local d=$BATS_TEST_TMPDIR
+    echo "echo \$\$ > '$d/cpid'; sh -c 'echo \$\$ > \"$d/gpid\"; exec sleep 30' | cat; echo survived > '$d/survived'"
+}
+
+forwarded_signal_ends_the_group() {
+    local sig=$1 num=$2 d=$BATS_TEST_TMPDIR
+    rl_start "fwd$sig" -- sh -c "$(pipeline_command)"
+    wait_for 5 file_exists "$d/gpid"
+    kill "-$sig" "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" "$((128 + num))"
+    wait_for 2 process_dead "$(cat "$d/gpid")"
+    [ ! -e "$d/survived" ]
+    key_absent "fwd$sig"
+}
+
+@test "a forwarded SIGTERM reaches the command's grandchildren and exits 143" {
+    forwarded_signal_ends_the_group TERM 15
+}
+
+@test "a forwarded SIGINT reaches the command's grandchildren and exits 130" {
+    forwarded_signal_ends_the_group INT 2
+}
+
+@test "a forwarded SIGHUP reaches the command's grandchildren and exits 129" {
+    forwarded_signal_ends_the_group HUP 1
+}
+
+@test "a forwarded SIGUSR1 reaches the command's grandchildren and exits 138" {
+    forwarded_signal_ends_the_group USR1 10
+}
+
+@test "a command that handles a forwarded signal decides the exit status itself" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start handled -- sh -c "trap 'echo usr2 > \"$d/got\"; exit 5' USR2; touch '$d/ready'; while :; do sleep 0.02; done"
+    wait_for 5 file_exists "$d/ready"
+    kill -USR2 "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 5
+    assert_equal "$(cat "$d/got")" usr2
+    key_absent handled
+}
+
+@test "the command starts with an empty signal mask and in its own process group" {
+    run "$RL" mask -- sh -c 'grep "^SigBlk:" /proc/$$/status; echo "pgid=$(cut -d" " -f5 /proc/$$/stat) pid=$$"'
+    assert_success
+    assert_line "$(printf 'SigBlk:\t0000000000000000')"
+    local pgid pid
+    pgid=$(sed -n 's/^pgid=\([0-9]*\) .*/\1/p' <<<"$output")
+    pid=$(sed -n 's/.* pid=\([0-9]*\)$/\1/p' <<<"$output")
+    assert_equal "$pgid" "$pid"
+}
+
+@test "a SIGKILLed redlock-run leaves a key that expires within the ttl" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 1s killed -- sh -c "echo \$\$ > '$d/cpid'; exec sleep 30"
+    wait_for 5 file_exists "$d/cpid"
+    wait_for 5 key_exists killed
+    kill -KILL "$RL_PID"
+    rl_finish 2
+    local pttl
+    pttl=$(rcli PTTL killed)
+    # Either still counting down within the ttl, or already gone (-2); never without expiry (-1).
+    [ "$pttl" -le 1000 ] && [ "$pttl" != -1 ]
+    wait_for 2 key_absent killed
+}
+
+@test "a Redis frozen longer than the ttl makes the holder stop its command before the ttl ends" {
+    local d=$BATS_TEST_TMPDIR
+    # bash, so that the trap notes the time with builtins only: no fork between signal and note.
+    rl_start -t 1s --renew-every 300ms --command-timeout 300ms frozen -- bash -c "
+        echo \$\$ > '$d/cpid'
+        trap 'echo \${EPOCHREALTIME/[.,]/} > \"$d/termed\"; exit 0' TERM
+        sleep 30 & wait"
+    wait_for 5 file_exists "$d/cpid"
+    wait_for 5 key_exists frozen
+    local stopped
+    stopped=$(now_ms)
+    kill -STOP "$REDIS_PID"
+    wait_for 3 file_exists "$d/termed"
+    # The last renewal reached Redis before the freeze, so Redis's ttl ends less than 1s after it.
+    local elapsed=$(($(cat "$d/termed") / 1000 - stopped))
+    echo "# command terminated ${elapsed}ms after the freeze" >&3
+    [ "$elapsed" -lt 1000 ]
+    kill -CONT "$REDIS_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 76
+    run cat "$RL_ERR"
+    assert_output --regexp "^redlock-run: lock 'frozen' lost: no renewal succeeded"
+}
