@@ -56,7 +56,9 @@ forwarded_signal_ends_the_group() {
 }
 
 @test "the command starts with an empty signal mask and in its own process group" {
-    run "$RL" mask -- sh -c 'grep "^SigBlk:" /proc/$$/status; echo "pgid=$(cut -d" " -f5 /proc/$$/stat) pid=$$"'
+    # grep reads its own mask (inherited through the shell's exec), not the shell's: a shell blocks
+    # every signal around its own fork, so reading its status then sees a transient full mask.
+    run "$RL" mask -- sh -c 'grep "^SigBlk:" /proc/self/status; echo "pgid=$(cut -d" " -f5 /proc/$$/stat) pid=$$"'
     assert_success
     assert_line "$(printf 'SigBlk:\t0000000000000000')"
     local pgid pid
@@ -77,6 +79,32 @@ forwarded_signal_ends_the_group() {
     # Either still counting down within the ttl, or already gone (-2); never without expiry (-1).
     [ "$pttl" -le 1000 ] && [ "$pttl" != -1 ]
     wait_for 2 key_absent killed
+}
+
+@test "a command that ignores SIGTERM is SIGKILLed by the lease end when Redis is frozen" {
+    local d=$BATS_TEST_TMPDIR
+    mkfifo "$d/alive"
+    # The observer is outside the command's group: its read returns when the last process
+    # holding the fifo's write end (the command's whole group) is dead.
+    (cat "$d/alive" >/dev/null; echo "${EPOCHREALTIME/[.,]/}" > "$d/died") &
+    rl_start -t 2s --renew-every 500ms --command-timeout 300ms --kill-after 10s stubborn -- \
+        bash -c "trap '' TERM; exec 3>'$d/alive'; echo \$\$ > '$d/cpid'; sleep 30 & wait"
+    wait_for 5 file_exists "$d/cpid"
+    wait_for 5 key_exists stubborn
+    local stopped
+    stopped=$(now_ms)
+    kill -STOP "$REDIS_PID"
+    wait_for 4 file_exists "$d/died"
+    # The last renewal was sent before the freeze, so Redis's ttl ends less than 2s after it;
+    # --kill-after 10s did not delay the SIGKILL past that.
+    local elapsed=$(($(cat "$d/died") / 1000 - stopped))
+    echo "# command group dead ${elapsed}ms after the freeze" >&3
+    [ "$elapsed" -lt 2000 ]
+    kill -CONT "$REDIS_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 76
+    run cat "$RL_ERR"
+    assert_output --partial "still running after SIGTERM; sending SIGKILL"
 }
 
 @test "a Redis frozen longer than the ttl makes the holder stop its command before the ttl ends" {
