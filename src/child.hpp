@@ -20,7 +20,7 @@ struct SpawnError : Error {
 };
 
 class Child {
-public:
+  public:
     using Env = std::vector<std::pair<std::string, std::string>>;
 
     // Starts argv[0] (searched in PATH) with `env` added to our environment and the signal
@@ -43,7 +43,7 @@ public:
     // The raw wait status; only after try_reap() returned true.
     int wait_status() const { return *status_; }
 
-private:
+  private:
     Child(pid_t pid, bool took_terminal) : pid_(pid), took_terminal_(took_terminal) {}
     void restore_terminal();
     void suspend_with_terminal();

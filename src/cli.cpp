@@ -1,7 +1,7 @@
 #include "cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -160,7 +160,9 @@ std::string long_name(const CLI::Option* opt) {
     return opt->get_lnames().empty() ? opt->get_snames().front() : opt->get_lnames().front();
 }
 
-bool takes_value(const CLI::Option* opt) { return opt->get_items_expected_max() > 0; }
+bool takes_value(const CLI::Option* opt) {
+    return opt->get_items_expected_max() > 0;
+}
 
 void scan_options(const CLI::App& app, const std::vector<std::string>& args, Scan& scan) {
     std::size_t i = scan.next;
@@ -276,7 +278,10 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (r.ttl < Millis(100))
         throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
                                      format_duration(r.ttl)));
-    if (raw.wait == "forever")
+    // "--wait 0" means a single try, as flock -w 0 does; other durations must be positive.
+    if (raw.wait == "0" || raw.wait == "0s" || raw.wait == "0ms")
+        r.wait.reset();
+    else if (raw.wait == "forever")
         r.wait = Millis::max();
     else if (!raw.wait.empty())
         r.wait = duration_option(raw.wait, "--wait");
@@ -289,12 +294,11 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     else if (raw.on_lost == "ignore")
         r.on_lost = OnLost::ignore;
     else
-        throw UsageError(fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
-                                     raw.on_lost));
+        throw UsageError(fmt::format(
+            "invalid value '{}' for --on-lost: expected term, kill or ignore", raw.on_lost));
     r.kill_after = duration_option(raw.kill_after, "--kill-after");
     if (!raw.min_hold.empty()) r.min_hold = duration_option(raw.min_hold, "--min-hold");
-    if (!raw.max_runtime.empty())
-        r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
+    if (!raw.max_runtime.empty()) r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
     r.command = std::move(command);
@@ -345,12 +349,12 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     add_inspect_options(accepted, unused_inspect);
     for (const std::string& name : scan.given)
         if (!find_option(accepted, name, name.size() > 1))
-            throw UsageError(fmt::format("option '--{}' is for running a command, not for '{}'",
-                                         name, word));
+            throw UsageError(
+                fmt::format("option '--{}' is for running a command, not for '{}'", name, word));
     auto only_for = [&](const char* option, const char* commands) {
         if (scan.given.contains(option))
-            throw UsageError(fmt::format("option '--{}' is only for {}, not for '{}'", option,
-                                         commands, word));
+            throw UsageError(
+                fmt::format("option '--{}' is only for {}, not for '{}'", option, commands, word));
     };
 
     InspectOptions o;
@@ -360,7 +364,8 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
         only_for("token", "release");
         only_for("force", "release");
         if (operands.size() > 1)
-            throw UsageError(fmt::format("'list' takes at most one PATTERN, got {}", operands.size()));
+            throw UsageError(
+                fmt::format("'list' takes at most one PATTERN, got {}", operands.size()));
         if (!operands.empty()) o.pattern = operands[0];
         if (o.pattern.empty()) throw UsageError("the list PATTERN must not be empty");
         return o;
@@ -437,20 +442,21 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
             throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",
                                          option, option[0] == 'j' ? "status and list" : "release"));
 
-    if (scan.next >= args.size())
-        throw UsageError("missing the lock NAME (see --help)");
+    if (scan.next >= args.size()) throw UsageError("missing the lock NAME (see --help)");
     std::string name = args[scan.next];
     if (name.empty()) throw UsageError("the lock NAME must not be empty");
     std::vector<std::string> rest(args.begin() + static_cast<long>(scan.next) + 1, args.end());
 
     // flock's order, "NAME -c CMD", is accepted too: nothing else after NAME can be an option.
-    if (!rest.empty() && (rest[0] == "-c" || rest[0] == "--shell" || rest[0].starts_with("--shell="))) {
+    if (!rest.empty() &&
+        (rest[0] == "-c" || rest[0] == "--shell" || rest[0].starts_with("--shell="))) {
         if (!raw.shell.empty()) throw UsageError("--shell given twice");
         if (rest[0].starts_with("--shell=")) {
             raw.shell = rest[0].substr(8);
             rest.erase(rest.begin());
         } else {
-            if (rest.size() < 2) throw UsageError(fmt::format("option '{}' needs a value", rest[0]));
+            if (rest.size() < 2)
+                throw UsageError(fmt::format("option '{}' needs a value", rest[0]));
             raw.shell = rest[1];
             rest.erase(rest.begin(), rest.begin() + 2);
         }

@@ -16,7 +16,7 @@ struct Invocation {
     Action action = Action::run;
     RunOptions run;
     InspectOptions inspect;  // status, list, release
-    std::string text;  // the help or version text
+    std::string text;        // the help or version text
 };
 
 // Throws UsageError with a one-line reason.

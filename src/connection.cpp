@@ -65,8 +65,8 @@ void Connection::handshake(Deadline deadline) {
                 throw AuthError(fmt::format(
                     "Redis at {} refused AUTH with a user name (Redis 6+ ACLs needed): {}",
                     endpoint_.describe(), text));
-            throw AuthError(fmt::format("Redis at {} refused authentication: {}",
-                                        endpoint_.describe(), text));
+            throw AuthError(
+                fmt::format("Redis at {} refused authentication: {}", endpoint_.describe(), text));
         }
     }
     if (endpoint_.db != 0) {

@@ -27,7 +27,7 @@ struct Timeouts {
 };
 
 class Connection {
-public:
+  public:
     Connection(Endpoint endpoint, Timeouts timeouts);
 
     // While set, a readable `fd` aborts any wait with Cancelled (the renewer's stop signal).
@@ -49,7 +49,7 @@ public:
     const Endpoint& endpoint() const { return endpoint_; }
     const Timeouts& timeouts() const { return timeouts_; }
 
-private:
+  private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
     Reply read_reply(Deadline deadline);
     void handshake(Deadline deadline);

@@ -10,11 +10,11 @@
 namespace redlock {
 
 class Error : public std::runtime_error {
-public:
+  public:
     Error(const std::string& message, int code) : std::runtime_error(message), code_(code) {}
     int code() const noexcept { return code_; }
 
-private:
+  private:
     int code_;
 };
 

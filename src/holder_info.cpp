@@ -14,15 +14,24 @@ HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
         const std::string& k = flat[i];
         const std::string& v = flat[i + 1];
-        if (k == "token") info.token = v;
-        else if (k == "fence") info.fence = number(v);
-        else if (k == "ttl_ms") info.ttl_ms = number(v);
-        else if (k == "acquired_ms") info.acquired_ms = number(v);
-        else if (k == "host") info.host = v;
-        else if (k == "pid") info.pid = number(v);
-        else if (k == "user") info.user = v;
-        else if (k == "command") info.command = v;
-        else if (k == "now_ms") info.now_ms = number(v);
+        if (k == "token")
+            info.token = v;
+        else if (k == "fence")
+            info.fence = number(v);
+        else if (k == "ttl_ms")
+            info.ttl_ms = number(v);
+        else if (k == "acquired_ms")
+            info.acquired_ms = number(v);
+        else if (k == "host")
+            info.host = v;
+        else if (k == "pid")
+            info.pid = number(v);
+        else if (k == "user")
+            info.user = v;
+        else if (k == "command")
+            info.command = v;
+        else if (k == "now_ms")
+            info.now_ms = number(v);
     }
     return info;
 }

@@ -10,7 +10,7 @@
 namespace redlock {
 
 struct HolderInfo {
-    std::string token;     // the holder's token: info is trusted only while it matches the lock
+    std::string token;  // the holder's token: info is trusted only while it matches the lock
     long long fence = 0;
     long long ttl_ms = 0;
     long long acquired_ms = 0;  // Unix time in ms, by Redis's clock

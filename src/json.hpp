@@ -18,7 +18,7 @@ namespace redlock {
 std::string json_string(std::string_view s);
 
 class JsonWriter {
-public:
+  public:
     JsonWriter& begin_object();
     JsonWriter& end_object();
     JsonWriter& begin_array();
@@ -34,7 +34,7 @@ public:
 
     const std::string& str() const { return out_; }
 
-private:
+  private:
     void before_value();
 
     std::string out_;

@@ -29,7 +29,9 @@ std::string_view hashed_part(std::string_view key) {
 
 }  // namespace
 
-unsigned hash_slot(std::string_view key) { return crc16(hashed_part(key)) % 16384; }
+unsigned hash_slot(std::string_view key) {
+    return crc16(hashed_part(key)) % 16384;
+}
 
 std::string companion_key(std::string_view key, std::string_view suffix) {
     if (hashed_part(key).size() != key.size()) return fmt::format("{}:{}", key, suffix);

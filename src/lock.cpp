@@ -17,7 +17,7 @@ long long integer(const redisReply& r, std::string_view what) {
 }  // namespace
 
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                               const HolderInfo* info) {
+                                const HolderInfo* info) {
     std::vector<std::string> args{token, std::to_string(ttl.count())};
     if (info) {
         auto fields = info->own_fields();
@@ -54,7 +54,7 @@ RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Mill
 }
 
 ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep,
-                               Millis wake_ttl) {
+                                Millis wake_ttl) {
     Reply reply = scripts::release().run(
         conn_, {keys.key, keys.info, keys.wait},
         {token, std::to_string(keep.count()), std::to_string(wake_ttl.count())},

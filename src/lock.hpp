@@ -17,8 +17,8 @@ namespace redlock {
 
 struct AcquireResult {
     bool acquired = false;
-    long long fence = 0;          // when acquired: the fencing token
-    long long holder_pttl = -1;   // when busy: the holder's remaining TTL in ms (-1: none set)
+    long long fence = 0;               // when acquired: the fencing token
+    long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
     std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
 };
 
@@ -26,7 +26,7 @@ enum class RenewResult { renewed, not_owner };
 enum class ReleaseResult { released, absent, not_owner };
 
 class LockNode {
-public:
+  public:
     explicit LockNode(Connection& conn) : conn_(conn) {}
 
     // `info`, when given, is recorded beside the lock (see HolderInfo).
@@ -42,7 +42,7 @@ public:
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }
 
-private:
+  private:
     Connection& conn_;
 };
 

@@ -25,11 +25,17 @@ syslog_sink::Severity severity_of(Level level) {
     }
     return syslog_sink::Severity::info;
 }
-}
+}  // namespace
 
-void set_verbose(bool on) { verbose_on = on; }
-bool verbose_enabled() { return verbose_on; }
-void set_syslog(bool on) { syslog_on = on; }
+void set_verbose(bool on) {
+    verbose_on = on;
+}
+bool verbose_enabled() {
+    return verbose_on;
+}
+void set_syslog(bool on) {
+    syslog_on = on;
+}
 
 void emit(Level level, const std::string& message) {
     if (syslog_on) syslog_sink::send(severity_of(level), message);

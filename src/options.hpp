@@ -40,9 +40,9 @@ struct RunOptions {
 // The operator commands (status, list, release): which lock or locks, and how to report.
 struct InspectOptions {
     ConnectionOptions conn;
-    std::string name;            // status, release
-    std::string pattern = "*";   // list: a Redis glob over lock names (the prefix is not part of it)
-    bool json = false;           // status, list
+    std::string name;           // status, release
+    std::string pattern = "*";  // list: a Redis glob over lock names (the prefix is not part of it)
+    bool json = false;          // status, list
     std::optional<std::string> token;  // release --token: compare-and-delete
     bool force = false;                // release --force
 };

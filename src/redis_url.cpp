@@ -85,7 +85,8 @@ Endpoint parse_redis_url(std::string_view url) {
         return ep;
     }
     if (url.starts_with("rediss://")) throw bad("TLS (rediss://) is not supported yet");
-    if (!url.starts_with("redis://")) throw bad("expected redis://host[:port][/db] or unix:///path");
+    if (!url.starts_with("redis://"))
+        throw bad("expected redis://host[:port][/db] or unix:///path");
     std::string_view rest = url.substr(8);
 
     auto slash = rest.find('/');

@@ -8,7 +8,7 @@
 namespace redlock {
 
 struct Endpoint {
-    std::string host;         // empty for a unix socket
+    std::string host;  // empty for a unix socket
     int port = 6379;
     std::string socket_path;  // set for unix:// URLs
     std::string user;         // ACL user; empty means the default user

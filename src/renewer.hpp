@@ -22,7 +22,7 @@ namespace redlock {
 Millis lease_margin(Millis ttl);
 
 class Renewer {
-public:
+  public:
     // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
     // no earlier than that, so counting from it errs on the safe side.
     Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
@@ -40,7 +40,7 @@ public:
     Deadline valid_until() const { return Deadline(BootClock::duration(valid_until_ns_.load())); }
     std::string lost_reason() const;
 
-private:
+  private:
     void run();
     void report_lost(std::string reason);
 

@@ -25,7 +25,7 @@ Millis since(Deadline start) {
 }
 
 class Run {
-public:
+  public:
     explicit Run(const RunOptions& o)
         : opt_(o),
           keys_(LockKeys::make(o.name, o.conn.prefix)),
@@ -37,7 +37,7 @@ public:
 
     int execute();
 
-private:
+  private:
     bool acquire();
     std::string busy_message(const AcquireResult& r) const;
     int supervise(Child& child, Renewer& renewer);
@@ -86,9 +86,9 @@ bool Run::acquire() {
 }
 
 std::string Run::busy_message(const AcquireResult& r) const {
-    std::string waited = opt_.wait ? fmt::format("; gave up after waiting {}",
-                                                 format_duration(*opt_.wait))
-                                   : std::string("; not running the command");
+    std::string waited =
+        opt_.wait ? fmt::format("; gave up after waiting {}", format_duration(*opt_.wait))
+                  : std::string("; not running the command");
     return fmt::format("lock '{}' is held by {}{}", keys_.key, describe_holder(r), waited);
 }
 
@@ -138,23 +138,24 @@ int Run::supervise(Child& child, Renewer& renewer) {
             lose(child, renewer,
                  fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
                              "Redis may give the lock to someone else",
-                             format_duration(std::max(Millis(0), std::chrono::ceil<Millis>(
-                                                                     lease_end - now)))),
+                             format_duration(
+                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now)))),
                  lease_end);
         if (kill_at_ && now >= *kill_at_) {
-            log::error("the command under lock '{}' is still running after SIGTERM; sending "
-                       "SIGKILL",
-                       keys_.key);
+            log::error(
+                "the command under lock '{}' is still running after SIGTERM; sending "
+                "SIGKILL",
+                keys_.key);
             child.signal(SIGKILL);
             kill_at_.reset();
         }
         if (runtime_end_ && now >= *runtime_end_) {
             runtime_end_.reset();
             timed_out_ = true;
-            log::error("the command under lock '{}' ran longer than --max-runtime {}; sending "
-                       "SIGTERM (SIGKILL after {})",
-                       keys_.key, format_duration(*opt_.max_runtime),
-                       format_duration(opt_.kill_after));
+            log::error(
+                "the command under lock '{}' ran longer than --max-runtime {}; sending "
+                "SIGTERM (SIGKILL after {})",
+                keys_.key, format_duration(*opt_.max_runtime), format_duration(opt_.kill_after));
             child.signal(SIGTERM);
             child.signal(SIGCONT);  // a stopped command must wake up to die
             if (!kill_at_) kill_at_ = now + opt_.kill_after;
@@ -196,7 +197,8 @@ void Run::release(Millis keep) {
                     if (keep > Millis(0))
                         log::verbose("kept lock '{}' for another {} (--min-hold {}) in {}",
                                      keys_.key, format_duration(keep),
-                                     format_duration(*opt_.min_hold), format_duration(since(start)));
+                                     format_duration(*opt_.min_hold),
+                                     format_duration(since(start)));
                     else
                         log::verbose("released lock '{}' in {}", keys_.key,
                                      format_duration(since(start)));
@@ -205,16 +207,18 @@ void Run::release(Millis keep) {
                 // (data loss in Redis, a deletion between renewals): report it as lost.
                 case ReleaseResult::absent:
                     if (!lost_)
-                        log::error("lock '{}' was gone at release: the command ran without it "
-                                   "for a while",
-                                   keys_.key);
+                        log::error(
+                            "lock '{}' was gone at release: the command ran without it "
+                            "for a while",
+                            keys_.key);
                     lost_ = true;
                     break;
                 case ReleaseResult::not_owner:
                     if (!lost_)
-                        log::error("lock '{}' was taken over by another holder while the command "
-                                   "ran; left it alone",
-                                   keys_.key);
+                        log::error(
+                            "lock '{}' was taken over by another holder while the command "
+                            "ran; left it alone",
+                            keys_.key);
                     lost_ = true;
                     break;
             }

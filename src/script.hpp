@@ -11,7 +11,7 @@
 namespace redlock {
 
 class Script {
-public:
+  public:
     Script(std::string_view name, std::string_view body);
 
     // Returns the script's reply; error replies are returned for the caller to map.
@@ -21,7 +21,7 @@ public:
     const std::string& name() const { return name_; }
     const std::string& sha1() const { return sha1_; }
 
-private:
+  private:
     std::string name_;
     std::string body_;
     std::string sha1_;

@@ -14,7 +14,7 @@ namespace redlock {
 const sigset_t& forwarded_signals();
 
 class SignalEvents {
-public:
+  public:
     // Blocks the forwarded signals plus SIGCHLD (and SIGTTOU, so that handing the terminal back
     // works from any process group, and SIGPIPE, so a closed stderr cannot kill us).
     // Call before any thread starts: threads inherit the mask.
@@ -31,7 +31,7 @@ public:
     // The mask the process had before; children get it back.
     const sigset_t& original_mask() const { return original_; }
 
-private:
+  private:
     sigset_t original_{};
     Fd fd_;
 };

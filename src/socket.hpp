@@ -19,7 +19,7 @@ struct Cancelled : std::exception {
 };
 
 class Socket {
-public:
+  public:
     // Throws RedisUnavailable when no address answers before `deadline`.
     static Socket connect(const Endpoint& ep, Deadline deadline, int cancel_fd);
 
@@ -27,7 +27,7 @@ public:
     // Returns at least one byte; throws RedisUnavailable on timeout, EOF or error.
     std::size_t read_some(char* buf, std::size_t len, Deadline deadline, int cancel_fd);
 
-private:
+  private:
     explicit Socket(Fd fd, std::string peer) : fd_(std::move(fd)), peer_(std::move(peer)) {}
     // Waits for `events` on the socket; throws on deadline or cancel.
     void wait_for(short events, Deadline deadline, int cancel_fd, const char* doing);

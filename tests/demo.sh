@@ -18,8 +18,8 @@ export REDLOCK_URL="redis://127.0.0.1:$port"
 echo "redis-server on $REDLOCK_URL"
 echo
 
-echo '$ redlock-run -v nightly-report -- sh -c "...; sleep 2" &     # run A'
-"$RL" -v nightly-report -- sh -c \
+echo '$ redlock-run -v --hold-info nightly-report -- sh -c "...; sleep 2" &     # run A'
+"$RL" -v --hold-info nightly-report -- sh -c \
     'echo "[A] holding the lock with fence token $REDLOCK_FENCE; working for 2s"; sleep 2; echo "[A] done"' &
 a=$!
 until [ "$(redis-cli -p "$port" EXISTS nightly-report)" = 1 ]; do sleep 0.02; done
@@ -30,9 +30,18 @@ set +e
 b=$?
 set -e
 echo "[B] exit status $b (75 = lock busy, the command did not run)"
+echo
+echo '$ redlock-run status nightly-report                                # what an operator sees'
+"$RL" status nightly-report
+echo
+
+echo '$ redlock-run --wait 1m nightly-report -- echo "[C] running"      # run C queues behind A'
+"$RL" --wait 1m nightly-report -- sh -c 'echo "[C] running with fence token $REDLOCK_FENCE, as soon as A released"'
+echo "[C] exit status $?"
 wait "$a"
 echo "[A] exit status $? (the command's own)"
 echo
-echo '$ redlock-run nightly-report -- echo "[B] running"                # run B again, lock free'
-"$RL" nightly-report -- echo "[B] running"
-echo "[B] exit status $?"
+echo '$ redlock-run status nightly-report                                # and now it is free'
+set +e
+"$RL" status nightly-report
+echo "(exit status $?: 1 = free)"

@@ -18,16 +18,6 @@ teardown() {
     redis_stop
 }
 
-# Starts a holder of lock $1 (extra options after the gate) that runs until the file $2 exists;
-# returns once it holds the lock. HOLDER is redlock-run's pid.
-hold_until() {
-    local name=$1 gate=$2
-    shift 2
-    "$RL" "$@" "$name" -- sh -c "while [ ! -e '$gate' ]; do sleep 0.02; done" &
-    HOLDER=$!
-    wait_for 5 key_exists "$name"
-}
-
 pttl_between() { local t; t=$(rcli PTTL "$1"); [ "$t" -ge "$2" ] && [ "$t" -le "$3" ]; }
 file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
 

@@ -120,3 +120,13 @@ process_dead() {
     stat=${stat##*) }
     [ "${stat%% *}" = Z ]
 }
+
+# hold_until NAME GATE [OPTIONS...]: starts a redlock-run holding lock NAME (with OPTIONS) until
+# the file GATE exists; returns once it holds the lock. HOLDER is redlock-run's pid.
+hold_until() {
+    local name=$1 gate=$2
+    shift 2
+    "$RL" "$@" "$name" -- sh -c "while [ ! -e '$gate' ]; do sleep 0.02; done" &
+    HOLDER=$!
+    wait_for 5 key_exists "$name"
+}

@@ -11,15 +11,6 @@ teardown() {
     redis_stop
 }
 
-# Starts a holder of lock $1 that runs until the file $2 exists; returns once it holds the lock.
-hold_until() {
-    local name=$1 gate=$2
-    shift 2
-    "$RL" "$@" "$name" -- sh -c "while [ ! -e '$gate' ]; do sleep 0.02; done" &
-    HOLDER=$!
-    wait_for 5 key_exists "$name"
-}
-
 blocked_clients() { rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }
 blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
 
@@ -115,9 +106,11 @@ blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
     [ "$pttl" -gt 0 ]
 }
 
-@test "without --wait a busy lock is not waited for" {
+@test "without --wait, or with --wait 0, a busy lock is not waited for" {
     hold_until nowait "$BATS_TEST_TMPDIR/go"
     run "$RL" nowait -- touch "$BATS_TEST_TMPDIR/ran"
+    [ "$status" -eq 75 ]
+    run "$RL" --wait 0 nowait -- touch "$BATS_TEST_TMPDIR/ran"
     [ "$status" -eq 75 ]
     [ "$(blocked_clients)" = 0 ]
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]

@@ -262,9 +262,16 @@ TEST_F(Cli, BadDurations) {
         expect_usage_error({"--kill-after", bad, "job", "true"}, "--kill-after");
         expect_usage_error({"--connect-timeout", bad, "job", "true"}, "--connect-timeout");
         expect_usage_error({"--command-timeout", bad, "job", "true"}, "--command-timeout");
-        // An empty --wait means "do not wait", as an empty REDLOCK_WAIT does.
-        if (*bad) expect_usage_error({"-w", bad, "job", "true"}, "--wait");
+        // An empty --wait means "do not wait", as an empty REDLOCK_WAIT does, and "0" is a
+        // single try as with flock -w 0.
+        if (*bad && std::string(bad) != "0")
+            expect_usage_error({"-w", bad, "job", "true"}, "--wait");
     }
+}
+
+TEST_F(Cli, WaitZeroIsASingleTry) {
+    for (const char* zero : {"0", "0s", "0ms"})
+        EXPECT_FALSE(parse({"-w", zero, "j", "x"}).run.wait);
 }
 
 TEST_F(Cli, RenewEveryMustBeBelowTheTtl) {

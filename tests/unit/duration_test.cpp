@@ -17,7 +17,9 @@ TEST(Duration, AcceptsEveryUnitAndCompounds) {
     EXPECT_EQ(parse_duration("1m500ms", "x"), milliseconds(60'500));
 }
 
-TEST(Duration, BareNumberIsSeconds) { EXPECT_EQ(parse_duration("7", "x"), milliseconds(7000)); }
+TEST(Duration, BareNumberIsSeconds) {
+    EXPECT_EQ(parse_duration("7", "x"), milliseconds(7000));
+}
 
 TEST(Duration, RejectsZeroNegativeGarbageAndOverflow) {
     for (const char* bad : {"", "0", "0s", "-5s", "abc", "5x", "1h30", "1.5s", "s", "30s ",
