@@ -11,12 +11,11 @@ RL="${REDLOCK_RUN:-$BATS_TEST_DIRNAME/../../build/redlock-run}"
 # and REDLOCK_URL (so the tool finds it without -u).
 redis_start() {
     REDIS_DIR=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/redis.XXXXXX")
+    REDIS_ARGS=("$@")
     local try
     for try in 1 2 3 4 5 6 7 8; do
         REDIS_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$REDIS_DIR" --save '' \
-            --appendonly no --daemonize no --logfile "$REDIS_DIR/redis.log" \
-            --unixsocket "$REDIS_DIR/redis.sock" --unixsocketperm 700 "$@" &
+        redis_exec
         REDIS_PID=$!
         if wait_for 5 rcli_quiet PING; then
             export REDIS_PORT REDIS_PID REDIS_DIR
@@ -29,6 +28,23 @@ redis_start() {
     done
     echo "could not start redis-server" >&2
     return 1
+}
+
+# Starts redis-server in the background on REDIS_PORT and REDIS_DIR with REDIS_ARGS.
+redis_exec() {
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$REDIS_DIR" --save '' \
+        --appendonly no --daemonize no --logfile "$REDIS_DIR/redis.log" \
+        --unixsocket "$REDIS_DIR/redis.sock" --unixsocketperm 700 "${REDIS_ARGS[@]}" &
+}
+
+# Stops the server (a clean shutdown: it writes its append-only file if it has one) and starts it
+# again on the same port, directory and arguments.
+redis_restart() {
+    redis_stop
+    redis_exec
+    REDIS_PID=$!
+    export REDIS_PID
+    wait_for 10 rcli_quiet PING
 }
 
 redis_stop() {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# A Redis that restarts under a held lock: the holder must ride out a restart that keeps the key
+# (reconnecting and re-sending its scripts) and must stop its command when the key did not
+# survive.
+load helpers
+
+teardown() {
+    touch "$BATS_TEST_TMPDIR/go"
+    rl_cleanup
+    redis_stop
+}
+
+renew_sha() { sha1sum "$BATS_TEST_DIRNAME/../../src/scripts/renew.lua" | cut -d' ' -f1; }
+script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
+
+@test "a restart that keeps the data: the holder reconnects, renews and finishes normally" {
+    redis_start --appendonly yes --appendfsync always
+    local d=$BATS_TEST_TMPDIR sha
+    sha=$(renew_sha)
+    rl_start -t 3s --renew-every 200ms survivor -- sh -c \
+        "touch '$d/ready'; while [ ! -e '$d/go' ]; do sleep 0.02; done"
+    wait_for 5 file_exists "$d/ready"
+    local token
+    token=$(rcli GET survivor)
+    redis_restart
+    # A fresh server has no scripts: the renew script cached again proves a renewal after the
+    # restart, sent by EVALSHA, refused with NOSCRIPT, then sent by EVAL.
+    wait_for 5 script_cached "$sha"
+    [ "$(rcli GET survivor)" = "$token" ]
+    touch "$d/go"
+    rl_finish 10
+    assert_equal "$RL_STATUS" 0
+    key_absent survivor
+}
+
+@test "a restart that loses the data: the holder stops its command and exits 76" {
+    redis_start
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 3s --renew-every 200ms forgotten -- sh -c \
+        "trap 'touch \"$d/termed\"; exit 0' TERM; touch '$d/ready'; while :; do sleep 0.02; done"
+    wait_for 5 file_exists "$d/ready"
+    redis_restart
+    key_absent forgotten
+    rl_finish 10
+    assert_equal "$RL_STATUS" 76
+    [ -e "$d/termed" ]
+    run cat "$RL_ERR"
+    assert_output --partial "lock 'forgotten' lost: the key no longer holds this run's token"
+}
+
+@test "a primary demoted to a replica (failover): READONLY renewals stop the command in time" {
+    redis_start
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 2s --renew-every 200ms demoted -- sh -c \
+        "trap 'touch \"$d/termed\"; exit 0' TERM; touch '$d/ready'; while :; do sleep 0.02; done"
+    wait_for 5 file_exists "$d/ready"
+    # Pointing it at a master that does not exist keeps its data but refuses every write.
+    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    wait_for 5 file_exists "$d/termed"
+    rl_finish 10
+    assert_equal "$RL_STATUS" 76
+    run cat "$RL_ERR"
+    assert_output --partial "lock 'demoted' lost: no renewal succeeded in time"
+}
