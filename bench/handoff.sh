@@ -7,7 +7,8 @@
 #     starts: everything the waiters send (joining the queue, waking, acquiring, releasing) and the
 #     holder's release, divided by the number of hand-offs; commands run inside the Lua scripts
 #     are counted apart.
-# Usage: bench/handoff.sh [WAITERS] [ROUNDS]   (defaults 50 and 3; loopback only)
+# Usage: bench/handoff.sh [WAITERS] [ROUNDS]   (defaults 50 and 3; loopback only; KEEP=1 keeps the
+# temporary directory with the MONITOR logs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 waiters=${1:-50}
@@ -23,10 +24,10 @@ redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --logfile "$
 redis_pid=$!
 monitor_pid=
 cleanup() {
-    [ -n "$monitor_pid" ] && kill "$monitor_pid" 2>/dev/null
+    if [ -n "$monitor_pid" ]; then kill "$monitor_pid" 2>/dev/null; fi
     kill "$redis_pid" 2>/dev/null
     wait 2>/dev/null
-    [ -n "${KEEP:-}" ] || rm -rf "$dir"; [ -n "${KEEP:-}" ] && echo "kept $dir" >&2
+    if [ -n "${KEEP:-}" ]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 cli() { redis-cli -p "$port" "$@"; }
