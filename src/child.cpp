@@ -57,6 +57,10 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
     for (auto& e : env_strings) c_env.push_back(e.data());
     c_env.push_back(nullptr);
     std::vector<std::string> paths = candidate_paths(argv.front());
+    // For a script without "#!": like execvp, run it with /bin/sh (slot 1 is set to its path).
+    std::string shell = "/bin/sh";
+    std::vector<char*> sh_argv{shell.data(), nullptr};
+    sh_argv.insert(sh_argv.end(), c_argv.begin() + 1, c_argv.end());
 
     // The exec error travels back through a close-on-exec pipe: EOF means exec succeeded.
     int pipe_fds[2];
@@ -81,6 +85,10 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
         int err = ENOENT;
         for (const auto& path : paths) {
             execve(path.c_str(), c_argv.data(), c_env.data());
+            if (errno == ENOEXEC) {
+                sh_argv[1] = const_cast<char*>(path.c_str());
+                execve(sh_argv[0], sh_argv.data(), c_env.data());
+            }
             // Like execvp: remember a permission problem, keep looking past a missing file.
             if (errno != ENOENT && errno != ENOTDIR) err = errno;
         }

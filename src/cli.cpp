@@ -272,9 +272,13 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.ttl = duration_option(raw.ttl, "--ttl");
     r.renew_every = raw.renew_every.empty() ? std::max(Millis(1), r.ttl / 3)
                                             : duration_option(raw.renew_every, "--renew-every");
-    if (r.renew_every >= r.ttl)
-        throw UsageError(fmt::format("--renew-every ({}) must be shorter than --ttl ({})",
-                                     format_duration(r.renew_every), format_duration(r.ttl)));
+    // At most half: a renewal that fails must have time for retries before the lease ends,
+    // or the first hiccup loses the lock.
+    if (r.renew_every > r.ttl / 2)
+        throw UsageError(fmt::format(
+            "--renew-every ({}) must be at most half of --ttl ({}) so that a failed renewal can "
+            "be retried before the lock expires",
+            format_duration(r.renew_every), format_duration(r.ttl)));
     if (r.ttl < Millis(100))
         throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
                                      format_duration(r.ttl)));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "errors.hpp"
 
 namespace redlock {
@@ -35,9 +37,10 @@ void Connection::close() {
     reader_.reset();
 }
 
-void Connection::ensure_connected() {
+void Connection::ensure_connected(std::optional<Deadline> cap) {
     if (socket_) return;
     Deadline deadline = BootClock::now() + timeouts_.connect;
+    if (cap) deadline = std::min(deadline, *cap);
     socket_ = Socket::connect(endpoint_, deadline, cancel_fd_);
     reader_.reset(redisReaderCreate());
     if (!reader_) {

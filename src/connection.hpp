@@ -43,7 +43,9 @@ class Connection {
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
                                 Deadline deadline);
 
-    void ensure_connected();
+    // Connects (and logs in) if needed, within --connect-timeout or by `cap` if that is earlier:
+    // a renewal must not spend longer reconnecting than its lease has left.
+    void ensure_connected(std::optional<Deadline> cap = std::nullopt);
     void close();
     bool connected() const { return socket_.has_value(); }
     const Endpoint& endpoint() const { return endpoint_; }

@@ -10,8 +10,9 @@
 namespace redlock {
 namespace {
 
-// Beyond this a TTL no longer fits Redis's PX argument arithmetic with room to spare; ~292 years.
-constexpr std::int64_t max_millis = std::numeric_limits<std::int64_t>::max() / 1'000'000;
+// Ten years: far beyond any sensible TTL or wait, and far inside what the nanosecond deadline
+// arithmetic (about 292 years from boot) can hold.
+constexpr std::int64_t max_millis = 3650LL * 86'400'000;
 
 std::int64_t unit_millis(std::string_view unit) {
     if (unit == "ms") return 1;

@@ -47,6 +47,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
                             Deadline deadline) {
+    conn_.ensure_connected(deadline);
     Reply reply = scripts::renew().run(conn_, {keys.key, keys.info},
                                        {token, std::to_string(ttl.count())}, deadline);
     const redisReply& r = check(reply, fmt::format("renewing lock '{}'", keys.key));

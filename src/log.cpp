@@ -37,7 +37,25 @@ void set_syslog(bool on) {
     syslog_on = on;
 }
 
-void emit(Level level, const std::string& message) {
+// Lock names and Redis error texts are arbitrary bytes: a newline in one would forge a second
+// message (in cron mail, in syslog) and an escape sequence would drive the operator's terminal.
+// Control characters are shown as \xNN; everything else passes unchanged.
+namespace {
+std::string one_line(std::string_view message) {
+    std::string out;
+    out.reserve(message.size());
+    for (unsigned char c : message) {
+        if (c < 0x20 || c == 0x7f)
+            out += fmt::format("\\x{:02x}", c);
+        else
+            out += static_cast<char>(c);
+    }
+    return out;
+}
+}  // namespace
+
+void emit(Level level, const std::string& raw) {
+    std::string message = one_line(raw);
     if (syslog_on) syslog_sink::send(severity_of(level), message);
     std::string line = "redlock-run: " + message + "\n";
     const char* p = line.data();

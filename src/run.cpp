@@ -96,7 +96,6 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
                std::optional<Deadline> kill_by) {
     if (lost_) return;
     lost_ = true;
-    renewer.stop();  // never extend a lock we have declared lost
     Deadline now = BootClock::now();
     switch (opt_.on_lost) {
         case OnLost::term: {
@@ -119,6 +118,9 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
                        keys_.key, reason);
             break;
     }
+    // Never extend a lock we have declared lost. Stopped after the signal, not before: joining
+    // may wait for a renewal in flight, and the command must not wait for that.
+    renewer.stop();
 }
 
 // How long before the lease ends --on-lost term starts stopping the command, so that the SIGKILL

@@ -7,11 +7,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <cerrno>
-#include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -30,15 +31,18 @@ using Addrinfo = std::unique_ptr<addrinfo, AddrinfoDeleter>;
 
 struct Resolution {
     std::mutex mutex;
-    std::condition_variable done_cv;
     bool done = false;
     int status = 0;
     Addrinfo result;
+    Fd done_fd{eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
 };
 
+bool poll_with_cancel(int fd, short events, Deadline deadline, int cancel_fd);
+
 // getaddrinfo has no timeout of its own, so a name lookup runs on a helper thread that we stop
-// waiting for at the deadline (it finishes on its own and frees its state).
-Addrinfo resolve(const Endpoint& ep, Deadline deadline) {
+// waiting for at the deadline or on cancel (it finishes on its own and frees its state). During
+// a network cut this is where a renewal would otherwise stall past the lease.
+Addrinfo resolve(const Endpoint& ep, Deadline deadline, int cancel_fd) {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_family = AF_UNSPEC;
@@ -50,6 +54,7 @@ Addrinfo resolve(const Endpoint& ep, Deadline deadline) {
 
     hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
     auto state = std::make_shared<Resolution>();
+    if (!state->done_fd) throw RedisUnavailable(fmt::format("eventfd: {}", std::strerror(errno)));
     std::thread([state, host = ep.host, port, hints] {
         addrinfo* res = nullptr;
         int status = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
@@ -57,13 +62,13 @@ Addrinfo resolve(const Endpoint& ep, Deadline deadline) {
         state->status = status;
         state->result.reset(res);
         state->done = true;
-        state->done_cv.notify_all();
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(state->done_fd.get(), &one, sizeof one);
     }).detach();
 
-    std::unique_lock lock(state->mutex);
-    if (!state->done_cv.wait_for(lock, std::chrono::milliseconds(millis_until(deadline)),
-                                 [&] { return state->done; }))
+    if (!poll_with_cancel(state->done_fd.get(), POLLIN, deadline, cancel_fd))
         throw RedisUnavailable(fmt::format("cannot resolve {}: timed out", ep.host));
+    std::lock_guard lock(state->mutex);
     if (state->status != 0)
         throw RedisUnavailable(
             fmt::format("cannot resolve {}: {}", ep.host, gai_strerror(state->status)));
@@ -133,7 +138,7 @@ Socket Socket::connect(const Endpoint& ep, Deadline deadline, int cancel_fd) {
         return Socket(std::move(fd), peer);
     }
 
-    Addrinfo addrs = resolve(ep, deadline);
+    Addrinfo addrs = resolve(ep, deadline, cancel_fd);
     int last_err = ECONNREFUSED;
     for (addrinfo* ai = addrs.get(); ai; ai = ai->ai_next) {
         int err = 0;

@@ -57,6 +57,18 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
         }
         result.lease_start = BootClock::now();
         result.last = node.acquire(keys, token, ttl, info);
+        if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
+            // Told to stop while the acquire was in flight: give the lock straight back (which
+            // wakes the next waiter) rather than start the command.
+            try {
+                node.release(keys, token);
+            } catch (const std::exception& e) {
+                log::warning("could not hand back lock '{}' ({}); it expires by itself", keys.key,
+                             e.what());
+            }
+            result.last.acquired = false;
+            return result;
+        }
         if (result.last.acquired) {
             if (attempt > 1)
                 log::verbose(

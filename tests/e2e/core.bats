@@ -93,6 +93,14 @@ teardown() {
     key_absent noexec
 }
 
+@test "an executable script without #! runs with /bin/sh, as execvp does" {
+    printf 'echo "ran with $# args: $1"\nexit 6\n' > "$BATS_TEST_TMPDIR/bare"
+    chmod 755 "$BATS_TEST_TMPDIR/bare"
+    PATH="$BATS_TEST_TMPDIR:$PATH" run -6 "$RL" bare -- bare one
+    assert_output "ran with 1 args: one"
+    key_absent bare
+}
+
 @test "the command sees REDLOCK_NAME, KEY, TOKEN (the key's value), FENCE and TTL_MS" {
     local show='echo "name=$REDLOCK_NAME key=$REDLOCK_KEY token=$REDLOCK_TOKEN fence=$REDLOCK_FENCE ttl=$REDLOCK_TTL_MS"
                 echo "value=$(redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY")"'

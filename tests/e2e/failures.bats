@@ -186,10 +186,19 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     assert_output --partial -- --ttl
 }
 
-@test "--renew-every at or above the ttl is a usage error" {
+@test "--renew-every above half the ttl is a usage error" {
     run -64 "$RL" -t 2s --renew-every 2s job -- true
     assert_output --partial -- '--renew-every'
     run -64 "$RL" -t 2s --renew-every 5s job -- true
+    run -64 "$RL" -t 1s --renew-every 990ms job -- true
+    assert_output --partial 'at most half'
+}
+
+@test "durations too large for the deadline arithmetic are usage errors, not instant timeouts" {
+    run -64 "$RL" --max-runtime 2562047h job -- true
+    assert_output --partial 'too large'
+    run -64 "$RL" --wait 2562047h job -- true
+    assert_output --partial 'too large'
 }
 
 @test "bad URLs are usage errors" {
@@ -246,4 +255,15 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     kill -CONT "$REDIS_PID"
     assert_equal "$status" 3
     assert_output --regexp "^redlock-run: could not release lock 'unreleased' .*expires by itself"
+}
+
+@test "a lock name with a newline or an escape cannot forge or colour a message line" {
+    local name=$'evil\nredlock-run: forged\e[31m'
+    "$RL" "$name" -- sleep 5 3>&- &
+    local holder=$!
+    wait_for 5 key_exists "$name"
+    run -75 "$RL" "$name" -- true
+    kill "$holder"; wait "$holder" || true
+    assert_equal "${#lines[@]}" 1
+    assert_output --partial 'evil\x0aredlock-run: forged\x1b[31m'
 }

@@ -274,7 +274,10 @@ TEST_F(Cli, WaitZeroIsASingleTry) {
         EXPECT_FALSE(parse({"-w", zero, "j", "x"}).run.wait);
 }
 
-TEST_F(Cli, RenewEveryMustBeBelowTheTtl) {
+TEST_F(Cli, RenewEveryMustLeaveRoomForRetries) {
+    expect_usage_error({"-t", "2s", "--renew-every", "1001ms", "job", "true"}, "--renew-every");
+    EXPECT_EQ(parse({"-t", "2s", "--renew-every", "1s", "j", "x"}).run.renew_every,
+              milliseconds(1000));
     expect_usage_error({"-t", "2s", "--renew-every", "2s", "job", "true"}, "--renew-every");
     expect_usage_error({"-t", "2s", "--renew-every", "3s", "job", "true"}, "--renew-every");
     expect_usage_error({"-t", "50ms", "job", "true"}, "--ttl");
