@@ -52,6 +52,9 @@ LockKeys LockKeys::make(std::string_view name, std::string_view prefix) {
     k.fence = companion_key(k.key, "fence");
     k.info = companion_key(k.key, "info");
     k.wait = companion_key(k.key, "wait");
+    // companion_key(key, "wake:" + t) == companion_key(key, "wake:") + t for every key shape,
+    // which is what lets the release script name the list of the waiter it pops.
+    k.wake = companion_key(k.key, "wake:");
     return k;
 }
 

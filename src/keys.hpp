@@ -21,7 +21,10 @@ struct LockKeys {
     std::string key;    // prefix + name: the Redis key holding the token
     std::string fence;  // the fencing counter, never expires
     std::string info;   // holder-info hash (--hold-info), same TTL as the lock
-    std::string wait;   // waiters' wake-up list, pushed by release
+    std::string wait;   // waiters' queue: their tokens, longest waiting first
+    std::string wake;   // prefix of each waiter's wake-up list (prefix + token), same slot
+
+    std::string wake_key(const std::string& token) const { return wake + token; }
 
     static LockKeys make(std::string_view name, std::string_view prefix);
 };

@@ -16,14 +16,24 @@ long long integer(const redisReply& r, std::string_view what) {
 
 }  // namespace
 
+void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
+    Reply reply = scripts::wake().run(conn_, {keys.key, keys.wait},
+                                      {std::to_string(wake_linger.count()), keys.wake, token},
+                                      BootClock::now() + conn_.timeouts().command);
+    check(reply, fmt::format("leaving the queue of lock '{}'", keys.key));
+}
+
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                                const HolderInfo* info) {
-    std::vector<std::string> args{token, std::to_string(ttl.count())};
+                                const HolderInfo* info, Queueing queueing) {
+    std::vector<std::string> args{token, std::to_string(ttl.count()),
+                                  queueing == Queueing::none   ? ""
+                                  : queueing == Queueing::back ? "back"
+                                                               : "front"};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence, keys.info}, args,
+    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence, keys.info, keys.wait}, args,
                                          BootClock::now() + conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
@@ -54,11 +64,10 @@ RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Mill
     return integer(r, "renew") == 1 ? RenewResult::renewed : RenewResult::not_owner;
 }
 
-ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep,
-                                Millis wake_ttl) {
+ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep) {
     Reply reply = scripts::release().run(
         conn_, {keys.key, keys.info, keys.wait},
-        {token, std::to_string(keep.count()), std::to_string(wake_ttl.count())},
+        {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
         BootClock::now() + conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("releasing lock '{}'", keys.key));
     switch (integer(r, "release")) {

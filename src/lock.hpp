@@ -23,21 +23,30 @@ struct AcquireResult {
 };
 
 enum class RenewResult { renewed, not_owner };
+
+// What a failed acquire does about the waiters' queue (see waiter.hpp).
+enum class Queueing { none, back, front };
 enum class ReleaseResult { released, absent, not_owner };
+
+// How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a
+// round trip, and one that died never claims it.
+inline constexpr Millis wake_linger{10'000};
 
 class LockNode {
   public:
     explicit LockNode(Connection& conn) : conn_(conn) {}
 
-    // `info`, when given, is recorded beside the lock (see HolderInfo).
+    // `info`, when given, is recorded beside the lock (see HolderInfo). When the lock is busy,
+    // `queueing` says whether and where `token` joins the waiters' queue, in the same step.
     AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                          const HolderInfo* info = nullptr);
+                          const HolderInfo* info = nullptr, Queueing queueing = Queueing::none);
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
     // keep > 0 shortens the lock to `keep` instead of deleting it (--min-hold); the waiters are
     // woken only by a real delete.
-    ReleaseResult release(const LockKeys& keys, const std::string& token, Millis keep = Millis(0),
-                          Millis wake_ttl = Millis(10'000));
+    ReleaseResult release(const LockKeys& keys, const std::string& token, Millis keep = Millis(0));
+    // A waiter leaving the queue; hands on a wake-up it may have been given (wake.lua).
+    void leave_queue(const LockKeys& keys, const std::string& token);
 
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }

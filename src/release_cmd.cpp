@@ -18,10 +18,6 @@
 namespace redlock {
 namespace {
 
-// As long as release.lua's wake-up may linger for a waiter to claim it (LockNode::release's
-// default).
-constexpr Millis wake_ttl{10'000};
-
 void say(const std::string& line) {
     std::fputs((line + "\n").c_str(), stdout);
 }
@@ -62,7 +58,7 @@ int release_with_token(Connection& conn, const LockKeys& keys, const std::string
 
 int force_release(Connection& conn, const LockKeys& keys, bool verbose) {
     Reply reply = scripts::force_release().run(conn, {keys.key, keys.info, keys.wait},
-                                               {std::to_string(wake_ttl.count())},
+                                               {std::to_string(wake_linger.count()), keys.wake},
                                                BootClock::now() + conn.timeouts().command);
     const redisReply& r = check(reply, fmt::format("force-releasing lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.element[0]->type != REDIS_REPLY_INTEGER)

@@ -7,15 +7,10 @@
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
-#include "script.hpp"
 #include "socket.hpp"
 
 namespace redlock {
 namespace {
-
-// An unclaimed wake-up lingers this long at most; a waiter between its failed acquire and its
-// BLPOP needs it for only a round trip.
-constexpr Millis wake_linger(10'000);
 
 // Without a TTL on the holder's key (a foreign client's lock) there is no expiry to wait for;
 // look again this often.
@@ -29,15 +24,12 @@ std::optional<int> stopping_signal(SignalEvents& signals) {
     return std::nullopt;
 }
 
-// A waiter that leaves may have popped the wake-up meant for the next one; hand it on if the lock
-// is free. Best effort: when this fails, the next waiter still wakes at its TTL bound.
-void pass_on_wakeup(LockNode& node, const LockKeys& keys) {
+// Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts.
+void leave_queue(LockNode& node, const LockKeys& keys, const std::string& token) {
     try {
-        scripts::wake().run(node.connection(), {keys.key, keys.wait},
-                            {std::to_string(wake_linger.count())},
-                            BootClock::now() + node.connection().timeouts().command);
+        node.leave_queue(keys, token);
     } catch (const std::exception& e) {
-        log::verbose("could not pass on the wake-up for lock '{}': {}", keys.key, e.what());
+        log::verbose("could not leave the queue of lock '{}': {}", keys.key, e.what());
     }
 }
 
@@ -48,15 +40,19 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
     Connection& conn = node.connection();
+    const bool waiting = wait > Millis(0);
+    // The first busy attempt joins the queue's end. Later attempts keep the place unless a
+    // release popped us and someone else took the lock first: then back to the head.
+    Queueing queueing = waiting ? Queueing::back : Queueing::none;
     WaitResult result;
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
-            if (attempt > 1) pass_on_wakeup(node, keys);
+            if (attempt > 1) leave_queue(node, keys, token);
             return result;
         }
         result.lease_start = BootClock::now();
-        result.last = node.acquire(keys, token, ttl, info);
+        result.last = node.acquire(keys, token, ttl, info, queueing);
         if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
             // Told to stop while the acquire was in flight: give the lock straight back (which
             // wakes the next waiter) rather than start the command.
@@ -78,10 +74,14 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
             return result;
         }
         Deadline now = BootClock::now();
-        if (now >= give_up) return result;
+        if (now >= give_up) {
+            if (waiting) leave_queue(node, keys, token);
+            return result;
+        }
 
         Millis block = std::chrono::ceil<Millis>(give_up - now);
-        // +1ms: wake just after the key's expiry, not just before it.
+        // Bounded by the holder's expiry (+1ms: wake just after it, not just before), so that a
+        // holder that died without releasing is taken over; the place in the queue is kept.
         block = std::min(block, result.last.holder_pttl >= 0 ? Millis(result.last.holder_pttl + 1)
                                                              : no_ttl_recheck);
         block = std::max(block, Millis(1));  // BLPOP's 0 would mean "forever"
@@ -89,10 +89,13 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
             log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
                          wait == Millis::max() ? std::string("forever") : format_duration(wait));
         conn.set_cancel_fd(signals.fd());
+        bool woken = false;
         try {
-            check(conn.command({"BLPOP", keys.wait, fmt::format("{:.3f}", block.count() / 1000.0)},
-                               BootClock::now() + block + conn.timeouts().command),
-                  fmt::format("waiting for lock '{}'", keys.key));
+            Reply r = conn.command(
+                {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
+                BootClock::now() + block + conn.timeouts().command);
+            check(r, fmt::format("waiting for lock '{}'", keys.key));
+            woken = r->type == REDIS_REPLY_ARRAY;
         } catch (const Cancelled&) {
             // A signal arrived; the top of the loop decides whether it ends the wait.
         } catch (...) {
@@ -100,6 +103,7 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
             throw;
         }
         conn.set_cancel_fd(-1);
+        queueing = woken ? Queueing::front : Queueing::back;
     }
 }
 

@@ -1,7 +1,9 @@
-// --wait: waiting for a busy lock without polling. Waiters block on the lock's wake-up list
-// (BLPOP, which Redis serves first-come first-served); release pushes exactly one wake-up, so a
-// hand-off costs a few commands however many wait. Each block is bounded by the holder's
-// remaining TTL, so a holder that died without releasing is still taken over when its key expires.
+// --wait: waiting for a busy lock without polling. A waiter joins the lock's queue in the same
+// script as its failed attempt and blocks on its own wake-up list (BLPOP); a release pops the
+// queue's head and wakes exactly that waiter, so the lock passes in arrival order and a hand-off
+// costs a few commands however many wait. Each block is bounded by the holder's remaining TTL,
+// so a holder that died without releasing is still taken over when its key expires; a waiter
+// that wakes that way and finds the holder alive keeps its place in the queue.
 #pragma once
 
 #include <optional>

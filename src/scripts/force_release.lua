@@ -1,7 +1,7 @@
 -- Deletes a lock whoever holds it (release --force), reporting whose it was, in one atomic step:
 -- the holder shown is the one whose lock was deleted, not a later one.
--- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' wake-up list.
--- ARGV[1] how long an unclaimed wake-up may linger (ms).
+-- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' queue.
+-- ARGV[1] how long an unclaimed wake-up may linger (ms), ARGV[2] the wake-up lists' prefix.
 -- Returns {0} when there was no lock, else {1, token, pttl, info...} where info is the holder-info
 -- field/value list when it belonged to the deleted token, else empty.
 local kind = redis.call('TYPE', KEYS[1]).ok
@@ -20,7 +20,9 @@ if redis.call('TYPE', KEYS[2]).ok == 'hash' and redis.call('HGET', KEYS[2], 'tok
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 -- Wake one waiter, exactly as release.lua does after a normal release.
-redis.call('DEL', KEYS[3])
-redis.call('RPUSH', KEYS[3], '1')
-redis.call('PEXPIRE', KEYS[3], ARGV[1])
+local next = redis.call('LPOP', KEYS[3])
+if next then
+  redis.call('RPUSH', ARGV[2] .. next, '1')
+  redis.call('PEXPIRE', ARGV[2] .. next, ARGV[1])
+end
 return reply

@@ -1,7 +1,9 @@
 -- Ends our hold on the lock, never touching someone else's.
--- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' wake-up list.
+-- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' queue.
 -- ARGV[1] token; ARGV[2] keep_ms: 0 deletes now, >0 keeps the lock that much longer instead
--- (--min-hold, enforced by Redis's clock); ARGV[3] how long an unclaimed wake-up may linger (ms).
+-- (--min-hold, enforced by Redis's clock); ARGV[3] how long an unclaimed wake-up may linger (ms);
+-- ARGV[4] the prefix of the waiters' wake-up lists (a waiter's list is the prefix + its token;
+-- the prefix carries the lock's hash tag, so those lists share the lock's slot).
 -- Returns 1 released (or shortened), 0 already gone, -1 held by another token (left untouched).
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then
@@ -17,9 +19,10 @@ if keep > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1], KEYS[2])
--- Wake exactly one waiter: BLPOP serves blocked clients first-come first-served. The list holds
--- at most one wake-up and expires, so it never grows or outlives the hand-off.
-redis.call('DEL', KEYS[3])
-redis.call('RPUSH', KEYS[3], '1')
-redis.call('PEXPIRE', KEYS[3], ARGV[3])
+-- Wake exactly one waiter, the one that has queued longest.
+local next = redis.call('LPOP', KEYS[3])
+if next then
+  redis.call('RPUSH', ARGV[4] .. next, '1')
+  redis.call('PEXPIRE', ARGV[4] .. next, ARGV[3])
+end
 return 1

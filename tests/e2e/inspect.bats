@@ -346,11 +346,13 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 @test "release --token with the current token deletes the lock and wakes one waiter" {
     foreign_lock job tok
+    rcli RPUSH '{job}:wait' first second >/dev/null  # two waiters' tokens, as queued
     run "$RL" release job --token tok
     assert_success
     assert_output "released lock 'job'"
     key_absent job
-    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" 1
+    assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
+    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" second
 }
 
 @test "release --token with another token refuses, says who holds the lock and exits 1" {
@@ -374,13 +376,15 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 @test "release --force deletes the lock and its holder info, says whose it was, and wakes one waiter" {
     hold job
+    rcli RPUSH '{job}:wait' first second >/dev/null  # two waiters' tokens, as queued
     key_exists '{job}:info'
     run "$RL" release job --force
     assert_success
     assert_output --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \\(command 'sh -c .*token [0-9a-f]{8}\\.\\.\\.\\), which had .+ left$"
     key_absent job
     key_absent '{job}:info'
-    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" 1
+    assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
+    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" second
 }
 
 @test "release --force of another client's lock names an unknown holder" {

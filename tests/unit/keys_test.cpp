@@ -68,3 +68,15 @@ TEST(LockKeys, PrefixFormsTheKeyAndCompanionsFollowIt) {
         EXPECT_EQ(hash_slot(c), hash_slot(k.key));
     EXPECT_EQ(LockKeys::make("backup", "").key, "backup");
 }
+
+TEST(LockKeys, AWaitersWakeUpListIsTheSharedPrefixPlusItsToken) {
+    // release.lua names the popped waiter's list as prefix .. token: that must be the companion
+    // key a waiter blocks on, in the lock's slot, for every shape of key.
+    for (const char* name : {"job", "a{tag}b", "a}b", "{}x", "x{", "caf\xc3\xa9"}) {
+        LockKeys k = LockKeys::make(name, "");
+        const std::string token = "0123456789abcdef0123456789abcdef";
+        EXPECT_EQ(k.wake_key(token), companion_key(k.key, "wake:" + token)) << name;
+        EXPECT_EQ(hash_slot(k.wake_key(token)), hash_slot(k.key)) << name;
+        EXPECT_EQ(hash_slot(k.wait), hash_slot(k.key)) << name;
+    }
+}
