@@ -25,10 +25,12 @@ void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
 
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing) {
-    std::vector<std::string> args{token, std::to_string(ttl.count()),
-                                  queueing == Queueing::none   ? ""
-                                  : queueing == Queueing::back ? "back"
-                                                               : "front"};
+    // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry
+    // that follows it, which a slow server may stretch to a command timeout or two.
+    Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
+    std::vector<std::string> args{
+        token,     std::to_string(ttl.count()),         queueing == Queueing::wait ? "1" : "",
+        keys.wake, std::to_string(alive_grace.count()), std::to_string(no_ttl_recheck.count())};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());

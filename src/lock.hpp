@@ -24,8 +24,12 @@ struct AcquireResult {
 
 enum class RenewResult { renewed, not_owner };
 
-// What a failed acquire does about the waiters' queue (see waiter.hpp).
-enum class Queueing { none, back, front };
+// Whether a failed acquire joins (or keeps its place in) the waiters' queue (see waiter.hpp).
+enum class Queueing { none, wait };
+
+// How long a waiter blocks when the holder's key has no TTL (a foreign client's lock): there is
+// no expiry to wait for, so it looks again this often.
+inline constexpr Millis no_ttl_recheck{1'000};
 enum class ReleaseResult { released, absent, not_owner };
 
 // How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a

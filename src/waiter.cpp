@@ -12,10 +12,6 @@
 namespace redlock {
 namespace {
 
-// Without a TTL on the holder's key (a foreign client's lock) there is no expiry to wait for;
-// look again this often.
-constexpr Millis no_ttl_recheck(1'000);
-
 // Returns the first queued signal that ends the wait, swallowing the others (SIGWINCH, SIGCHLD).
 std::optional<int> stopping_signal(SignalEvents& signals) {
     while (auto sig = signals.next()) {
@@ -41,9 +37,8 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
     Connection& conn = node.connection();
     const bool waiting = wait > Millis(0);
-    // The first busy attempt joins the queue's end. Later attempts keep the place unless a
-    // release popped us and someone else took the lock first: then back to the head.
-    Queueing queueing = waiting ? Queueing::back : Queueing::none;
+    // The first busy attempt joins the queue's end; later ones keep the place.
+    const Queueing queueing = waiting ? Queueing::wait : Queueing::none;
     WaitResult result;
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
@@ -89,13 +84,11 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
             log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
                          wait == Millis::max() ? std::string("forever") : format_duration(wait));
         conn.set_cancel_fd(signals.fd());
-        bool woken = false;
         try {
             Reply r = conn.command(
                 {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
                 BootClock::now() + block + conn.timeouts().command);
             check(r, fmt::format("waiting for lock '{}'", keys.key));
-            woken = r->type == REDIS_REPLY_ARRAY;
         } catch (const Cancelled&) {
             // A signal arrived; the top of the loop decides whether it ends the wait.
         } catch (...) {
@@ -103,7 +96,6 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
             throw;
         }
         conn.set_cancel_fd(-1);
-        queueing = woken ? Queueing::front : Queueing::back;
     }
 }
 

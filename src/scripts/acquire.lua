@@ -1,12 +1,15 @@
 -- Takes the lock when it is free and hands out the next fencing token, in one atomic step.
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue
 -- (all in one slot).
--- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] queueing when busy: '' (none), 'back' (join the
--- queue's end unless already in it) or 'front' (woken by a release but beaten to the lock: back
--- to the head), ARGV[4..] holder-info field/value pairs (may be absent).
--- Returns {1, fence} when acquired; {0, pttl, info...} when busy, where info is the holder's
--- recorded field/value list when it belongs to the current token (followed by the pseudo-field
--- 'now_ms', Redis's clock), else empty.
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' when this run waits (joins the queue when busy),
+-- else ''; ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
+-- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
+-- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
+-- blocks when the holder's key has no TTL (ms); ARGV[7..] holder-info field/value pairs.
+-- Returns {1, fence} when acquired; {0, pttl, info...} when busy, where pttl bounds the caller's
+-- wait and info is the holder's recorded field/value list when it belongs to the current token
+-- (followed by the pseudo-field 'now_ms', Redis's clock), else empty.
+local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -18,18 +21,44 @@ if fence_kind ~= 'none' and (fence_kind ~= 'string'
     or not string.match(redis.call('GET', KEYS[2]), '^%d+$')) then
   return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' is not a counter')
 end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local reply = {0, redis.call('PTTL', KEYS[1])}
-  if ARGV[3] ~= '' then
-    -- Joining in the same step as the failed attempt: a release between the two can't be missed.
-    if not redis.call('LPOS', KEYS[4], ARGV[1]) then
-      redis.call(ARGV[3] == 'front' and 'LPUSH' or 'RPUSH', KEYS[4], ARGV[1])
+
+-- The longest-waiting run that is still waiting; entries of waiters that died without leaving
+-- (their ':alive' expired) are dropped on the way. (The same loop is in release.lua, wake.lua
+-- and force_release.lua: scripts cannot share code.)
+local function live_head()
+  while true do
+    local head = redis.call('LINDEX', KEYS[4], 0)
+    if not head or redis.call('EXISTS', prefix .. head .. ':alive') == 1 then
+      return head
     end
-    -- Outlives the holder's lease and then some; every waiter's retry pushes it on, so entries
-    -- of waiters that died without leaving do not linger for long.
-    redis.call('PEXPIRE', KEYS[4], math.max(reply[2], 0) + 2 * tonumber(ARGV[2]))
+    redis.call('LPOP', KEYS[4])
   end
-  if redis.call('TYPE', KEYS[3]).ok == 'hash'
+end
+
+-- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
+-- holds the lock, so nobody (a waiter retrying after a timeout, a run without --wait) can slip
+-- in between a release and the woken head's acquire.
+local head = nil
+if kind == 'none' then
+  head = live_head()
+end
+if kind ~= 'none' or (head and head ~= token) then
+  local reply
+  if kind ~= 'none' then
+    reply = {0, redis.call('PTTL', KEYS[1])}
+  else
+    -- Reserved for the head: wait no longer than the head could still be alive.
+    reply = {0, redis.call('PTTL', prefix .. head .. ':alive')}
+  end
+  if waits then
+    if not redis.call('LPOS', KEYS[4], token) then
+      redis.call('RPUSH', KEYS[4], token)
+    end
+    local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
+    redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
+    redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
+  end
+  if kind ~= 'none' and redis.call('TYPE', KEYS[3]).ok == 'hash'
       and redis.call('HGET', KEYS[3], 'token') == redis.call('GET', KEYS[1]) then
     local info = redis.call('HGETALL', KEYS[3])
     for i = 1, #info do reply[#reply + 1] = info[i] end
@@ -40,6 +69,12 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   end
   return reply
 end
+
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+if waits then
+  redis.call('LREM', KEYS[4], 0, token)
+  redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+end
 if fence_kind == 'none' then
   -- A missing counter (first use, or lost with Redis's data) restarts from Redis's clock in
   -- microseconds, so it stays above every value handed out before the loss.
@@ -47,17 +82,13 @@ if fence_kind == 'none' then
   redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
 end
 local fence = redis.call('INCR', KEYS[2])
--- A waiter that takes a free lock after a timeout is still queued: it has what it queued for.
-if ARGV[3] ~= '' then
-  redis.call('LREM', KEYS[4], 0, ARGV[1])
-end
 -- Holder info from an earlier holder is stale now, whether or not this run records its own.
 redis.call('DEL', KEYS[3])
-if #ARGV > 3 then
+if #ARGV > 6 then
   local now = redis.call('TIME')
-  local fields = {'token', ARGV[1], 'fence', fence, 'ttl_ms', ARGV[2],
+  local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2],
                   'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
-  for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
+  for i = 7, #ARGV do fields[#fields + 1] = ARGV[i] end
   redis.call('HSET', KEYS[3], unpack(fields))
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end

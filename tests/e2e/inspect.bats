@@ -129,6 +129,18 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_failure 1
 }
 
+@test "list exits 69 when Redis is unreachable and 77 when it refuses the password" {
+    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s list
+    assert_failure 69
+    redis_stop
+    RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
+    REDISCLI_AUTH=wrong run "$RL" list
+    assert_failure 77
+    REDISCLI_AUTH=secret run "$RL" list --json
+    assert_success
+    assert_output "[]"
+}
+
 @test "status of a key that is not a lock exits 65" {
     rcli HSET notalock a b >/dev/null
     run "$RL" status notalock
@@ -346,13 +358,18 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 @test "release --token with the current token deletes the lock and wakes one waiter" {
     foreign_lock job tok
-    rcli RPUSH '{job}:wait' first second >/dev/null  # two waiters' tokens, as queued
+    # Two waiters as they queue themselves: tokens in the queue, each marked alive.
+    rcli RPUSH '{job}:wait' first second >/dev/null
+    rcli SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
+    rcli SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
     run "$RL" release job --token tok
     assert_success
     assert_output "released lock 'job'"
     key_absent job
+    # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.
     assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
-    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" second
+    key_absent '{job}:wake:second'
+    assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
 }
 
 @test "release --token with another token refuses, says who holds the lock and exits 1" {
@@ -376,15 +393,20 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 @test "release --force deletes the lock and its holder info, says whose it was, and wakes one waiter" {
     hold job
-    rcli RPUSH '{job}:wait' first second >/dev/null  # two waiters' tokens, as queued
+    # Two waiters as they queue themselves: tokens in the queue, each marked alive.
+    rcli RPUSH '{job}:wait' first second >/dev/null
+    rcli SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
+    rcli SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
     key_exists '{job}:info'
     run "$RL" release job --force
     assert_success
     assert_output --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \\(command 'sh -c .*token [0-9a-f]{8}\\.\\.\\.\\), which had .+ left$"
     key_absent job
     key_absent '{job}:info'
+    # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.
     assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
-    assert_equal "$(rcli LRANGE '{job}:wait' 0 -1)" second
+    key_absent '{job}:wake:second'
+    assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
 }
 
 @test "release --force of another client's lock names an unknown holder" {
@@ -416,4 +438,16 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "release exits 69 when Redis is unreachable" {
     run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s release job --force
     assert_failure 69
+}
+
+@test "list leaves out the queue and the alive marks of waiting runs" {
+    hold job
+    "$RL" --wait 30s job -- true 3>&- &
+    local waiter=$!
+    wait_for 5 key_exists '{job}:wait'
+    [ -n "$(rcli KEYS '{job}:wake:*:alive')" ]
+    run "$RL" list --json
+    kill "$waiter"; wait "$waiter" || true
+    assert_success
+    echo "$output" | jq -e 'map(.name) == ["job"]'
 }

@@ -44,6 +44,27 @@ forwarded_signal_ends_the_group() {
     forwarded_signal_ends_the_group USR1 10
 }
 
+@test "a forwarded SIGQUIT reaches the command's grandchildren and exits 131" {
+    forwarded_signal_ends_the_group QUIT 3
+}
+
+@test "SIGWINCH and SIGUSR2 are passed on without ending the command" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start winch -- bash -c "
+        trap 'echo winch >> \"$d/got\"' WINCH
+        trap 'echo usr2 >> \"$d/got\"' USR2
+        touch '$d/ready'
+        while [ ! -e '$d/go' ]; do sleep 0.02; done"
+    wait_for 5 file_exists "$d/ready"
+    kill -WINCH "$RL_PID"
+    wait_for 5 file_contains "$d/got" winch
+    kill -USR2 "$RL_PID"
+    wait_for 5 file_contains "$d/got" usr2
+    touch "$d/go"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 0
+}
+
 @test "a command that handles a forwarded signal decides the exit status itself" {
     local d=$BATS_TEST_TMPDIR
     rl_start handled -- sh -c "trap 'echo usr2 > \"$d/got\"; exit 5' USR2; touch '$d/ready'; while :; do sleep 0.02; done"
