@@ -1,6 +1,11 @@
 # Turns one Lua file into a C++ source defining `const char* const <VAR>`; run at build time so
 # that editing a script rebuilds the binary without a reconfigure.
+# PRELUDE, when set, is Lua shared by several scripts (scripts sent to Redis cannot share code).
 file(READ "${IN}" body)
+if(PRELUDE)
+  file(READ "${PRELUDE}" prelude)
+  set(body "${prelude}${body}")
+endif()
 set(delim "__redlock_lua__")
 file(WRITE "${OUT}.tmp" "// Generated from ${IN}; do not edit.\nnamespace redlock::scripts_src {\nextern const char* const ${VAR};\nconst char* const ${VAR} = R\"${delim}(${body})${delim}\";\n}\n")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

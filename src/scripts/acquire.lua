@@ -22,25 +22,12 @@ if fence_kind ~= 'none' and (fence_kind ~= 'string'
   return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' is not a counter')
 end
 
--- The longest-waiting run that is still waiting; entries of waiters that died without leaving
--- (their ':alive' expired) are dropped on the way. (The same loop is in release.lua, wake.lua
--- and force_release.lua: scripts cannot share code.)
-local function live_head()
-  while true do
-    local head = redis.call('LINDEX', KEYS[4], 0)
-    if not head or redis.call('EXISTS', prefix .. head .. ':alive') == 1 then
-      return head
-    end
-    redis.call('LPOP', KEYS[4])
-  end
-end
-
 -- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
 -- holds the lock, so nobody (a waiter retrying after a timeout, a run without --wait) can slip
 -- in between a release and the woken head's acquire.
 local head = nil
 if kind == 'none' then
-  head = live_head()
+  head = live_head(KEYS[4], prefix)
 end
 if kind ~= 'none' or (head and head ~= token) then
   local reply

@@ -2,18 +2,8 @@
 -- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' queue.
 -- ARGV[1] token; ARGV[2] keep_ms: 0 deletes now, >0 keeps the lock that much longer instead
 -- (--min-hold, enforced by Redis's clock); ARGV[3] how long an unclaimed wake-up may linger (ms);
--- ARGV[4] the prefix of the waiters' keys (see acquire.lua).
+-- ARGV[4] the prefix of the waiters' keys (see lib/queue.lua).
 -- Returns 1 released (or shortened), 0 already gone, -1 held by another token (left untouched).
--- The longest-waiting run that is still waiting (as in acquire.lua).
-local function live_head()
-  while true do
-    local head = redis.call('LINDEX', KEYS[3], 0)
-    if not head or redis.call('EXISTS', ARGV[4] .. head .. ':alive') == 1 then
-      return head
-    end
-    redis.call('LPOP', KEYS[3])
-  end
-end
 
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'none' then
@@ -29,11 +19,6 @@ if keep > 0 then
   return 1
 end
 redis.call('DEL', KEYS[1], KEYS[2])
--- Wake exactly one waiter, the one that has queued longest; it stays at the head of the queue,
--- and so keeps the lock reserved, until it has taken it.
-local head = live_head()
-if head then
-  redis.call('RPUSH', ARGV[4] .. head, '1')
-  redis.call('PEXPIRE', ARGV[4] .. head, ARGV[3])
-end
+-- Wake the longest-waiting run (lib/queue.lua).
+wake_head(KEYS[3], ARGV[4], ARGV[3])
 return 1
