@@ -149,9 +149,10 @@ const redisReply& check(const Reply& reply, std::string_view context) {
     if (code == "NOAUTH" || code == "WRONGPASS" || code == "NOPERM") throw AuthError(message);
     // Before AUTH, Redis refuses commands with many arguments this way instead of with NOAUTH.
     if (text.find("Protocol error: unauthenticated") != std::string_view::npos)
-        throw AuthError(fmt::format("{}: NOAUTH Redis requires a password ({}); give it with "
-                                    "REDISCLI_AUTH, --password-file or the URL",
-                                    context, text));
+        throw AuthError(
+            fmt::format("{}: NOAUTH Redis requires a password ({}); give it with "
+                        "REDISCLI_AUTH, --password-file or the URL",
+                        context, text));
     if (code == "WRONGTYPE") throw DataError(message);
     if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
         code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||

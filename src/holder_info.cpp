@@ -36,4 +36,13 @@ HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {
     return info;
 }
 
+std::optional<HolderInfo> holder_from_reply(const redisReply& r, std::size_t first) {
+    if (r.type != REDIS_REPLY_ARRAY || r.elements <= first) return std::nullopt;
+    std::vector<std::string> flat;
+    for (std::size_t i = first; i < r.elements; ++i)
+        flat.push_back(r.element[i]->str ? std::string(r.element[i]->str, r.element[i]->len)
+                                         : std::string());
+    return HolderInfo::from_fields(flat);
+}
+
 }  // namespace redlock

@@ -2,6 +2,9 @@
 // commands can say who holds it. Stored as a hash in the lock's slot, with the lock's TTL.
 #pragma once
 
+#include <hiredis/hiredis.h>
+
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,5 +28,9 @@ struct HolderInfo {
     // From a flat field/value list as HGETALL returns it; unknown fields are ignored.
     static HolderInfo from_fields(const std::vector<std::string>& flat);
 };
+
+// The holder-info field/value list that the acquire, status and force_release scripts append to
+// their replies, read from element `first` on; nullopt when there is none.
+std::optional<HolderInfo> holder_from_reply(const redisReply& r, std::size_t first);
 
 }  // namespace redlock

@@ -47,13 +47,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
         result.fence = value;
     else
         result.holder_pttl = value;
-    if (r.elements > 2) {
-        std::vector<std::string> flat;
-        for (std::size_t i = 2; i < r.elements; ++i)
-            flat.emplace_back(r.element[i]->str ? std::string(r.element[i]->str, r.element[i]->len)
-                                                : std::string());
-        result.holder = HolderInfo::from_fields(flat);
-    }
+    result.holder = holder_from_reply(r, 2);
     return result;
 }
 

@@ -44,21 +44,12 @@ LockState parse(const LockKeys& keys, const Reply& reply) {
     s.fence = number(*r.element[3]);
     s.redis_now_ms =
         number(*r.element[4]).value_or(0) * 1000 + number(*r.element[5]).value_or(0) / 1000;
-    s.holder = holder_from_reply(r, 6, s.redis_now_ms);
+    s.holder = holder_from_reply(r, 6);
+    if (s.holder) s.holder->now_ms = s.redis_now_ms;
     return s;
 }
 
 }  // namespace
-
-std::optional<HolderInfo> holder_from_reply(const redisReply& r, std::size_t first,
-                                            long long redis_now_ms) {
-    if (r.elements <= first) return std::nullopt;
-    std::vector<std::string> flat;
-    for (std::size_t i = first; i < r.elements; ++i) flat.push_back(text(*r.element[i]));
-    HolderInfo info = HolderInfo::from_fields(flat);
-    info.now_ms = redis_now_ms;
-    return info;
-}
 
 LockState read_lock_state(Connection& conn, const LockKeys& keys) {
     Reply reply = scripts::status().run(conn, {keys.key, keys.fence, keys.info}, {},

@@ -32,9 +32,4 @@ LockState read_lock_state(Connection& conn, const LockKeys& keys);
 // tokens are returned as they are (check is_lock()); keys that vanished are returned as free.
 std::vector<LockState> read_lock_states(Connection& conn, const std::vector<LockKeys>& keys);
 
-// Reads the holder-info field/value list that status.lua and force_release.lua append to their
-// replies from element `first` on; nullopt when there is none.
-std::optional<HolderInfo> holder_from_reply(const redisReply& r, std::size_t first,
-                                            long long redis_now_ms);
-
 }  // namespace redlock

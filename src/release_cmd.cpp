@@ -70,7 +70,7 @@ int force_release(Connection& conn, const LockKeys& keys, bool verbose) {
     was.type = "string";
     was.token.assign(r.element[1]->str ? r.element[1]->str : "", r.element[1]->len);
     was.pttl_ms = r.element[2]->integer;
-    was.holder = holder_from_reply(r, 3, 0);
+    was.holder = holder_from_reply(r, 3);
     say(fmt::format("released lock '{}' held by {}, {}", printable(keys.name), whose(was, verbose),
                     was.pttl_ms >= 0 ? "which had " + ttl_text(was) + " left"
                                      : std::string("which had no expiry")));

@@ -192,6 +192,10 @@ Millis Run::min_hold_left() const {
 
 void Run::release(Millis keep) {
     Deadline start = BootClock::now();
+    auto unreleased = [&](const Error& e) {
+        log::warning("could not release lock '{}' ({}); it expires by itself within {}", keys_.key,
+                     e.what(), format_duration(opt_.ttl));
+    };
     for (int attempt = 1;; ++attempt) {
         try {
             switch (node_.release(keys_, token_, keep)) {
@@ -228,12 +232,10 @@ void Run::release(Millis keep) {
         } catch (const RedisUnavailable& e) {
             // The connection may simply have gone stale during a long run: one fresh try.
             if (attempt < 2) continue;
-            log::warning("could not release lock '{}' ({}); it expires by itself within {}",
-                         keys_.key, e.what(), format_duration(opt_.ttl));
+            unreleased(e);
             return;
         } catch (const Error& e) {
-            log::warning("could not release lock '{}' ({}); it expires by itself within {}",
-                         keys_.key, e.what(), format_duration(opt_.ttl));
+            unreleased(e);
             return;
         }
     }

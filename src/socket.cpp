@@ -31,7 +31,6 @@ using Addrinfo = std::unique_ptr<addrinfo, AddrinfoDeleter>;
 
 struct Resolution {
     std::mutex mutex;
-    bool done = false;
     int status = 0;
     Addrinfo result;
     Fd done_fd{eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
@@ -61,7 +60,6 @@ Addrinfo resolve(const Endpoint& ep, Deadline deadline, int cancel_fd) {
         std::lock_guard lock(state->mutex);
         state->status = status;
         state->result.reset(res);
-        state->done = true;
         std::uint64_t one = 1;
         [[maybe_unused]] ssize_t n = ::write(state->done_fd.get(), &one, sizeof one);
     }).detach();

@@ -146,3 +146,24 @@ hold_until() {
     HOLDER=$!
     wait_for 5 key_exists "$name"
 }
+
+# hold NAME [OPTIONS...]: a redlock-run that holds lock NAME, with its holder info recorded, until
+# the test ends (teardown creates the stop file). Sets HOLDER_PID, the pid recorded as holder.
+hold() {
+    local name=$1
+    shift
+    rm -f "$BATS_TEST_TMPDIR/started"
+    "$RL" --hold-info "$@" "$name" -- sh -c \
+        'touch "$0/started"; while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR" \
+        >/dev/null 2>&1 3>&- &
+    HOLDER_PID=$!
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+}
+
+# Ends the holder started by hold, if any.
+stop_holder() {
+    if [ -n "${HOLDER_PID:-}" ]; then
+        touch "$BATS_TEST_TMPDIR/stop"
+        wait "$HOLDER_PID" 2>/dev/null || true
+    fi
+}

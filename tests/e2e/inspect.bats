@@ -5,24 +5,8 @@ load helpers
 setup() { redis_start; }
 
 teardown() {
-    if [ -n "${HOLDER_PID:-}" ]; then
-        touch "$BATS_TEST_TMPDIR/stop"
-        wait "$HOLDER_PID" 2>/dev/null || true
-    fi
+    stop_holder
     redis_stop
-}
-
-# hold NAME [OPTIONS...]: a redlock-run that holds lock NAME, with its holder info recorded, until
-# the test ends (teardown creates the stop file). Sets HOLDER_PID, the pid recorded as holder.
-hold() {
-    local name=$1
-    shift
-    rm -f "$BATS_TEST_TMPDIR/started"
-    "$RL" --hold-info "$@" "$name" -- sh -c \
-        'touch "$0/started"; while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR" \
-        >/dev/null 2>&1 3>&- &
-    HOLDER_PID=$!
-    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
 }
 
 # A lock taken by some other client: a plain token with a PX expiry, no holder info.

@@ -11,20 +11,8 @@ PY=/usr/bin/python3
 setup() { redis_start; }
 
 teardown() {
-    if [ -n "${HOLDER_PID:-}" ]; then
-        touch "$BATS_TEST_TMPDIR/stop"
-        wait "$HOLDER_PID" 2>/dev/null || true
-    fi
+    stop_holder
     redis_stop
-}
-
-# A redlock-run holding lock NAME until the test ends.
-hold() {
-    "$RL" --hold-info "$1" -- sh -c \
-        'touch "$0/started"; while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR" \
-        >/dev/null 2>&1 3>&- &
-    HOLDER_PID=$!
-    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
 }
 
 # py 'CODE': runs CODE with `r` connected to the test server and `redis` imported.
