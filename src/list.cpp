@@ -119,6 +119,10 @@ void print_table(const std::vector<LockState>& locks) {
 }  // namespace
 
 int list_command(const InspectOptions& options) {
+    // A quorum has no single list of locks: each node may hold others' partial attempts.
+    if (!options.conn.quorum.empty())
+        throw UsageError(
+            "'list' reads one node: give a single -u (run it once per node of the quorum)");
     log::set_verbose(options.conn.verbose);
     const std::string& prefix = options.conn.prefix;
     Connection conn(options.conn.endpoint, options.conn.timeouts);
