@@ -8,6 +8,7 @@ bats_require_minimum_version 1.5.0
 setup() {
     quorum_start 5
     export REDLOCK_URL=$QUORUM_URL
+    export REDLOCK_NODE_TIMEOUT=100ms  # see quorum.bats
 }
 teardown() {
     stop_holder
