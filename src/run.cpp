@@ -343,7 +343,9 @@ int Run::execute() {
 int run_command(const RunOptions& options) {
     log::set_verbose(options.conn.verbose);
     log::set_syslog(options.syslog);
-    exec_if_held_by_ancestor(options);  // before Run blocks signals: the command inherits the mask
+    // Before Run blocks signals: the command inherits the mask. Not for a quorum: a single-node
+    // parent's lock on one of the nodes must not pass for a quorum hold.
+    if (options.conn.quorum.empty()) exec_if_held_by_ancestor(options);
     Run run(options);
     return run.execute();
 }
