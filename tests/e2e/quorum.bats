@@ -207,3 +207,26 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     run -64 "$RL" --node-timeout 200ms -t 1s nt -- true
     assert_output --regexp "^redlock-run: --node-timeout \(200ms\) must be at most a tenth of --ttl \(1s\)"
 }
+
+@test "an even number of nodes is allowed: four nodes need three" {
+    export REDLOCK_URL=$(q_urls 4)
+    q_down 0
+    run -0 "$RL" four -- true
+    q_down 1
+    run -69 "$RL" four -- true
+    assert_output --partial "only 2 of 4 Redis nodes answered (3 needed for a majority)"
+}
+
+@test "a signal during --wait ends the wait without taking the lock" {
+    qcli 0 SET waited other >/dev/null
+    qcli 1 SET waited other >/dev/null
+    qcli 2 SET waited other >/dev/null
+    rl_start -v --wait 30s waited -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 5 file_contains "$RL_ERR" "retrying after random pauses"
+    kill -TERM "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 143
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_equal "$(qcli 3 EXISTS waited)" 0
+    assert_equal "$(qcli 4 EXISTS waited)" 0
+}
