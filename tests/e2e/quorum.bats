@@ -142,8 +142,10 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     local d=$BATS_TEST_TMPDIR i pids=()
     for i in $(seq 20); do
         # --wait shorter than the run: split votes between contenders are retried, and the
-        # winner still holds the lock when every other contender gives up.
-        "$RL" -q -t 2s --wait 1500ms contended -- sh -c 'echo "$REDLOCK_FENCE" >> "$0/ran"; sleep 3' \
+        # winner still holds the lock when every other contender gives up. A long ttl and node
+        # timeout: 20 runs at once on a loaded machine (or under a sanitizer) are slow, and a
+        # renewal missed for that would rightly lose the lock and let a second one in.
+        "$RL" -q -t 5s --node-timeout 300ms --wait 1500ms contended -- sh -c 'echo "$REDLOCK_FENCE" >> "$0/ran"; sleep 3' \
             "$d" &
         pids+=($!)
     done
