@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
@@ -123,7 +124,16 @@ int list_command(const InspectOptions& options) {
     const std::string& prefix = options.conn.prefix;
     Connection conn(options.conn.endpoint, options.conn.timeouts);
     std::string match = glob_escape(prefix) + options.pattern;
-    std::set<std::string> found = scan_keys(conn, match);
+    std::set<std::string> found;
+    if (ClusterRouter* cluster = conn.cluster()) {
+        // Each master holds only its own slots' keys: the keyspace is the union of their SCANs.
+        cluster->for_each_master([&](Connection& node, const NodeAddress&) {
+            std::set<std::string> part = scan_keys(node, match);
+            found.merge(part);
+        });
+    } else {
+        found = scan_keys(conn, match);
+    }
 
     std::vector<LockKeys> candidates;
     for (const std::string& key : found)

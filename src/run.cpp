@@ -33,6 +33,7 @@ class Run {
           node_(conn_),
           token_(new_token()) {
         if (o.hold_info) info_ = this_process_info(o.command);
+        conn_.set_home_key(keys_.key);  // Redis Cluster: renewals reconnect to the lock's master
     }
 
     int execute();
