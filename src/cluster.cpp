@@ -184,6 +184,9 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
             log::verbose("Redis Cluster: {}; retrying in {}ms", error, pause.count());
             pause_for(pause);
             pause = std::min(pause * 2, Millis(200));
+            // Each round trip goes source -> ASK -> target -> TRYAGAIN: bounded by the deadline,
+            // not by the redirect limit, which would misname the cause.
+            redirects = 0;
             continue;
         }
         if (error.starts_with("CLUSTERDOWN")) stale_ = true;
