@@ -66,7 +66,8 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.add_flag("--version", o.version, "Show the version and exit");
     app.add_option("-u,--url", o.url,
                    "Redis to use: redis://[user[:password]@]host[:port][/db] or "
-                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379)")
+                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
+                   "Cluster by its seeds: redis-cluster://host:port[,host:port...]")
         ->envname("REDLOCK_URL");
     app.add_option("--password-file", o.password_file,
                    "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
