@@ -19,6 +19,7 @@ teardown() {
     cluster_holders_stop
     rl_cleanup
     finish_moving
+    restore_slot
     redis_stop
 }
 
@@ -218,4 +219,18 @@ teardown() {
     redis_start
     run -64 "$RL" -u "redis-cluster://127.0.0.1:$REDIS_PORT" job -- true
     assert_output --partial "not a Redis Cluster node"
+}
+
+@test "nodes that redirect a slot to each other give up after 5 redirections with exit 69" {
+    slot=$(cluster_keyslot job)
+    owner=$(slot_owner_port "$slot")
+    other=$(other_port "$owner")
+    # Each of the two claims the other owns the slot: MOVED back and forth, for ever.
+    RESTORE="$slot $owner"
+    ccli "$owner" CLUSTER SETSLOT "$slot" NODE "$(node_id "$other")" >/dev/null
+    ccli "$other" CLUSTER SETSLOT "$slot" NODE "$(node_id "$owner")" >/dev/null
+    run -69 "$RL" -v job -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_line --regexp "^redlock-run: .*redirected EVALSHA more than 5 times; last: MOVED $slot "
+    assert_equal "$(count_lines <(echo "$output") "(MOVED)")" 5
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }

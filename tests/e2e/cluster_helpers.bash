@@ -217,3 +217,13 @@ finish_moving() {
     MOVING=
     wait_for 10 cluster_settled || true
 }
+
+# A test that breaks a slot's ownership records "SLOT OWNER" in RESTORE; this gives the slot back
+# to OWNER on every node.
+restore_slot() {
+    [ -n "${RESTORE:-}" ] || return 0
+    set -- $RESTORE
+    slot_finish_migration "$1" "$2" || true
+    RESTORE=
+    wait_for 10 cluster_settled || true
+}
