@@ -1,17 +1,19 @@
-# Shared set-up for the Redis Cluster tests: three masters (no replicas) on free loopback ports,
-# each in its own temporary directory, joined with `redis-cli --cluster create`.
+# Shared set-up for the Redis Cluster tests: three masters (and optionally a replica each) on free
+# loopback ports, each in its own temporary directory, joined with `redis-cli --cluster create`.
 # shellcheck shell=bash
 
 load helpers
 
-# cluster_start: starts the three nodes and creates the cluster; exports CLUSTER_PORTS and
-# CLUSTER_PIDS (space-separated, node order), CLUSTER_DIR and CLUSTER_URL (every node a seed).
+# cluster_start [NODES [REPLICAS [NODE_TIMEOUT_MS]]]: starts NODES nodes (3) and creates the
+# cluster with REPLICAS replicas per master (0); exports CLUSTER_PORTS and CLUSTER_PIDS
+# (space-separated, node order), CLUSTER_DIR and CLUSTER_URL (every node a seed).
 cluster_start() {
+    local count=${1:-3} replicas=${2:-0} node_timeout=${3:-5000}
     CLUSTER_DIR=$(mktemp -d "${BATS_FILE_TMPDIR:-/tmp}/cluster.XXXXXX")
     CLUSTER_PORTS=
     CLUSTER_PIDS=
     local i port bus dir
-    for i in 1 2 3; do
+    for i in $(seq 1 "$count"); do
         port=$(free_port)
         # The bus port is set explicitly: port + 10000 may be taken, or above 65535.
         bus=$(free_port)
@@ -19,9 +21,10 @@ cluster_start() {
         mkdir -p "$dir"
         redis-server --port "$port" --cluster-port "$bus" --bind 127.0.0.1 --dir "$dir" \
             --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
-            --cluster-node-timeout 5000 --save '' --appendonly no --daemonize no \
+            --cluster-node-timeout "$node_timeout" --save '' --appendonly no --daemonize no \
             --logfile "$dir/redis.log" >/dev/null 2>&1 3>&- &
         CLUSTER_PIDS="$CLUSTER_PIDS $!"
+        disown  # no job notice when a test kills a node; stopped by pid in cluster_stop
         CLUSTER_PORTS="$CLUSTER_PORTS $port"
     done
     CLUSTER_PORTS=${CLUSTER_PORTS# }
@@ -32,10 +35,10 @@ cluster_start() {
     done
     local nodes=()
     for port in $CLUSTER_PORTS; do nodes+=("127.0.0.1:$port"); done
-    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes \
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes \
         >"$CLUSTER_DIR/create.log" 2>&1 || { cat "$CLUSTER_DIR/create.log" >&2; return 1; }
     wait_for 20 cluster_settled || { echo "the cluster did not reach cluster_state:ok" >&2; return 1; }
-    CLUSTER_URL="redis-cluster://${nodes[0]},${nodes[1]},${nodes[2]}"
+    CLUSTER_URL="redis-cluster://$(IFS=,; echo "${nodes[*]}")"
     export CLUSTER_URL
 }
 
@@ -108,7 +111,10 @@ cluster_keyslot() { ccli "${CLUSTER_PORTS%% *}" CLUSTER KEYSLOT "$1"; }
 # Deletes every key on every master.
 cluster_flush() {
     local port
-    for port in $CLUSTER_PORTS; do ccli "$port" FLUSHALL >/dev/null; done
+    for port in $CLUSTER_PORTS; do
+        [ "$(ccli "$port" ROLE | head -n 1)" = master ] && ccli "$port" FLUSHALL >/dev/null
+    done
+    return 0
 }
 
 # ckey_exists KEY / ckey_absent KEY: asks the master that owns KEY's slot.
@@ -227,3 +233,21 @@ restore_slot() {
     RESTORE=
     wait_for 10 cluster_settled || true
 }
+
+# The pid of the node on PORT.
+node_pid() {
+    local ports=($CLUSTER_PORTS) pids=($CLUSTER_PIDS) i
+    for i in "${!ports[@]}"; do [ "${ports[$i]}" = "$1" ] && echo "${pids[$i]}"; done
+}
+
+# The port of the first replica of the master on PORT, from the cluster's node table (replicas
+# are listed there before their replication link is up).
+replica_port() {
+    ccli "$1" CLUSTER NODES | awk -v id="$(node_id "$1")" \
+        '$3 ~ /slave/ && $4 == id { split($2, a, "[:@]"); print a[2]; exit }'
+}
+
+is_master() { [ "$(ccli "$1" ROLE 2>/dev/null | head -n 1)" = master ]; }
+
+# replica_has KEY PORT: the replica on PORT has KEY (READONLY lets a replica answer for its slots).
+replica_has() { [ "$(printf 'READONLY\nEXISTS %s\n' "$1" | ccli "$2" | tail -n 1)" = 1 ]; }
