@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "keys.hpp"
 #include "log.hpp"
+#include "printable.hpp"
 #include "socket.hpp"
 
 namespace redlock {
@@ -22,6 +23,8 @@ ClusterRouter::~ClusterRouter() = default;
 
 void ClusterRouter::set_home_key(std::string_view key) {
     home_slot_ = hash_slot(key);
+    home_key_ = std::string(key);
+    home_reported_ = false;
 }
 
 Connection& ClusterRouter::node(const NodeAddress& address) {
@@ -142,6 +145,11 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
     Millis pause(10);
     for (int redirects = 0;;) {
         NodeAddress target = ask ? *ask : slot ? owner(*slot, deadline) : any_master(deadline);
+        if (!ask && slot && slot == home_slot_ && !home_reported_) {
+            home_reported_ = true;
+            log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}",
+                         printable(home_key_), *slot, target.describe());
+        }
         Connection& conn = node(target);
         Reply reply;
         try {

@@ -73,6 +73,8 @@ class ClusterRouter {
     std::array<std::uint16_t, cluster_slots> owner_;  // index into masters_, or no_owner
     bool stale_ = true;                               // read the slot map before trusting it
     std::optional<unsigned> home_slot_;
+    std::string home_key_;
+    bool home_reported_ = false;  // -v names the lock's slot and master once
     std::map<std::string, std::unique_ptr<Connection>> nodes_;  // by NodeAddress::describe()
 };
 

@@ -1,5 +1,6 @@
 // list: every lock under the prefix, found with SCAN (never KEYS, which blocks the server for the
-// whole keyspace), read in pipelined batches, shown sorted by name.
+// whole keyspace; on every master of a Redis Cluster), read in pipelined batches, shown sorted by
+// name.
 #include <fmt/format.h>
 
 #include <array>

@@ -20,6 +20,7 @@ teardown() {
     rl_cleanup
     finish_moving
     restore_slot
+    clear_passwords
     redis_stop
 }
 
@@ -44,10 +45,10 @@ teardown() {
         rl_finish 10
         assert_equal "$RL_STATUS" 0
         cluster_holders_stop
-        # Routed by our CRC16 from a fresh slot map: a slot of ours that differed from Redis's
-        # would have drawn a MOVED.
+        # Our CRC16 routes the lock to the slot and master Redis computes, with no MOVED.
         run "$RL" -v --hold-info "$name" -- true
         assert_success
+        assert_line "redlock-run: Redis Cluster: lock key '$name' is in slot $slot, served by 127.0.0.1:$owner"
         refute_output --partial MOVED
         cluster_flush
     done
@@ -233,4 +234,26 @@ teardown() {
     assert_line --regexp "^redlock-run: .*redirected EVALSHA more than 5 times; last: MOVED $slot "
     assert_equal "$(count_lines <(echo "$output") "(MOVED)")" 5
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "every node is logged in to with the URL's or REDISCLI_AUTH's password" {
+    # Passwords on the masters only: the cluster bus does not use AUTH.
+    AUTH_SET=1
+    for port in $CLUSTER_PORTS; do ccli "$port" CONFIG SET requirepass pw >/dev/null; done
+    run -77 "$RL" job -- true
+    assert_output --partial NOAUTH
+    names=()
+    for port in $CLUSTER_PORTS; do
+        name=$(REDISCLI_AUTH=pw name_on_port "$port" lock)
+        names+=("$name")
+        REDISCLI_AUTH=pw run "$RL" "$name" -- echo ran
+        assert_success
+        assert_output ran
+    done
+    echo pw >"$BATS_TEST_TMPDIR/pwfile"
+    run "$RL" --password-file "$BATS_TEST_TMPDIR/pwfile" list
+    assert_success
+    REDLOCK_URL="${CLUSTER_URL/:\/\//://:pw@}" run "$RL" "${names[0]}" -- echo ran
+    assert_success
+    assert_output ran
 }

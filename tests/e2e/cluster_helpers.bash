@@ -251,3 +251,13 @@ is_master() { [ "$(ccli "$1" ROLE 2>/dev/null | head -n 1)" = master ]; }
 
 # replica_has KEY PORT: the replica on PORT has KEY (READONLY lets a replica answer for its slots).
 replica_has() { [ "$(printf 'READONLY\nEXISTS %s\n' "$1" | ccli "$2" | tail -n 1)" = 1 ]; }
+
+# A test that set requirepass on the masters sets AUTH_SET; this removes the password again.
+clear_passwords() {
+    [ -n "${AUTH_SET:-}" ] || return 0
+    local port
+    for port in $CLUSTER_PORTS; do
+        REDISCLI_AUTH=pw ccli "$port" CONFIG SET requirepass '' >/dev/null
+    done
+    AUTH_SET=
+}
