@@ -12,27 +12,27 @@ cluster_start() {
     CLUSTER_DIR=$(mktemp -d "${BATS_FILE_TMPDIR:-/tmp}/cluster.XXXXXX")
     CLUSTER_PORTS=
     CLUSTER_PIDS=
-    local i port bus dir
+    local i port dir pid try
     for i in $(seq 1 "$count"); do
-        port=$(free_port)
-        # The bus port is set explicitly: port + 10000 may be taken, or above 65535.
-        bus=$(free_port)
         dir="$CLUSTER_DIR/node$i"
         mkdir -p "$dir"
-        redis-server --port "$port" --cluster-port "$bus" --bind 127.0.0.1 --dir "$dir" \
-            --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
-            --cluster-node-timeout "$node_timeout" --save '' --appendonly no --daemonize no \
-            --logfile "$dir/redis.log" >/dev/null 2>&1 3>&- &
-        CLUSTER_PIDS="$CLUSTER_PIDS $!"
-        disown  # no job notice when a test kills a node; stopped by pid in cluster_stop
+        # A free port can be taken by a parallel test before the node binds it: try new ones.
+        for try in 1 2 3 4 5; do
+            port=$(free_port)
+            node_exec "$port" "$(free_port)" "$dir" "$node_timeout"
+            pid=$!
+            disown  # no job notice when a test kills a node; stopped by pid in cluster_stop
+            wait_for 10 node_up "$pid" "$port" && break
+            kill -9 "$pid" 2>/dev/null || true
+            pid=
+        done
+        [ -n "$pid" ] || { echo "node $i did not start" >&2; return 1; }
+        CLUSTER_PIDS="$CLUSTER_PIDS $pid"
         CLUSTER_PORTS="$CLUSTER_PORTS $port"
     done
     CLUSTER_PORTS=${CLUSTER_PORTS# }
     CLUSTER_PIDS=${CLUSTER_PIDS# }
     export CLUSTER_DIR CLUSTER_PORTS CLUSTER_PIDS
-    for port in $CLUSTER_PORTS; do
-        wait_for 10 node_answers "$port" || { echo "node $port did not start" >&2; return 1; }
-    done
     local nodes=()
     for port in $CLUSTER_PORTS; do nodes+=("127.0.0.1:$port"); done
     redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes \
@@ -41,6 +41,18 @@ cluster_start() {
     CLUSTER_URL="redis-cluster://$(IFS=,; echo "${nodes[*]}")"
     export CLUSTER_URL
 }
+
+# node_exec PORT BUS_PORT DIR NODE_TIMEOUT_MS: one cluster-enabled redis-server in the background.
+# The bus port is set explicitly: port + 10000 may be taken, or above 65535.
+node_exec() {
+    redis-server --port "$1" --cluster-port "$2" --bind 127.0.0.1 --dir "$3" \
+        --cluster-enabled yes --cluster-config-file "$3/nodes.conf" \
+        --cluster-node-timeout "$4" --save '' --appendonly no --daemonize no \
+        --logfile "$3/redis.log" >/dev/null 2>&1 3>&- &
+}
+
+# node_up PID PORT: our node (not some other server on the port) is alive and answers.
+node_up() { kill -0 "$1" 2>/dev/null && node_answers "$2"; }
 
 # Stops every node by its recorded pid.
 cluster_stop() {
