@@ -69,7 +69,8 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.add_flag("--version", o.version, "Show the version and exit");
     app.add_option("-u,--url", o.urls,
                    "Redis to use: redis://[user[:password]@]host[:port][/db] or "
-                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379); given 3 or "
+                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
+                   "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
                    "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
                    "masters")
         ->envname("REDLOCK_URL");

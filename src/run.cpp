@@ -38,6 +38,7 @@ class Run {
         if (o.hold_info) info_ = this_process_info(o.command);
         if (!o.conn.quorum.empty())
             quorum_ = std::make_unique<QuorumLock>(o.conn.quorum, quorum_timeouts(o.conn));
+        conn_.set_home_key(keys_.key);  // Redis Cluster: renewals reconnect to the lock's master
     }
 
     int execute();
