@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "errors.hpp"
+#include "sentinel.hpp"
 
 namespace redlock {
 namespace {
@@ -57,7 +58,12 @@ bool parse_int(std::string_view s, int min, int max, int& out) {
 
 }  // namespace
 
+std::string masked_url(std::string_view url) {
+    return masked(url);
+}
+
 std::string Endpoint::describe() const {
+    if (is_sentinel()) return describe_sentinel(*this);
     if (is_unix()) return "unix:" + socket_path;
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
@@ -84,6 +90,7 @@ Endpoint parse_redis_url(std::string_view url) {
         }
         return ep;
     }
+    if (url.starts_with("redis-sentinel://")) return parse_sentinel_url(url);
     if (url.starts_with("rediss://")) throw bad("TLS (rediss://) is not supported yet");
     if (!url.starts_with("redis://"))
         throw bad("expected redis://host[:port][/db] or unix:///path");

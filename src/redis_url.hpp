@@ -4,8 +4,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock {
+
+// One sentinel of a redis-sentinel:// URL.
+struct SentinelAddress {
+    std::string host;
+    int port = 26379;
+};
 
 struct Endpoint {
     std::string host;  // empty for a unix socket
@@ -14,8 +21,14 @@ struct Endpoint {
     std::string user;         // ACL user; empty means the default user
     std::optional<std::string> password;
     int db = 0;
+    // redis-sentinel:// (sentinel.hpp): the master is looked up by name from these sentinels on
+    // every (re)connect; host and port above are unused. user/password/db are the master's.
+    std::string master_name;
+    std::vector<SentinelAddress> sentinels;
+    std::optional<std::string> sentinel_password;  // --sentinel-password-file
 
     bool is_unix() const { return !socket_path.empty(); }
+    bool is_sentinel() const { return !master_name.empty(); }
     // "127.0.0.1:6379", "[::1]:6380", "unix:/run/redis.sock"; never shows the password.
     std::string describe() const;
 };
@@ -23,5 +36,8 @@ struct Endpoint {
 // redis://[user[:password]@]host[:port][/db], IPv6 as [::1], and unix:///path[?db=N].
 // Throws UsageError with the reason; the message never repeats a password.
 Endpoint parse_redis_url(std::string_view url);
+
+// `url` with its password replaced by ***, for messages.
+std::string masked_url(std::string_view url);
 
 }  // namespace redlock
