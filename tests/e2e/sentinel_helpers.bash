@@ -98,7 +98,7 @@ sentinel_start() {
     return 1
 }
 
-sentinel_knows() { ncli "$1" SENTINEL get-master-addr-by-name "$MASTER_NAME" 2>/dev/null | grep -q .; }
+sentinel_knows() { ncli "$1" ${SENTINEL_AUTH:+-a "$SENTINEL_AUTH" --no-auth-warning} SENTINEL get-master-addr-by-name "$MASTER_NAME" 2>/dev/null | grep -q .; }
 
 # sentinel_master_port PORT: the master's port according to the sentinel on PORT.
 sentinel_master_port() { ncli "$1" SENTINEL get-master-addr-by-name "$MASTER_NAME" | sed -n 2p; }
