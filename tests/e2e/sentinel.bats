@@ -115,6 +115,29 @@ fail_over_to_replica() {
     refute_output --partial "lost"
 }
 
+@test "the master dies: renewals ask the sentinels again and carry on on the promoted replica" {
+    wait_for 20 sentinels_know_each_other "$S1_PORT"
+    wait_for 20 sentinel_sees_replica "$S1_PORT"
+    rl_start -v -u "$SENTINEL_URL" -t 10s job -- "${LONG_JOB[@]}"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    local started_at
+    started_at=$(now_ms)
+    node_stop "$MASTER_PID"
+    wait_for 30 sentinel_points_to "$S1_PORT" "$REPLICA_PORT"
+    wait_for 30 role_is "$REPLICA_PORT" master
+    local before
+    before=$(ncli "$REPLICA_PORT" PTTL job)
+    wait_for 10 pttl_above "$REPLICA_PORT" job "$before"
+    echo "failover and first renewal on the new master after $(($(now_ms) - started_at))ms" >&3
+    touch "$BATS_TEST_TMPDIR/stop"
+    rl_finish 10
+    [ "$RL_STATUS" = 0 ]
+    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    run cat "$RL_ERR"
+    assert_output --partial "says master '$MASTER_NAME' is at 127.0.0.1:$REPLICA_PORT"
+    refute_output --partial "lost"
+}
+
 @test "a failover to a replica that lacks the key loses the lock: the command is stopped, exit 76, no re-acquire" {
     rl_start -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"

@@ -111,6 +111,12 @@ sentinel_sees_replica() {
     grep -qx 'slave' <<<"$out" && grep -qx 'ok' <<<"$out"
 }
 
+# sentinels_know_each_other PORT: the sentinel on PORT has found the two others (needed before
+# they can agree that a master is down).
+sentinels_know_each_other() {
+    [ "$(ncli "$1" SENTINEL master "$MASTER_NAME" | grep -A1 -x num-other-sentinels | tail -1)" -ge 2 ]
+}
+
 # sentinel_points_to SENTINEL_PORT PORT: that sentinel names the node on PORT as master.
 sentinel_points_to() { [ "$(sentinel_master_port "$1")" = "$2" ]; }
 
