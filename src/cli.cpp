@@ -30,7 +30,8 @@ constexpr const char* usage_text =
 
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
-    "64 usage; 65 key is not a lock; 69 Redis unreachable; 70 internal; 76 lock lost;\n"
+    "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
+    "--min-replicas); 70 internal; 76 lock lost;\n"
     "77 auth refused; 124 --max-runtime exceeded; 126 command not executable;\n"
     "127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";

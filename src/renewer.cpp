@@ -116,8 +116,10 @@ void Renewer::run() {
                 format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
             next = sent + every_;
             backoff = Millis(50);
-            std::lock_guard lock(mutex_);
-            last_failure_.clear();
+            {
+                std::lock_guard lock(mutex_);
+                last_failure_.clear();
+            }
         } catch (const Cancelled&) {
             return;
         } catch (const DataError& e) {

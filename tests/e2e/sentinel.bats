@@ -47,6 +47,13 @@ fail_over_to_replica() {
     assert_output --regexp '^[0-9a-f]{32}$'
 }
 
+@test "a nested run for the same lock through the same sentinel URL runs directly" {
+    run "$RL" -u "$SENTINEL_URL" job -- "$RL" -v -u "$SENTINEL_URL" job -- echo inner
+    assert_success
+    assert_output --partial "is held by a parent redlock-run (token verified)"
+    assert_line inner
+}
+
 @test "an unreachable sentinel is skipped for the next one" {
     local dead
     dead=$(free_port)
@@ -83,11 +90,14 @@ fail_over_to_replica() {
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
 
-@test "status and release work through the sentinels" {
+@test "status, list and release work through the sentinels" {
     hold job -u "$SENTINEL_URL"
     run "$RL" status -u "$SENTINEL_URL" job
     assert_success
     assert_output --partial "state:    held"
+    run "$RL" list -u "$SENTINEL_URL"
+    assert_success
+    assert_output --partial "job"
     run "$RL" release -u "$SENTINEL_URL" --force job
     assert_success
     assert_output --partial "released lock 'job'"
