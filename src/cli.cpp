@@ -31,7 +31,8 @@ constexpr const char* usage_text =
 
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
-    "64 usage; 65 key is not a lock; 69 Redis unreachable; 70 internal; 76 lock lost;\n"
+    "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
+    "--min-replicas); 70 internal; 76 lock lost;\n"
     "77 auth refused; 124 --max-runtime exceeded; 126 command not executable;\n"
     "127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
@@ -57,6 +58,9 @@ struct RawOptions {
     std::string max_runtime;
     bool syslog = false;
     bool hold_info = false;
+    std::string min_replicas = "0";
+    std::string replica_timeout = "100ms";
+    std::string sentinel_password_file;
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -80,6 +84,10 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.add_option("--password-file", o.password_file,
                    "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
         ->envname("REDLOCK_PASSWORD_FILE");
+    app.add_option("--sentinel-password-file", o.sentinel_password_file,
+                   "With a redis-sentinel:// URL: the sentinels' password, from the first line "
+                   "of FILE (the URL's password is the master's)")
+        ->envname("REDLOCK_SENTINEL_PASSWORD_FILE");
     app.add_option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key")
         ->envname("REDLOCK_PREFIX");
     app.add_option("--connect-timeout", o.connect_timeout,
@@ -129,6 +137,13 @@ void add_run_options(CLI::App& app, RawOptions& o) {
                  "Record host, pid, user and command line beside the lock, for busy messages "
                  "and status")
         ->envname("REDLOCK_HOLD_INFO");
+    app.add_option("--min-replicas", o.min_replicas,
+                   "After the acquire and each renewal, WAIT until N replicas have it; too few: "
+                   "release and exit 69 (default 0: no WAIT)")
+        ->envname("REDLOCK_MIN_REPLICAS");
+    app.add_option("--replica-timeout", o.replica_timeout,
+                   "How long each WAIT for --min-replicas may take (default 100ms)")
+        ->envname("REDLOCK_REPLICA_TIMEOUT");
 }
 
 // The operator commands' own options. Every scan knows them, so "--json status" and "status
@@ -279,11 +294,37 @@ ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     }
     if (!c.quorum.empty()) c.endpoint = c.quorum.front();
     c.node_timeout = duration_option(raw.node_timeout, "--node-timeout");
+    if (!raw.sentinel_password_file.empty()) {
+        if (!c.endpoint.is_sentinel())
+            throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
+        c.endpoint.sentinel_password = read_password_file(raw.sentinel_password_file);
+    }
     c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
     c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
     c.prefix = raw.prefix;
     c.verbose = raw.verbose;
     return c;
+}
+
+// --min-replicas and --replica-timeout. Every renewal WAITs too, so a WAIT that times out must
+// leave time for another renewal before the lease ends.
+ReplicaPolicy replica_policy(const RawOptions& raw, const Scan& scan, const RunOptions& r) {
+    ReplicaPolicy p;
+    // 100 is far beyond any real replica set; more is a typo, not a deployment.
+    p.min_replicas = int_option(raw.min_replicas, "--min-replicas", 0, 100);
+    p.timeout = duration_option(raw.replica_timeout, "--replica-timeout");
+    if (!p.enabled()) {
+        if (scan.given.contains("replica-timeout"))
+            throw UsageError("--replica-timeout needs --min-replicas N with N above 0");
+        return p;
+    }
+    Millis room = (r.ttl - r.renew_every) / 4;
+    if (p.timeout > room)
+        throw UsageError(fmt::format(
+            "--replica-timeout ({}) must be at most a quarter of --ttl minus --renew-every ({}) "
+            "so that a renewal whose WAIT times out can be retried before the lock expires",
+            format_duration(p.timeout), format_duration(room)));
+    return p;
 }
 
 RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name,
@@ -334,6 +375,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (!raw.max_runtime.empty()) r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
+    r.replicas = replica_policy(raw, scan, r);
     r.command = std::move(command);
     return r;
 }

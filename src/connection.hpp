@@ -54,6 +54,11 @@ class Connection {
     // a renewal must not spend longer reconnecting than its lease has left.
     void ensure_connected(std::optional<Deadline> cap = std::nullopt);
     void close();
+    // Sentinel endpoints only: asks the sentinels where the master is now and, if it moved,
+    // closes the connection so that the next command goes to the new one. SENTINEL FAILOVER
+    // leaves the old master writable for seconds, so waiting for READONLY is not enough. When no
+    // sentinel answers by `cap`, the connection is left as it is.
+    void follow_master(Deadline cap);
     bool connected() const;
     const Endpoint& endpoint() const { return endpoint_; }
     const Timeouts& timeouts() const { return timeouts_; }
@@ -80,6 +85,7 @@ class Connection {
     std::optional<Socket> socket_;
     std::unique_ptr<redisReader, ReaderDeleter> reader_;
     std::unique_ptr<ClusterRouter> cluster_;
+    std::string master_;  // sentinel endpoints: the address of the master we are connected to
 };
 
 // Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,

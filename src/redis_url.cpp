@@ -6,6 +6,7 @@
 
 #include "cluster_url.hpp"
 #include "errors.hpp"
+#include "sentinel.hpp"
 
 namespace redlock {
 namespace {
@@ -58,8 +59,13 @@ bool parse_int(std::string_view s, int min, int max, int& out) {
 
 }  // namespace
 
+std::string masked_url(std::string_view url) {
+    return masked(url);
+}
+
 std::string Endpoint::describe() const {
     if (is_cluster()) return describe_cluster(*this);
+    if (is_sentinel()) return describe_sentinel(*this);
     if (is_unix()) return "unix:" + socket_path;
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
@@ -87,6 +93,7 @@ Endpoint parse_redis_url(std::string_view url) {
         }
         return ep;
     }
+    if (url.starts_with("redis-sentinel://")) return parse_sentinel_url(url);
     if (url.starts_with("rediss://")) throw bad("TLS (rediss://) is not supported yet");
     if (!url.starts_with("redis://"))
         throw bad("expected redis://host[:port][/db] or unix:///path");

@@ -26,6 +26,8 @@ class Renewable {
     virtual void set_cancel_fd(int fd) = 0;
     // The longest a single renewal may take before it counts as failed.
     virtual Millis renew_timeout() const = 0;
+    // Before each renewal: find out where the lock's node is now (Sentinel), by `cap` at most.
+    virtual void follow_master(Deadline /*cap*/) {}
 };
 
 // Lease margin for one node (see lease_margin() in renewer.hpp).
@@ -40,6 +42,7 @@ class SingleNodeLease : public Renewable {
     Deadline lease_end(Deadline sent, Millis ttl) const override;
     void set_cancel_fd(int fd) override { node_.connection().set_cancel_fd(fd); }
     Millis renew_timeout() const override { return node_.connection().timeouts().command; }
+    void follow_master(Deadline cap) override { node_.connection().follow_master(cap); }
 
   private:
     LockNode& node_;

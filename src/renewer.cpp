@@ -77,6 +77,11 @@ std::string Renewer::lost_reason() const {
     return lost_reason_;
 }
 
+std::string Renewer::last_failure() const {
+    std::lock_guard lock(mutex_);
+    return last_failure_;
+}
+
 void Renewer::report_lost(std::string reason) {
     {
         std::lock_guard lock(mutex_);
@@ -97,17 +102,24 @@ void Renewer::run() {
         Deadline deadline = std::min(sent + lock_.renew_timeout(), valid_until);
         if (deadline <= sent) return;  // the main loop declares the loss at valid_until
         try {
+            // Half the time at most, so an unreachable sentinel leaves the renewal its share.
+            lock_.follow_master(sent + (deadline - sent) / 2);
             RenewResult r = lock_.renew(keys_, token_, ttl_, deadline);
             if (r == RenewResult::not_owner) {
                 report_lost("the key no longer holds this run's token");
                 return;
             }
+            if (confirm_) confirm_(valid_until);
             valid_until_ns_ = lock_.lease_end(sent, ttl_).time_since_epoch().count();
             log::verbose(
                 "renewed lock '{}' in {}", keys_.key,
                 format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
             next = sent + every_;
             backoff = Millis(50);
+            {
+                std::lock_guard lock(mutex_);
+                last_failure_.clear();
+            }
         } catch (const Cancelled&) {
             return;
         } catch (const DataError& e) {
@@ -115,6 +127,10 @@ void Renewer::run() {
             return;
         } catch (const std::exception& e) {
             // Transient: timeouts, resets, failover errors. Keep trying until the lease runs out.
+            {
+                std::lock_guard lock(mutex_);
+                last_failure_ = e.what();
+            }
             log::verbose("renewing lock '{}' failed, retrying in {}: {}", keys_.key,
                          format_duration(backoff), e.what());
             next = BootClock::now() + backoff;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -33,6 +34,11 @@ class Renewer {
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
 
+    // Called after each renewal Redis accepted, before the lease is extended, with the lease's
+    // current end; throwing counts as a failed renewal (retried until the lease runs out).
+    // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
+    void set_confirm(std::function<void(Deadline)> confirm) { confirm_ = std::move(confirm); }
+
     void start();
     // Stops and joins the thread; aborts an in-flight renewal at once. Idempotent.
     void stop();
@@ -41,6 +47,8 @@ class Renewer {
     int event_fd() const { return event_.get(); }
     Deadline valid_until() const { return Deadline(BootClock::duration(valid_until_ns_.load())); }
     std::string lost_reason() const;
+    // Why the latest renewal attempt failed ("" after a success), for the lost-lock message.
+    std::string last_failure() const;
 
   private:
     void run();
@@ -57,6 +65,8 @@ class Renewer {
     Fd event_;
     mutable std::mutex mutex_;
     std::string lost_reason_;
+    std::string last_failure_;
+    std::function<void(Deadline)> confirm_;
     std::thread thread_;
 };
 

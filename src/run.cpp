@@ -16,6 +16,7 @@
 #include "quorum_wait.hpp"
 #include "reentry.hpp"
 #include "renewer.hpp"
+#include "replicas.hpp"
 #include "signals.hpp"
 #include "token.hpp"
 #include "waiter.hpp"
@@ -25,6 +26,11 @@ namespace {
 
 Millis since(Deadline start) {
     return std::chrono::duration_cast<Millis>(BootClock::now() - start);
+}
+
+std::string last_failure_text(const Renewer& renewer) {
+    std::string why = renewer.last_failure();
+    return why.empty() ? why : fmt::format(" (last renewal error: {})", why);
 }
 
 class Run {
@@ -90,6 +96,7 @@ bool Run::acquire() {
         fence_ = w.last.fence;
         log::verbose("acquired lock '{}' on {} (fence {}) in {}", keys_.key, node_.describe(),
                      fence_, format_duration(since(lease_start_)));
+        if (opt_.replicas.enabled()) confirm_acquired(node_, keys_, token_, opt_.replicas);
         return true;
     }
     if (!opt_.quiet) log::info("{}", busy_message(w.last));
@@ -150,9 +157,10 @@ int Run::supervise(Child& child, Renewer& renewer) {
         if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
                  fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
-                             "Redis may give the lock to someone else",
+                             "Redis may give the lock to someone else{}",
                              format_duration(
-                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now)))),
+                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now))),
+                             last_failure_text(renewer)),
                  lease_end);
         if (kill_at_ && now >= *kill_at_) {
             log::error(
@@ -208,6 +216,8 @@ void Run::release(Millis keep) {
         log::warning("could not release lock '{}' ({}); it expires by itself within {}", keys_.key,
                      e.what(), format_duration(opt_.ttl));
     };
+    // After a failover the release must reach the new master, as the renewals do.
+    conn_.follow_master(BootClock::now() + opt_.conn.timeouts.connect);
     for (int attempt = 1;; ++attempt) {
         try {
             switch (node_.release(keys_, token_, keep)) {
@@ -329,6 +339,11 @@ int Run::execute() {
     {
         Renewer renewer(quorum_ ? static_cast<Renewable&>(*quorum_) : single_lease_, keys_, token_,
                         opt_.ttl, opt_.renew_every, lease_start_);
+        if (opt_.replicas.enabled())
+            renewer.set_confirm([this](Deadline lease_end) {
+                confirm_replicated(conn_, opt_.replicas,
+                                   fmt::format("the renewal of lock '{}'", keys_.key), lease_end);
+            });
         renewer.start();
         status = supervise(*child, renewer);
     }  // the renewer is stopped and joined before release: it must never outlive the lock
