@@ -8,6 +8,7 @@
 #include "child.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
+#include "eviction_check.hpp"
 #include "holder.hpp"
 #include "lock.hpp"
 #include "log.hpp"
@@ -66,6 +67,7 @@ class Run {
 };
 
 bool Run::acquire() {
+    if (opt_.conn.verbose) warn_if_evicting(conn_);
     WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
                                    opt_.wait.value_or(Millis(0)), signals_);
     if (w.interrupted_by) {

@@ -33,7 +33,7 @@ const Script& renew();
 const Script& release();
 const Script& status();         // read-only: token, TTL, fence and holder info of one lock
 const Script& force_release();  // release --force
-const Script& wake();
+const Script& abandon();        // give up: compare-and-delete our lock, leave the queue
 }  // namespace scripts
 
 }  // namespace redlock

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "acquire_retry.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
@@ -20,19 +21,23 @@ std::optional<int> stopping_signal(SignalEvents& signals) {
     return std::nullopt;
 }
 
-// Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts.
-void leave_queue(LockNode& node, const LockKeys& keys, const std::string& token) {
+// Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
+// lock an unanswered acquire took expires by its TTL.
+void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl) {
     try {
-        node.leave_queue(keys, token);
+        if (node.abandon(keys, token))
+            log::warning("lock '{}' had been taken by an acquire whose reply was lost; released it",
+                         keys.key);
     } catch (const std::exception& e) {
-        log::verbose("could not leave the queue of lock '{}': {}", keys.key, e.what());
+        log::warning(
+            "could not give up lock '{}' cleanly ({}); if an unanswered acquire took it, it "
+            "expires by itself within {}",
+            keys.key, e.what(), format_duration(ttl));
     }
 }
 
-}  // namespace
-
-WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
-                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals) {
+WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
+                     const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
     Connection& conn = node.connection();
@@ -43,11 +48,12 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
-            if (attempt > 1) leave_queue(node, keys, token);
+            if (attempt > 1) abandon(node, keys, token, ttl);
             return result;
         }
-        result.lease_start = BootClock::now();
-        result.last = node.acquire(keys, token, ttl, info, queueing);
+        AcquireAttempt sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
+        result.last = sent.result;
+        result.lease_start = sent.sent;
         if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
             // Told to stop while the acquire was in flight: give the lock straight back (which
             // wakes the next waiter) rather than start the command.
@@ -70,7 +76,7 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
         }
         Deadline now = BootClock::now();
         if (now >= give_up) {
-            if (waiting) leave_queue(node, keys, token);
+            if (waiting) abandon(node, keys, token, ttl);
             return result;
         }
 
@@ -96,6 +102,21 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
             throw;
         }
         conn.set_cancel_fd(-1);
+    }
+}
+
+}  // namespace
+
+WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
+                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals) {
+    bool reached = false;  // an acquire may have reached Redis: we may be queued, or even hold it
+    try {
+        return wait_loop(node, keys, token, ttl, info, wait, signals, reached);
+    } catch (...) {
+        // Whatever ends the run now (Redis gone, an error reply, a lost reply twice), it must not
+        // leave a lock of ours, or a place in the queue, behind.
+        if (reached) abandon(node, keys, token, ttl);
+        throw;
     }
 }
 
