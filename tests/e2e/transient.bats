@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Server trouble while the lock is held: READONLY (demoted to a replica), MASTERDOWN, CLIENT
+# Server trouble while the lock is held: READONLY (demoted to a replica), MASTERDOWN, LOADING, CLIENT
 # PAUSE and DEBUG SLEEP are transient until the local lease deadline, and only that deadline or a
 # "token gone" answer means lost. Also: no renewal reaches Redis after the release, and the
 # maxmemory-policy warning.
@@ -55,6 +55,28 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     assert_equal "$RL_STATUS" 0
     [ ! -e "$d/termed" ]
     key_absent stale
+}
+
+@test "LOADING renewals while a restarted server reads its data: retried, the lock kept" {
+    redis_stop
+    # Snapshot on shutdown, and load it slowly (200us a key) while answering LOADING.
+    redis_start --save "3600 1" --key-load-delay 200 --loading-process-events-interval-bytes 1024
+    rcli EVAL "for i = 1, 5000 do redis.call('SET', 'filler' .. i, string.rep('x', 100)) end" 0 \
+        >/dev/null
+    local d=$BATS_TEST_TMPDIR
+    rl_start -v -t 6s --renew-every 200ms loading -- sh -c "$GATED" "$d"
+    wait_for 5 file_exists "$d/ready"
+    local token
+    token=$(rcli GET loading)
+    redis_restart
+    wait_for 10 file_contains "$RL_ERR" "renewing lock 'loading' failed, retrying in .*LOADING"
+    wait_for 10 renewed_after LOADING
+    [ "$(rcli GET loading)" = "$token" ]
+    touch "$d/go"
+    rl_finish 10
+    assert_equal "$RL_STATUS" 0
+    [ ! -e "$d/termed" ]
+    key_absent loading
 }
 
 @test "a demotion that outlasts the lease stops the command at the local deadline, exit 76" {
