@@ -49,3 +49,6 @@ script_sha() {
         *) cat "$dir/$1.lua" ;;
     esac | sha1sum | cut -d' ' -f1
 }
+
+# file_matches FILE ERE: like file_contains, with an extended regular expression.
+file_matches() { grep -qE -- "$2" "$1" 2>/dev/null; }
