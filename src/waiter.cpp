@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "acquire_retry.hpp"
+#include "backoff.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
@@ -45,6 +47,7 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
     // The first busy attempt joins the queue's end; later ones keep the place.
     const Queueing queueing = waiting ? Queueing::wait : Queueing::none;
     WaitResult result;
+    Backoff interrupted(Millis(50), Millis(1000));  // between BLPOPs whose connection broke
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
@@ -95,8 +98,19 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
                 {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
                 BootClock::now() + block + conn.timeouts().command);
             check(r, fmt::format("waiting for lock '{}'", keys.key));
+            interrupted.reset();
         } catch (const Cancelled&) {
             // A signal arrived; the top of the loop decides whether it ends the wait.
+        } catch (const RedisUnavailable& e) {
+            conn.set_cancel_fd(-1);
+            if (conn.connected()) throw;  // an error reply to BLPOP itself: not transient
+            // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
+            // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
+            // the queue and looks again; if Redis is really gone, that attempt fails.
+            Millis delay = interrupted.next();
+            log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}",
+                         keys.key, e.what(), format_duration(delay));
+            std::this_thread::sleep_for(delay);
         } catch (...) {
             conn.set_cancel_fd(-1);
             throw;
