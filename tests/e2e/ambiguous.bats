@@ -13,6 +13,12 @@ setup() {
     "$RL" warmup -- true
 }
 teardown() {
+    touch "$BATS_TEST_TMPDIR/go"
+    local pid
+    for pid in ${HOLDER:-} ${FIRST:-}; do
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     rl_cleanup
     proxy_stop
     redis_stop
@@ -77,7 +83,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     proxy_start --drop 1 --mode close
     rl_start -v --wait 30s -u "$PROXY_URL" queued -- touch "$BATS_TEST_TMPDIR/ran"
     wait_for 5 file_contains "$RL_ERR" "no reply to the acquire of lock 'queued'"
-    wait_for 5 test "$(rcli LLEN '{queued}:wait')" = 1
+    wait_for 5 queue_length_is queued 1
     # Its re-send found its token already queued and did not queue it twice.
     [ "$(rcli LRANGE '{queued}:wait' 0 -1 | wc -l)" = 1 ]
     touch "$BATS_TEST_TMPDIR/go"
@@ -91,9 +97,9 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     hold_until strand "$BATS_TEST_TMPDIR/go" -t 10m
     # A first waiter queues normally. The second one's busy attempt queues it too, but that reply
     # and the re-send's are lost: it gives up, and must take itself out of the queue.
-    "$RL" --wait 30s strand -- touch "$BATS_TEST_TMPDIR/first" &
-    local first=$!
-    wait_for 5 test "$(rcli LLEN '{strand}:wait')" = 1
+    "$RL" --wait 30s strand -- touch "$BATS_TEST_TMPDIR/first" 3>&- &
+    FIRST=$!
+    wait_for 5 queue_length_is strand 1
     proxy_start --drop 2 --mode close
     rl_start --wait 3s -t 10m -u "$PROXY_URL" strand -- touch "$BATS_TEST_TMPDIR/gaveup"
     rl_finish 20
@@ -102,6 +108,6 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     assert_equal "$(rcli LLEN '{strand}:wait')" 1
     touch "$BATS_TEST_TMPDIR/go"
     wait "$HOLDER"
-    wait "$first"
+    wait "$FIRST"
     [ -e "$BATS_TEST_TMPDIR/first" ]
 }

@@ -20,8 +20,6 @@ teardown() {
     redis_stop
 }
 
-blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
-queue_length_is() { [ "$(rcli LLEN "{$1}:wait")" = "$2" ]; }
 
 @test "a wake-up taken by a waiter that then dies is not lost: the next one gets the lock after one bounded recheck" {
     local d=$BATS_TEST_TMPDIR

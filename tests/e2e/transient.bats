@@ -227,16 +227,16 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     hold_until killed "$d/go"
     "$RL" --wait 30s killed -- true 3>&- &
     local first=$!
-    wait_for 5 test "$(rcli LLEN '{killed}:wait')" = 1
+    wait_for 5 queue_length_is killed 1
     rl_start -v --wait 30s killed -- touch "$d/ran"
-    wait_for 5 test "$(rcli LLEN '{killed}:wait')" = 2
+    wait_for 5 queue_length_is killed 2
     local second_token
     second_token=$(rcli LINDEX '{killed}:wait' 1)
     # Every client but redis-cli's own: both waiters' BLPOPs and the holder's connection.
     rcli CLIENT KILL TYPE normal >/dev/null
     wait_for 5 file_contains "$RL_ERR" "waiting for lock 'killed' was interrupted"
     # Blocked again, still second in line.
-    wait_for 5 test "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = 2
+    wait_for 5 blocked_is 2
     assert_equal "$(rcli LINDEX '{killed}:wait' 1)" "$second_token"
     touch "$d/go"
     wait "$HOLDER"
