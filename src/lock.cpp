@@ -16,11 +16,11 @@ long long integer(const redisReply& r, std::string_view what) {
 
 }  // namespace
 
-void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
-    Reply reply = scripts::wake().run(conn_, {keys.key, keys.wait},
-                                      {std::to_string(wake_linger.count()), keys.wake, token},
-                                      BootClock::now() + conn_.timeouts().command);
-    check(reply, fmt::format("leaving the queue of lock '{}'", keys.key));
+bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
+    Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
+                                         {token, std::to_string(wake_linger.count()), keys.wake},
+                                         BootClock::now() + conn_.timeouts().command);
+    return integer(check(reply, fmt::format("giving up lock '{}'", keys.key)), "abandon") == 1;
 }
 
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,

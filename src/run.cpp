@@ -9,6 +9,7 @@
 #include "child.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
+#include "eviction_check.hpp"
 #include "holder.hpp"
 #include "lock.hpp"
 #include "log.hpp"
@@ -83,6 +84,7 @@ class Run {
 
 bool Run::acquire() {
     if (quorum_) return acquire_quorum();
+    if (opt_.conn.verbose) warn_if_evicting(conn_);
     WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
                                    opt_.wait.value_or(Millis(0)), signals_);
     if (w.interrupted_by) {
