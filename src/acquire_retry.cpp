@@ -16,18 +16,20 @@ AcquireAttempt acquire_resolving(LockNode& node, const LockKeys& keys, const std
     Connection& conn = node.connection();
     for (int send = 1;; ++send) {
         conn.ensure_connected();  // failing here, nothing was sent: an ordinary error
-        reached = true;
         AcquireAttempt attempt;
         attempt.sent = BootClock::now();
         try {
             attempt.result = node.acquire(keys, token, ttl, info, queueing);
+            // A busy answer to a waiter has queued it; an error reply has changed nothing.
+            if (attempt.result.acquired || queueing == Queueing::wait) reached = true;
             if (send > 1 && attempt.result.acquired)
                 log::verbose("the lost reply had taken lock '{}' (or this send did)", keys.key);
             return attempt;
-        } catch (const RedisUnavailable& e) {
-            // An error reply leaves the connection open: Redis answered, nothing is unknown.
-            // Connection closes it on every I/O failure, and only then may the reply be lost.
-            if (conn.connected() || send >= acquire_sends) throw;
+        } catch (const ReplyLost& e) {
+            // Only a lost reply is retried: an error reply (READONLY, a Redis Cluster redirect
+            // loop, ...) is an answer, and nothing about the attempt is unknown.
+            reached = true;
+            if (send >= acquire_sends) throw;
             Millis delay = backoff.next();
             log::verbose(
                 "no reply to the acquire of lock '{}' ({}); it may have been taken, asking "

@@ -24,8 +24,9 @@ struct AcquireAttempt {
 
 // Sends the acquire, and again with the same token while its reply is lost (jittered backoff in
 // between), up to acquire_sends times; then rethrows the last error. Error replies (READONLY,
-// WRONGTYPE, ...) are answers and are thrown at once. `reached` becomes true once a send may have
-// reached Redis: from then on, giving up must go through LockNode::abandon.
+// WRONGTYPE, ...) are answers and are thrown at once. `reached` becomes true once Redis may hold
+// something of ours (the lock, a place in the queue, or an unknown outcome): from then on,
+// giving up must go through LockNode::abandon.
 AcquireAttempt acquire_resolving(LockNode& node, const LockKeys& keys, const std::string& token,
                                  Millis ttl, const HolderInfo* info, Queueing queueing,
                                  bool& reached);

@@ -139,9 +139,15 @@ Reply Connection::command(const std::vector<std::string>& argv, Deadline deadlin
         // The master was demoted (a failover): drop it, so the next command asks the sentinels.
         if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
         return reply;
-    } catch (...) {
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
         // A timed-out or cancelled command may still be answered later; that late reply
         // must never be read as the answer to the next command.
+        close();
+        throw ReplyLost(e.what());
+    } catch (...) {
         close();
         throw;
     }
@@ -159,8 +165,14 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
         replies.reserve(commands.size());
         for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
         return replies;
-    } catch (...) {
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
         close();  // as in command(): unread replies must not be taken for later answers
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
         throw;
     }
 }

@@ -101,9 +101,9 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             interrupted.reset();
         } catch (const Cancelled&) {
             // A signal arrived; the top of the loop decides whether it ends the wait.
-        } catch (const RedisUnavailable& e) {
+        } catch (const ReplyLost& e) {
+            // (An error reply to BLPOP itself is not transient and ends the wait below.)
             conn.set_cancel_fd(-1);
-            if (conn.connected()) throw;  // an error reply to BLPOP itself: not transient
             // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
             // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
             // the queue and looks again; if Redis is really gone, that attempt fails.
