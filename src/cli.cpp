@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <set>
 
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
+#include "secrets.hpp"
 
 namespace redlock {
 namespace {
@@ -54,6 +54,7 @@ struct RawOptions {
     std::string max_runtime;
     bool syslog = false;
     bool hold_info = false;
+    bool keep_env = false;
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -69,7 +70,8 @@ void add_common_options(CLI::App& app, RawOptions& o) {
                    "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379)")
         ->envname("REDLOCK_URL");
     app.add_option("--password-file", o.password_file,
-                   "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
+                   "Read the Redis password from the first line of FILE (else the URL's, "
+                   "REDLOCK_PASSWORD or REDISCLI_AUTH)")
         ->envname("REDLOCK_PASSWORD_FILE");
     app.add_option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key")
         ->envname("REDLOCK_PREFIX");
@@ -120,6 +122,10 @@ void add_run_options(CLI::App& app, RawOptions& o) {
                  "Record host, pid, user and command line beside the lock, for busy messages "
                  "and status")
         ->envname("REDLOCK_HOLD_INFO");
+    app.add_flag("--keep-env", o.keep_env,
+                 "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
+                 "to COMMAND (removed by default: they may carry the password)")
+        ->envname("REDLOCK_KEEP_ENV");
 }
 
 // The operator commands' own options. Every scan knows them, so "--json status" and "status
@@ -235,16 +241,6 @@ int int_option(const std::string& text, const char* option, int min, int max) {
     return v;
 }
 
-std::string read_password_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw UsageError(fmt::format("cannot read the password file '{}'", path));
-    std::string line;
-    std::getline(in, line);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) throw UsageError(fmt::format("the password file '{}' is empty", path));
-    return line;
-}
-
 ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     ConnectionOptions c;
     c.endpoint = parse_redis_url(raw.url);
@@ -252,11 +248,7 @@ ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
         log::warning(
             "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
             "--password-file instead");
-    if (!raw.password_file.empty()) {
-        c.endpoint.password = read_password_file(raw.password_file);
-    } else if (!c.endpoint.password) {
-        if (const char* env = std::getenv("REDISCLI_AUTH"); env && *env) c.endpoint.password = env;
-    }
+    c.endpoint.password = resolve_password(raw.password_file, c.endpoint.password);
     c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
     c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
     c.prefix = raw.prefix;
@@ -305,6 +297,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (!raw.max_runtime.empty()) r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
+    r.keep_env = raw.keep_env;
     r.command = std::move(command);
     return r;
 }

@@ -35,6 +35,7 @@ struct RunOptions {
     std::optional<Millis> max_runtime;  // stop the command after this long (exit 124)
     bool syslog = false;                // messages also go to syslog
     bool hold_info = false;             // record host, pid, user, command beside the lock
+    bool keep_env = false;              // the command inherits the password variables too
 };
 
 // The operator commands (status, list, release): which lock or locks, and how to report.

@@ -9,12 +9,18 @@
 namespace redlock {
 namespace {
 
-// The URL with its password replaced, so that error messages can quote it.
+// The URL with its password replaced, so that error messages can quote it. A URL mistyped
+// without "://" ("redis:/u:pw@host") still has its password between the last ':' before the
+// '@' and the '@': everything after the scheme up to the '@' is masked then.
 std::string masked(std::string_view url) {
-    auto scheme_end = url.find("://");
     auto at = url.rfind('@');
-    if (scheme_end == std::string_view::npos || at == std::string_view::npos || at < scheme_end)
-        return std::string(url);
+    if (at == std::string_view::npos) return std::string(url);
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos || scheme_end > at) {
+        auto colon = url.find(':');
+        if (colon == std::string_view::npos || colon > at) return std::string(url);
+        return fmt::format("{}:***{}", url.substr(0, colon), url.substr(at));
+    }
     auto userinfo = url.substr(scheme_end + 3, at - scheme_end - 3);
     auto colon = userinfo.find(':');
     if (colon == std::string_view::npos) return std::string(url);

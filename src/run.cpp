@@ -13,6 +13,7 @@
 #include "log.hpp"
 #include "reentry.hpp"
 #include "renewer.hpp"
+#include "secrets.hpp"
 #include "signals.hpp"
 #include "token.hpp"
 #include "waiter.hpp"
@@ -281,6 +282,8 @@ int Run::execute() {
 int run_command(const RunOptions& options) {
     log::set_verbose(options.conn.verbose);
     log::set_syslog(options.syslog);
+    // Before the command can inherit the environment, by either path below.
+    if (!options.keep_env) scrub_secret_environment();
     exec_if_held_by_ancestor(options);  // before Run blocks signals: the command inherits the mask
     Run run(options);
     return run.execute();
