@@ -11,6 +11,8 @@
 
 #include "duration.hpp"
 #include "errors.hpp"
+#include "excerpt.hpp"
+#include "lock_name.hpp"
 #include "log.hpp"
 #include "secrets.hpp"
 
@@ -236,8 +238,8 @@ int int_option(const std::string& text, const char* option, int min, int max) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
-        throw UsageError(
-            fmt::format("invalid value '{}' for {}: expected {}-{}", text, option, min, max));
+        throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
+                                     option, min, max));
     return v;
 }
 
@@ -262,8 +264,14 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.conn = connection_options(raw, scan);
     r.name = std::move(name);
     r.ttl = duration_option(raw.ttl, "--ttl");
-    r.renew_every = raw.renew_every.empty() ? std::max(Millis(1), r.ttl / 3)
-                                            : duration_option(raw.renew_every, "--renew-every");
+    // An option given with an empty value ("--wait ''", a variable expanding to nothing) is a
+    // mistake to report, not the option left out.
+    auto given = [&](const std::string& value, const char* option) {
+        return !value.empty() || scan.given.contains(option);
+    };
+    r.renew_every = given(raw.renew_every, "renew-every")
+                        ? duration_option(raw.renew_every, "--renew-every")
+                        : std::max(Millis(1), r.ttl / 3);
     // At most half: a renewal that fails must have time for retries before the lease ends,
     // or the first hiccup loses the lock.
     if (r.renew_every > r.ttl / 2)
@@ -279,7 +287,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
         r.wait.reset();
     else if (raw.wait == "forever")
         r.wait = Millis::max();
-    else if (!raw.wait.empty())
+    else if (given(raw.wait, "wait"))
         r.wait = duration_option(raw.wait, "--wait");
     r.conflict_exit_code = int_option(raw.conflict_exit_code, "--conflict-exit-code", 0, 255);
     r.quiet = raw.quiet;
@@ -290,11 +298,13 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     else if (raw.on_lost == "ignore")
         r.on_lost = OnLost::ignore;
     else
-        throw UsageError(fmt::format(
-            "invalid value '{}' for --on-lost: expected term, kill or ignore", raw.on_lost));
+        throw UsageError(
+            fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
+                        excerpt(raw.on_lost)));
     r.kill_after = duration_option(raw.kill_after, "--kill-after");
-    if (!raw.min_hold.empty()) r.min_hold = duration_option(raw.min_hold, "--min-hold");
-    if (!raw.max_runtime.empty()) r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
+    if (given(raw.min_hold, "min-hold")) r.min_hold = duration_option(raw.min_hold, "--min-hold");
+    if (given(raw.max_runtime, "max-runtime"))
+        r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
     r.keep_env = raw.keep_env;
@@ -441,7 +451,7 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
 
     if (scan.next >= args.size()) throw UsageError("missing the lock NAME (see --help)");
     std::string name = args[scan.next];
-    if (name.empty()) throw UsageError("the lock NAME must not be empty");
+    check_lock_name(name, raw.prefix);
     std::vector<std::string> rest(args.begin() + static_cast<long>(scan.next) + 1, args.end());
 
     // flock's order, "NAME -c CMD", is accepted too: nothing else after NAME can be an option.

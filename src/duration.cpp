@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "errors.hpp"
+#include "excerpt.hpp"
 
 namespace redlock {
 namespace {
@@ -27,7 +28,8 @@ std::int64_t unit_millis(std::string_view unit) {
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what) {
     auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid duration '{}' for {}: {}", text, what, why));
+        return UsageError(
+            fmt::format("invalid duration '{}' for {}: {}", excerpt(text), what, why));
     };
     if (text.empty()) throw bad("empty");
     std::int64_t total = 0;

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <sys/un.h>
+
 #include <charconv>
 
 #include "errors.hpp"
+#include "excerpt.hpp"
 
 namespace redlock {
 namespace {
@@ -71,7 +75,7 @@ std::string Endpoint::describe() const {
 
 Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid Redis URL '{}': {}", masked(url), why));
+        return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked(url)), why));
     };
     Endpoint ep;
     if (url.starts_with("unix://")) {
@@ -82,6 +86,9 @@ Endpoint parse_redis_url(std::string_view url) {
         auto decoded = percent_decode(path);
         if (!decoded) throw bad("bad %-escape in the path");
         ep.socket_path = *decoded;
+        if (ep.socket_path.size() >= sizeof(sockaddr_un::sun_path))
+            throw bad(fmt::format("the socket path is longer than {} bytes",
+                                  sizeof(sockaddr_un::sun_path) - 1));
         ep.host.clear();
         if (q != std::string_view::npos) {
             std::string_view query = rest.substr(q + 1);
@@ -123,6 +130,12 @@ Endpoint parse_redis_url(std::string_view url) {
         auto close = authority.find(']');
         if (close == std::string_view::npos) throw bad("unclosed '[' in an IPv6 address");
         ep.host = std::string(authority.substr(1, close - 1));
+        // Brackets hold an IPv6 literal only; anything else would go to the resolver and come
+        // back as an outage (69) instead of the typo it is. A zone ("%eth0") is left to it.
+        in6_addr addr{};
+        if (ep.host.find('%') == std::string::npos &&
+            inet_pton(AF_INET6, ep.host.c_str(), &addr) != 1)
+            throw bad("not an IPv6 address inside '[...]'");
         std::string_view after = authority.substr(close + 1);
         if (!after.empty()) {
             if (after[0] != ':') throw bad("expected ':port' after ']'");
@@ -140,6 +153,8 @@ Endpoint parse_redis_url(std::string_view url) {
         ep.host = std::string(authority);
     }
     if (ep.host.empty()) throw bad("missing host");
+    // DNS's limit: a longer name is a typo or an attack, never a Redis to connect to.
+    if (ep.host.size() > 253) throw bad("the host name is longer than 253 bytes");
     if (!port.empty() && !parse_int(port, 1, 65535, ep.port)) throw bad("port must be 1-65535");
     return ep;
 }
