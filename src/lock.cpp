@@ -8,9 +8,30 @@
 namespace redlock {
 namespace {
 
+// Words for hiredis's reply type numbers: "type 4" would tell the operator nothing.
+std::string_view type_name(int type) {
+    switch (type) {
+        case REDIS_REPLY_STRING:
+            return "a string";
+        case REDIS_REPLY_ARRAY:
+            return "an array";
+        case REDIS_REPLY_INTEGER:
+            return "an integer";
+        case REDIS_REPLY_NIL:
+            return "nil";
+        case REDIS_REPLY_STATUS:
+            return "a status";
+        case REDIS_REPLY_ERROR:
+            return "an error";
+    }
+    return "an unknown type";
+}
+
 long long integer(const redisReply& r, std::string_view what) {
     if (r.type != REDIS_REPLY_INTEGER)
-        throw RedisError(fmt::format("unexpected reply type {} from the {} script", r.type, what));
+        throw RedisError(fmt::format(
+            "unexpected reply from the {} script: {} where an integer belongs (is this Redis?)",
+            what, type_name(r.type)));
     return r.integer;
 }
 
@@ -39,7 +60,11 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
                                          BootClock::now() + conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
-        throw RedisError("unexpected reply from the acquire script");
+        throw RedisError(fmt::format(
+            "unexpected reply from the acquire script: {} where an array of two belongs (is "
+            "this Redis?)",
+            r.type == REDIS_REPLY_ARRAY ? fmt::format("an array of {}", r.elements)
+                                        : std::string(type_name(r.type))));
     AcquireResult result;
     result.acquired = integer(*r.element[0], "acquire") == 1;
     long long value = integer(*r.element[1], "acquire");
