@@ -206,3 +206,12 @@ fake() {
     [[ "${stderr_lines[1]}" == "redlock-run: could not release lock 'job' (protocol error from Redis"* ]]
     [ ! -e "$RAN" ]
 }
+
+@test "an array header of two billion elements is refused before hiredis allocates 16 GB" {
+    fake reply '*2000000000\r\n'
+    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: an array of 2000000000 elements, more than any reply can have here \\(1048576\\)$" \
+        "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+    fake reply '*1\r\n*1048577\r\n'
+    refuse 69 "an array of 1048577 elements" "${FAST[@]}" status job
+}
