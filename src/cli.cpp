@@ -15,6 +15,7 @@
 #include "lock_name.hpp"
 #include "log.hpp"
 #include "secrets.hpp"
+#include "url_list.hpp"
 
 namespace redlock {
 namespace {
@@ -41,6 +42,8 @@ constexpr const char* exit_codes_text =
 // that every error names the option and says what is wrong.
 struct RawOptions {
     std::string url = "redis://127.0.0.1:6379";
+    std::vector<std::string> urls;  // every -u (or REDLOCK_URL); several select the quorum mode
+    std::string node_timeout = "50ms";
     std::string password_file;
     std::string prefix;
     std::string connect_timeout = "2s";
@@ -67,10 +70,16 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.set_help_flag();  // ours, so that help is an Action and not a CLI11 exception
     app.add_flag("-h,--help", o.help, "Show this help and exit");
     app.add_flag("--version", o.version, "Show the version and exit");
-    app.add_option("-u,--url", o.url,
+    app.add_option("-u,--url", o.urls,
                    "Redis to use: redis://[user[:password]@]host[:port][/db] or "
-                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379)")
+                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
+                   "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
+                   "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
+                   "masters")
         ->envname("REDLOCK_URL");
+    app.add_option("--node-timeout", o.node_timeout,
+                   "Quorum mode: bound on each node's connect and command (default 50ms)")
+        ->envname("REDLOCK_NODE_TIMEOUT");
     app.add_option("--password-file", o.password_file,
                    "Read the Redis password from the first line of FILE (else the URL's, "
                    "REDLOCK_PASSWORD or REDISCLI_AUTH)")
@@ -245,12 +254,25 @@ int int_option(const std::string& text, const char* option, int min, int max) {
 
 ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     ConnectionOptions c;
-    c.endpoint = parse_redis_url(raw.url);
-    if (c.endpoint.password && scan.given.contains("url"))
-        log::warning(
-            "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
-            "--password-file instead");
-    c.endpoint.password = resolve_password(raw.password_file, c.endpoint.password);
+    std::vector<std::string> urls = split_url_list(raw.urls);
+    if (urls.empty()) urls.push_back(raw.url);
+    check_node_count(urls.size());
+    std::vector<Endpoint> endpoints;
+    for (const std::string& url : urls) endpoints.push_back(parse_redis_url(url));
+    std::optional<std::string> file_password;
+    if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
+    for (Endpoint& endpoint : endpoints) {
+        c.endpoint = std::move(endpoint);
+        if (c.endpoint.password && scan.given.contains("url"))
+            log::warning(
+                "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
+                "--password-file instead");
+        c.endpoint.password =
+            file_password ? file_password : resolve_password("", c.endpoint.password);
+        if (urls.size() > 1) c.quorum.push_back(c.endpoint);
+    }
+    if (!c.quorum.empty()) c.endpoint = c.quorum.front();
+    c.node_timeout = duration_option(raw.node_timeout, "--node-timeout");
     c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
     c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
     c.prefix = raw.prefix;
@@ -282,6 +304,13 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (r.ttl < Millis(100))
         throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
                                      format_duration(r.ttl)));
+    // Redlock counts every attempt's time against the ttl: a node timeout near the ttl would
+    // let one slow node eat the whole validity.
+    if (!r.conn.quorum.empty() && r.conn.node_timeout * 10 > r.ttl)
+        throw UsageError(fmt::format(
+            "--node-timeout ({}) must be at most a tenth of --ttl ({}) in the quorum mode, so "
+            "that a slow node leaves most of the lock's validity",
+            format_duration(r.conn.node_timeout), format_duration(r.ttl)));
     // "--wait 0" means a single try, as flock -w 0 does; other durations must be positive.
     if (raw.wait == "0" || raw.wait == "0s" || raw.wait == "0ms")
         r.wait.reset();

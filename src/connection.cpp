@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 #include "reply_reader.hpp"
 
@@ -31,14 +32,29 @@ std::string format_command(const std::vector<std::string>& argv) {
 }  // namespace
 
 Connection::Connection(Endpoint endpoint, Timeouts timeouts)
-    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {}
+    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {
+    if (endpoint_.is_cluster())
+        cluster_ = std::make_unique<ClusterRouter>(endpoint_, timeouts_, cancel_fd_);
+}
+
+Connection::~Connection() = default;
+
+bool Connection::connected() const {
+    return cluster_ ? cluster_->connected() : socket_.has_value();
+}
+
+void Connection::set_home_key(std::string_view key) {
+    if (cluster_) cluster_->set_home_key(key);
+}
 
 void Connection::close() {
+    if (cluster_) cluster_->close();
     socket_.reset();
     reader_.reset();
 }
 
 void Connection::ensure_connected(std::optional<Deadline> cap) {
+    if (cluster_) return cluster_->ensure_connected(cap);
     if (socket_) return;
     Deadline deadline = BootClock::now() + timeouts_.connect;
     if (cap) deadline = std::min(deadline, *cap);
@@ -90,6 +106,7 @@ Reply Connection::command(const std::vector<std::string>& argv) {
 }
 
 Reply Connection::command(const std::vector<std::string>& argv, Deadline deadline) {
+    if (cluster_) return cluster_->command(argv, deadline);
     ensure_connected();
     try {
         return roundtrip(argv, deadline);
@@ -103,6 +120,7 @@ Reply Connection::command(const std::vector<std::string>& argv, Deadline deadlin
 
 std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::string>>& commands,
                                         Deadline deadline) {
+    if (cluster_) return cluster_->pipeline(commands, deadline);
     ensure_connected();
     try {
         std::string out;

@@ -16,6 +16,10 @@ struct ConnectionOptions {
     Timeouts timeouts;
     std::string prefix;
     bool verbose = false;
+    // Redlock quorum mode: every node when -u names three or more (endpoint is then the first);
+    // empty in the single-node mode.
+    std::vector<Endpoint> quorum;
+    Millis node_timeout{50};  // --node-timeout: each quorum node's connect and command bound
 };
 
 enum class OnLost { term, kill, ignore };

@@ -7,6 +7,7 @@
 
 #include <charconv>
 
+#include "cluster_url.hpp"
 #include "errors.hpp"
 #include "excerpt.hpp"
 
@@ -68,6 +69,7 @@ bool parse_int(std::string_view s, int min, int max, int& out) {
 }  // namespace
 
 std::string Endpoint::describe() const {
+    if (is_cluster()) return describe_cluster(*this);
     if (is_unix()) return "unix:" + socket_path;
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
@@ -77,6 +79,7 @@ Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) {
         return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked(url)), why));
     };
+    if (url.starts_with("redis-cluster://")) return parse_cluster_url(url);
     Endpoint ep;
     if (url.starts_with("unix://")) {
         std::string_view rest = url.substr(7);

@@ -13,6 +13,7 @@
 #include "fd.hpp"
 #include "keys.hpp"
 #include "lock.hpp"
+#include "renewable.hpp"
 
 namespace redlock {
 
@@ -24,8 +25,9 @@ Millis lease_margin(Millis ttl);
 class Renewer {
   public:
     // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
-    // no earlier than that, so counting from it errs on the safe side.
-    Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
+    // no earlier than that, so counting from it errs on the safe side. `lock` decides how long a
+    // renewal proves the lock is ours (Renewable::lease_end).
+    Renewer(Renewable& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
             Deadline lease_start);
     ~Renewer();
     Renewer(const Renewer&) = delete;
@@ -44,7 +46,7 @@ class Renewer {
     void run();
     void report_lost(std::string reason);
 
-    LockNode& node_;
+    Renewable& lock_;
     LockKeys keys_;
     std::string token_;
     Millis ttl_;

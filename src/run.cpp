@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "child.hpp"
@@ -11,6 +12,8 @@
 #include "holder.hpp"
 #include "lock.hpp"
 #include "log.hpp"
+#include "quorum.hpp"
+#include "quorum_wait.hpp"
 #include "reentry.hpp"
 #include "renewer.hpp"
 #include "secrets.hpp"
@@ -34,12 +37,17 @@ class Run {
           node_(conn_),
           token_(new_token()) {
         if (o.hold_info) info_ = this_process_info(o.command);
+        if (!o.conn.quorum.empty())
+            quorum_ = std::make_unique<QuorumLock>(o.conn.quorum, quorum_timeouts(o.conn));
+        conn_.set_home_key(keys_.key);  // Redis Cluster: renewals reconnect to the lock's master
     }
 
     int execute();
 
   private:
     bool acquire();
+    bool acquire_quorum();
+    void release_quorum(Millis keep);
     std::string busy_message(const AcquireResult& r) const;
     int supervise(Child& child, Renewer& renewer);
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
@@ -54,6 +62,8 @@ class Run {
     LockKeys keys_;
     Connection conn_;
     LockNode node_;
+    SingleNodeLease single_lease_{node_};
+    std::unique_ptr<QuorumLock> quorum_;  // several -u: the Redlock quorum replaces node_
     std::string token_;
     long long fence_ = 0;
     Deadline lease_start_{};
@@ -67,6 +77,7 @@ class Run {
 };
 
 bool Run::acquire() {
+    if (quorum_) return acquire_quorum();
     WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
                                    opt_.wait.value_or(Millis(0)), signals_);
     if (w.interrupted_by) {
@@ -192,6 +203,7 @@ Millis Run::min_hold_left() const {
 }
 
 void Run::release(Millis keep) {
+    if (quorum_) return release_quorum(keep);
     Deadline start = BootClock::now();
     auto unreleased = [&](const Error& e) {
         log::warning("could not release lock '{}' ({}); it expires by itself within {}", keys_.key,
@@ -242,6 +254,55 @@ void Run::release(Millis keep) {
     }
 }
 
+bool Run::acquire_quorum() {
+    QuorumWaitResult w =
+        quorum_acquire_waiting(*quorum_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                               opt_.wait.value_or(Millis(0)), signals_);
+    if (w.interrupted_by) {
+        interrupted_by_ = w.interrupted_by;
+        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
+        return false;
+    }
+    if (w.last.acquired) {
+        // The lease counts from when the attempt began (QuorumLock::lease_end).
+        lease_start_ = w.last.started;
+        acquired_at_ = BootClock::now();
+        fence_ = w.last.fence;
+        log::verbose("acquired lock '{}' on {} of {} nodes (fence {}) in {}", keys_.key,
+                     w.last.accepted, w.last.nodes, fence_, format_duration(w.last.elapsed));
+        return true;
+    }
+    if (!opt_.quiet) log::info("{}", quorum_busy_message(keys_, w.last, opt_.wait));
+    return false;
+}
+
+// Like release(): a lock found gone or taken on so many nodes that no majority can have held it
+// to the end means it was lost while the command ran.
+void Run::release_quorum(Millis keep) {
+    Deadline start = BootClock::now();
+    QuorumRelease r = quorum_->release(keys_, token_, keep);
+    std::size_t n = quorum_->size();
+    if (r.released >= quorum_->majority()) {
+        log::verbose("{} lock '{}' on {} of {} nodes in {}", keep > Millis(0) ? "kept" : "released",
+                     keys_.key, r.released, n, format_duration(since(start)));
+        return;
+    }
+    if (r.absent + r.not_owner > n - quorum_->majority()) {
+        if (!lost_)
+            log::error(
+                "lock '{}' was gone or taken on {} of {} nodes at release: the command ran "
+                "without a majority for a while",
+                keys_.key, r.absent + r.not_owner, n);
+        lost_ = true;
+        return;
+    }
+    log::warning(
+        "could not release lock '{}' on a majority ({} of {} nodes released, {} did not "
+        "answer{}); it expires by itself within {}",
+        keys_.key, r.released, n, r.failed,
+        r.first_error ? ": " + r.first_error->message : std::string(), format_duration(opt_.ttl));
+}
+
 int Run::execute() {
     if (!acquire())
         return interrupted_by_ ? exit_code::signal_base + *interrupted_by_
@@ -253,7 +314,8 @@ int Run::execute() {
                    {"REDLOCK_FENCE", std::to_string(fence_)},
                    {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
-                   {"REDLOCK_REDIS", redis_identity(opt_.conn.endpoint)}};
+                   {"REDLOCK_REDIS", quorum_ ? quorum_identity(opt_.conn.quorum)
+                                             : redis_identity(opt_.conn.endpoint)}};
     std::optional<Child> child;
     try {
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
@@ -266,7 +328,8 @@ int Run::execute() {
 
     int status;
     {
-        Renewer renewer(node_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_);
+        Renewer renewer(quorum_ ? static_cast<Renewable&>(*quorum_) : single_lease_, keys_, token_,
+                        opt_.ttl, opt_.renew_every, lease_start_);
         renewer.start();
         status = supervise(*child, renewer);
     }  // the renewer is stopped and joined before release: it must never outlive the lock
@@ -284,7 +347,9 @@ int run_command(const RunOptions& options) {
     log::set_syslog(options.syslog);
     // Before the command can inherit the environment, by either path below.
     if (!options.keep_env) scrub_secret_environment();
-    exec_if_held_by_ancestor(options);  // before Run blocks signals: the command inherits the mask
+    // Before Run blocks signals: the command inherits the mask. Not for a quorum: a single-node
+    // parent's lock on one of the nodes must not pass for a quorum hold.
+    if (options.conn.quorum.empty()) exec_if_held_by_ancestor(options);
     Run run(options);
     return run.execute();
 }
