@@ -8,6 +8,7 @@
 #include "errors.hpp"
 #include "log.hpp"
 #include "sentinel.hpp"
+#include "reply_reader.hpp"
 
 namespace redlock {
 
@@ -65,10 +66,11 @@ void Connection::ensure_connected(std::optional<Deadline> cap) {
                                 ? resolve_master(endpoint_, timeouts_, deadline, cancel_fd_)
                                 : endpoint_;
     socket_ = Socket::connect(target, deadline, cancel_fd_);
-    reader_.reset(redisReaderCreate());
-    if (!reader_) {
+    try {
+        reader_.reset(new_reply_reader());
+    } catch (...) {
         close();
-        throw std::bad_alloc();
+        throw;
     }
     try {
         handshake(deadline);
@@ -188,12 +190,12 @@ Reply Connection::read_reply(Deadline deadline) {
         void* out = nullptr;
         if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
-                                               endpoint_.describe(), reader_->errstr));
+                                               endpoint_.describe(), reader_error(*reader_)));
         if (out) return Reply(static_cast<redisReply*>(out));
         std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
         if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
-                                               endpoint_.describe(), reader_->errstr));
+                                               endpoint_.describe(), reader_error(*reader_)));
     }
 }
 
