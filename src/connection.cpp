@@ -7,8 +7,8 @@
 #include "cluster.hpp"
 #include "errors.hpp"
 #include "log.hpp"
-#include "sentinel.hpp"
 #include "reply_reader.hpp"
+#include "sentinel.hpp"
 
 namespace redlock {
 
