@@ -25,16 +25,23 @@ std::optional<int> stopping_signal(SignalEvents& signals) {
 
 // Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
 // lock an unanswered acquire took expires by its TTL.
-void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl) {
+// `quiet`: the run is already ending on a Redis error, whose one line says enough; a failed
+// clean-up for the same reason would only repeat it.
+void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
+             bool quiet = false) {
     try {
         if (node.abandon(keys, token))
             log::warning("lock '{}' had been taken by an acquire whose reply was lost; released it",
                          keys.key);
     } catch (const std::exception& e) {
-        log::warning(
+        std::string message = fmt::format(
             "could not give up lock '{}' cleanly ({}); if an unanswered acquire took it, it "
             "expires by itself within {}",
             keys.key, e.what(), format_duration(ttl));
+        if (quiet)
+            log::verbose("{}", message);
+        else
+            log::warning("{}", message);
     }
 }
 
@@ -129,7 +136,7 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
     } catch (...) {
         // Whatever ends the run now (Redis gone, an error reply, a lost reply twice), it must not
         // leave a lock of ours, or a place in the queue, behind.
-        if (reached) abandon(node, keys, token, ttl);
+        if (reached) abandon(node, keys, token, ttl, /*quiet=*/true);
         throw;
     }
 }
