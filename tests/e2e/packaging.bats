@@ -15,7 +15,7 @@ teardown() {
     redis_stop
     # Never leave the package behind, whatever failed.
     if [ -e "$INSTALLED_FLAG" ]; then
-        dpkg --purge redlock-run > /dev/null 2>&1 || true
+        dpkg_retry --purge redlock-run > /dev/null 2>&1 || true
         rm -f "$INSTALLED_FLAG"
     fi
 }
@@ -125,7 +125,7 @@ cpack_deb() {
     fi
     cpack_deb
     touch "$INSTALLED_FLAG"
-    run dpkg -i "$DEB"
+    run dpkg_retry -i "$DEB"
     assert_success
     run /usr/bin/redlock-run --version
     assert_success
@@ -134,7 +134,7 @@ cpack_deb() {
     assert_success
     assert_output --regexp '^/usr/share/man/man1/redlock-run\.1(\.gz)?$'
     [ -f /usr/share/bash-completion/completions/redlock-run ]
-    run dpkg -r redlock-run
+    run dpkg_retry -r redlock-run
     assert_success
     rm -f "$INSTALLED_FLAG"
     [ ! -e /usr/bin/redlock-run ]

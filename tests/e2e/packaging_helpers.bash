@@ -66,3 +66,19 @@ zsh_complete() {
         PREFIX=$words[-1]
         _redlock-run' _ "$COMPLETIONS" "$1" | sort -u
 }
+
+# dpkg_retry ARGS...: dpkg ARGS, retried for up to a minute while another apt or dpkg run holds
+# the dpkg lock (other work on the same machine may be installing packages).
+dpkg_retry() {
+    local deadline=$((SECONDS + 60)) out status
+    while :; do
+        status=0
+        out=$(dpkg "$@" 2>&1) || status=$?
+        if [ "$status" -ne 0 ] && [[ $out == *"lock"* ]] && [ "$SECONDS" -lt "$deadline" ]; then
+            sleep 1
+            continue
+        fi
+        printf '%s\n' "$out"
+        return "$status"
+    done
+}
