@@ -82,3 +82,17 @@ dpkg_retry() {
         return "$status"
     done
 }
+
+# The sonames the binary under test links (DT_NEEDED), one per line.
+needed_libraries() {
+    readelf -d "$RL" | sed -n 's/.*(NEEDED).*Shared library: \[\(.*\)\]/\1/p'
+}
+
+# library_package SONAME: the Debian package that ships SONAME on this machine.
+library_package() {
+    local path
+    path=$(/sbin/ldconfig -p | awk -v l="$1" '$1 == l && /x86-64|AArch64|64bit/ { print $NF; exit }')
+    [ -n "$path" ] || path=$(/sbin/ldconfig -p | awk -v l="$1" '$1 == l { print $NF; exit }')
+    path=$(realpath "$path")
+    dpkg -S "$path" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null || dpkg -S "${path#/usr}"
+}
