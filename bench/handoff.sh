@@ -93,7 +93,8 @@ lat.sort()
 def pct(p): return lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))]
 print(f"waiters={waiters} rounds={rounds} hand-offs measured={len(lat)}")
 print(f"hand-off latency (release -> next child start): p50={pct(50):.3f} ms  "
-      f"p99={pct(99):.3f} ms  max={lat[-1]:.3f} ms  mean={statistics.mean(lat):.3f} ms")
+      f"p99={pct(99):.3f} ms  max={lat[-1]:.3f} ms  mean={statistics.mean(lat):.3f} ms  "
+      f"min={lat[0]:.3f} ms")
 print(f"Redis commands sent per hand-off: {statistics.mean(per_handoff):.2f} "
       f"({', '.join(f'{k} {v / rounds / waiters:.2f}' for k, v in sent.most_common())}); "
       f"inside the scripts: {statistics.mean(inside):.2f}")

@@ -7,6 +7,9 @@ if(PRELUDE)
   set(body "${prelude}${body}")
 endif()
 set(delim "__redlock_lua__")
-file(WRITE "${OUT}.tmp" "// Generated from ${IN}; do not edit.\nnamespace redlock::scripts_src {\nextern const char* const ${VAR};\nconst char* const ${VAR} = R\"${delim}(${body})${delim}\";\n}\n")
+# The digest EVALSHA names the script by, computed here rather than at every start: OpenSSL's
+# first digest initialises the library, which cost more time and memory than the rest of a run.
+string(SHA1 sha1 "${body}")
+file(WRITE "${OUT}.tmp" "// Generated from ${IN}; do not edit.\nnamespace redlock::scripts_src {\nextern const char* const ${VAR};\nconst char* const ${VAR} = R\"${delim}(${body})${delim}\";\nextern const char* const ${VAR}_sha1;\nconst char* const ${VAR}_sha1 = \"${sha1}\";\n}\n")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
 file(REMOVE "${OUT}.tmp")

@@ -16,6 +16,7 @@
 #include "log.hpp"
 #include "secrets.hpp"
 #include "url_list.hpp"
+#include "version.hpp"
 
 namespace redlock {
 namespace {
@@ -507,7 +508,7 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     }
     if (raw.version) {
         inv.action = Action::version;
-        inv.text = fmt::format("redlock-run {}\n", REDLOCK_VERSION);
+        inv.text = fmt::format("redlock-run {}\n", version());
         return inv;
     }
     if (sub) {

@@ -12,7 +12,8 @@ namespace redlock {
 
 class Script {
   public:
-    Script(std::string_view name, std::string_view body);
+    // sha1: the body's SHA1 in hex, as Redis computes it (cmake/embed.cmake does, at build time).
+    Script(std::string_view name, std::string_view body, std::string_view sha1);
 
     // Returns the script's reply; error replies are returned for the caller to map.
     Reply run(Connection& conn, const std::vector<std::string>& keys,

@@ -1,0 +1,340 @@
+#!/usr/bin/env bats
+# Packaging: --version, the man page, `cmake --install`, the CPack .deb (installed for real when
+# run as root) and .rpm, the systemd and cron examples, and the bash/zsh/fish completions.
+load helpers
+load packaging_helpers
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+    INSTALLED_FLAG="$BATS_FILE_TMPDIR/deb-installed"
+}
+
+teardown() {
+    stop_holder
+    redis_stop
+    # Never leave the package behind, whatever failed.
+    if [ -e "$INSTALLED_FLAG" ]; then
+        dpkg_retry --purge redlock-run > /dev/null 2>&1 || true
+        rm -f "$INSTALLED_FLAG"
+    fi
+}
+
+# cpack_deb: builds the .deb once per file into $BATS_FILE_TMPDIR/deb and sets DEB to its path.
+cpack_deb() {
+    need_build_tree
+    command -v dpkg-shlibdeps > /dev/null || skip "dpkg-shlibdeps missing (apt-get install dpkg-dev)"
+    local out="$BATS_FILE_TMPDIR/deb"
+    if ! compgen -G "$out/redlock-run_*.deb" > /dev/null; then
+        mkdir -p "$out"
+        (cd "$BUILD_DIR" && cpack -G DEB -B "$out") > "$out/cpack.log" 2>&1 ||
+            { cat "$out/cpack.log" >&2; return 1; }
+    fi
+    DEB=$(compgen -G "$out/redlock-run_*.deb")
+}
+
+@test "--version prints the CMake project version, with git describe in a git build" {
+    local version
+    version=$(project_version)
+    [ -n "$version" ]
+    run "$RL" --version
+    assert_success
+    assert_output --regexp "^redlock-run ${version//./\\.}( \(git [0-9A-Za-z._+-]+\))?$"
+    if git -C "$SRC_DIR" rev-parse --show-toplevel > /dev/null 2>&1 &&
+        grep -q "^CMAKE_HOME_DIRECTORY:INTERNAL=$SRC_DIR\$" "$BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+        assert_output --regexp '\(git [0-9a-f]{7,}|\(git v?[0-9]'
+    fi
+}
+
+@test "outside a git checkout the version is the project version alone" {
+    mkdir "$BATS_TEST_TMPDIR/tarball"
+    run cmake -DSOURCE_DIR="$BATS_TEST_TMPDIR/tarball" -DPROJECT_VERSION=1.2.3 \
+        -P "$SRC_DIR/cmake/version.cmake"
+    assert_success
+    assert_output "1.2.3"
+    # A tarball unpacked inside some other checkout must not take that checkout's commit.
+    git init -q "$BATS_TEST_TMPDIR/other"
+    git -C "$BATS_TEST_TMPDIR/other" -c user.name=t -c user.email=t@t commit -q --allow-empty -m x
+    mkdir "$BATS_TEST_TMPDIR/other/unpacked"
+    run cmake -DSOURCE_DIR="$BATS_TEST_TMPDIR/other/unpacked" -DPROJECT_VERSION=1.2.3 \
+        -P "$SRC_DIR/cmake/version.cmake"
+    assert_output "1.2.3"
+    # The checkout itself is described.
+    run cmake -DSOURCE_DIR="$BATS_TEST_TMPDIR/other" -DPROJECT_VERSION=1.2.3 \
+        -P "$SRC_DIR/cmake/version.cmake"
+    assert_output --regexp '^1\.2\.3 \(git [0-9a-f]{7,}\)$'
+}
+
+@test "the man page is clean under mandoc -Tlint and renders with man" {
+    command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
+    run mandoc -Tlint "$SRC_DIR/man/redlock-run.1"
+    assert_success
+    assert_output ''
+    cd "$SRC_DIR"
+    run env MANPAGER=cat MANWIDTH=80 man ./man/redlock-run.1
+    assert_success
+    assert_output --partial 'redlock-run'
+    assert_output --regexp 'EXIT STATUS|EXIT CODES'
+}
+
+@test "cmake --install puts each file in its standard place" {
+    need_build_tree
+    local root="$BATS_TEST_TMPDIR/root"
+    DESTDIR="$root" run cmake --install "$BUILD_DIR" --prefix /usr
+    assert_success
+    [ -x "$root/usr/bin/redlock-run" ]
+    [ -f "$root/usr/share/man/man1/redlock-run.1" ]
+    [ -f "$root/usr/share/bash-completion/completions/redlock-run" ]
+    [ -f "$root/usr/share/zsh/vendor-completions/_redlock-run" ]
+    [ -f "$root/usr/share/fish/vendor_completions.d/redlock-run.fish" ]
+    [ -f "$root/usr/share/doc/redlock-run/examples/nightly-report.service" ]
+    [ -f "$root/usr/share/doc/redlock-run/examples/nightly-report.timer" ]
+    [ -f "$root/usr/share/doc/redlock-run/examples/redlock-run.cron" ]
+    [ -f "$root/usr/share/doc/redlock-run/README.md" ]
+    # Under /usr/local, zsh's completion goes where Debian's zsh looks for it there.
+    root="$BATS_TEST_TMPDIR/local"
+    DESTDIR="$root" run cmake --install "$BUILD_DIR" --prefix /usr/local
+    assert_success
+    [ -f "$root/usr/local/share/zsh/site-functions/_redlock-run" ]
+    [ -x "$root/usr/local/bin/redlock-run" ]
+}
+
+@test "the .deb depends on the package of every library the binary links, hiredis included" {
+    cpack_deb
+    local depends lib pkg
+    depends=$(dpkg-deb -f "$DEB" Depends)
+    [[ $depends =~ (^|, )libhiredis[0-9.]+\  ]]
+    # OpenSSL's libssl3 among them once the binary links libssl or libcrypto (TLS).
+    while read -r lib; do
+        pkg=$(library_package "$lib")
+        pkg=${pkg%%:*}
+        [ -n "$pkg" ]
+        [[ ", $depends" == *", $pkg "* ]] || { echo "$lib ($pkg) missing from: $depends" >&2; false; }
+    done < <(needed_libraries)
+    run dpkg-deb -c "$DEB"
+    assert_output --partial ' ./usr/bin/redlock-run'
+    assert_output --partial ' ./usr/share/man/man1/redlock-run.1'
+    assert_output --partial ' ./usr/share/bash-completion/completions/redlock-run'
+    assert_output --partial ' ./usr/share/zsh/vendor-completions/_redlock-run'
+    assert_output --partial ' ./usr/share/fish/vendor_completions.d/redlock-run.fish'
+    assert_output --partial ' ./usr/share/doc/redlock-run/examples/nightly-report.timer'
+    assert_output --partial ' ./usr/share/doc/redlock-run/copyright'
+    run dpkg-deb -f "$DEB" Version
+    assert_output "$(project_version)"
+}
+
+@test "the .deb installs with dpkg -i, runs, has its man page, and removes cleanly" {
+    [ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
+    if dpkg-query -W -f='${Status}' redlock-run 2>/dev/null | grep -q installed ||
+        [ -e /usr/bin/redlock-run ]; then
+        skip "redlock-run is already installed on this machine; not touching it"
+    fi
+    cpack_deb
+    touch "$INSTALLED_FLAG"
+    run dpkg_retry -i "$DEB"
+    assert_success
+    run /usr/bin/redlock-run --version
+    assert_success
+    assert_output "$("$RL" --version)"
+    run man -w redlock-run
+    assert_success
+    assert_output --regexp '^/usr/share/man/man1/redlock-run\.1(\.gz)?$'
+    [ -f /usr/share/bash-completion/completions/redlock-run ]
+    run dpkg_retry -r redlock-run
+    assert_success
+    rm -f "$INSTALLED_FLAG"
+    [ ! -e /usr/bin/redlock-run ]
+    [ ! -e /usr/share/man/man1/redlock-run.1 ]
+    run dpkg-query -W -f='${Status}' redlock-run
+    refute_output --partial 'install ok installed'
+}
+
+@test "the CPack RPM configuration builds an .rpm that requires every library the binary links" {
+    need_build_tree
+    command -v rpmbuild > /dev/null || skip "rpmbuild missing (apt-get install rpm)"
+    local out="$BATS_TEST_TMPDIR/rpm"
+    mkdir -p "$out"
+    (cd "$BUILD_DIR" && cpack -G RPM -B "$out") > "$out/cpack.log" 2>&1 ||
+        { cat "$out/cpack.log" >&2; false; }
+    local rpm
+    rpm=$(compgen -G "$out/redlock-run-*.rpm")
+    run rpm -qpR "$rpm"
+    assert_output --partial 'libhiredis.so.0.14'
+    local lib
+    while read -r lib; do
+        assert_output --partial "$lib"
+    done < <(needed_libraries)
+    run rpm -qpl "$rpm"
+    assert_line /usr/bin/redlock-run
+    assert_line /usr/share/man/man1/redlock-run.1
+    assert_line /usr/share/bash-completion/completions/redlock-run
+}
+
+@test "the systemd example units pass systemd-analyze verify" {
+    local dir="$BATS_TEST_TMPDIR/units"
+    mkdir "$dir"
+    # verify checks that ExecStart's program exists: point it at the binary under test.
+    sed "s|/usr/bin/redlock-run|$RL|" "$SRC_DIR/packaging/examples/nightly-report.service" \
+        > "$dir/nightly-report.service"
+    cp "$SRC_DIR/packaging/examples/nightly-report.timer" "$dir/"
+    if command -v systemd-analyze > /dev/null; then
+        cd "$dir"
+        run systemd-analyze verify --man=no nightly-report.service nightly-report.timer
+        assert_success
+        # Unknown keys and bad values are only warnings: there must be none.
+        assert_output ''
+    else
+        # Without systemd: every line is a comment, a [Section] or Key=Value.
+        run grep -vnE '^(#.*|\[(Unit|Service|Timer|Install)\]|[A-Z][A-Za-z]+=.*|)$' \
+            "$dir/nightly-report.service" "$dir/nightly-report.timer"
+        assert_failure 1
+    fi
+}
+
+@test "the example service treats a lock busy on another host as a success" {
+    redis_start
+    hold_until nightly-report "$BATS_TEST_TMPDIR/gate"
+    local unit="$SRC_DIR/packaging/examples/nightly-report.service" exec_start success
+    exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+    success=$(sed -n 's/^SuccessExitStatus=//p' "$unit")
+    [ -n "$exec_start" ] && [ -n "$success" ]
+    # Run ExecStart as systemd would (no shell), with the unit's environment; the lock is held,
+    # so the report must not start (it does not exist here: it would give 127).
+    local -a argv
+    read -ra argv <<< "${exec_start/\/usr\/bin\/redlock-run/$RL}"
+    run -"$success" env REDLOCK_URL="$REDIS_URL" "${argv[@]}"
+    assert_output --partial "lock 'nightly-report' is held"
+    touch "$BATS_TEST_TMPDIR/gate"
+    wait "$HOLDER"
+}
+
+@test "the cron.d example is valid and each job skips silently while its lock is busy" {
+    redis_start
+    local cron="$SRC_DIR/packaging/examples/redlock-run.cron"
+    local field='(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*'
+    local jobs=0 line
+    local -a env_vars=()
+    # cron runs the command with the file's variables; redlock-run from PATH is the one under
+    # test, and every word of the line is taken as a lock first, so each job finds its lock busy.
+    mkdir "$BATS_TEST_TMPDIR/bin"
+    ln -s "$RL" "$BATS_TEST_TMPDIR/bin/redlock-run"
+    while IFS= read -r line; do
+        [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+        if [[ $line =~ ^([A-Z_]+)=(.*)$ ]]; then
+            case ${BASH_REMATCH[1]} in
+                REDLOCK_URL) env_vars+=("REDLOCK_URL=$REDIS_URL") ;;
+                REDLOCK_PASSWORD_FILE) ;;
+                PATH) env_vars+=("PATH=$BATS_TEST_TMPDIR/bin:${BASH_REMATCH[2]}") ;;
+                *) env_vars+=("$line") ;;
+            esac
+            continue
+        fi
+        [[ $line =~ ^($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+([a-z_][a-z0-9_-]*)[[:space:]]+(redlock-run .*)$ ]] ||
+            { echo "not a cron.d job line: $line" >&2; return 1; }
+        local command=${BASH_REMATCH[-1]} word
+        for word in $command; do rcli SET "$word" someone-else PX 60000 NX > /dev/null; done
+        run env -i "${env_vars[@]}" /bin/sh -c "$command"
+        assert_success
+        assert_output ''
+        jobs=$((jobs + 1))
+    done < "$cron"
+    [ "$jobs" -ge 1 ]
+}
+
+@test "the completion scripts parse in bash, zsh and fish" {
+    need_build_tree
+    run bash -n "$COMPLETIONS/redlock-run"
+    assert_success
+    if command -v zsh > /dev/null; then
+        run zsh -n "$COMPLETIONS/_redlock-run"
+        assert_success
+    fi
+    if command -v fish > /dev/null; then
+        run fish -n "$COMPLETIONS/redlock-run.fish"
+        assert_success
+    fi
+}
+
+@test "the completions know exactly the options --help lists" {
+    need_build_tree
+    run diff <(help_options) <(table_options)
+    assert_success
+}
+
+@test "bash completes options, subcommands, option values and the command after NAME" {
+    need_build_tree
+    [ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion missing"
+    run bash_complete 'redlock-run --t'
+    assert_output '--ttl'
+    run bash_complete 'redlock-run '
+    assert_output "$(printf '%s\n' list release run status)"
+    run bash_complete 'redlock-run -u redis://h:1 st'
+    assert_output 'status'
+    run bash_complete 'redlock-run --on-lost '
+    assert_output "$(printf '%s\n' ignore kill term)"
+    run bash_complete 'redlock-run --on-lost=ki'
+    assert_output 'kill'
+    run bash_complete 'redlock-run -qt 5s -w '
+    assert_output 'forever'
+    # An option's value is not taken for NAME: after "-t 5s job" comes the command.
+    run bash_complete 'redlock-run -t 5s job ech'
+    assert_line 'echo'
+    run bash_complete 'redlock-run job -- ech'
+    assert_line 'echo'
+    run bash_complete 'redlock-run job -'
+    assert_output "$(printf '%s\n' -- --shell -c)"
+    # The operator commands take their own options and not the run options.
+    run bash_complete 'redlock-run status --'
+    assert_line '--json'
+    assert_line '--url'
+    refute_line '--ttl'
+    refute_line '--token'
+    run bash_complete 'redlock-run release --'
+    assert_line '--token'
+    assert_line '--force'
+    refute_line '--json'
+    run bash_complete 'redlock-run --'
+    assert_line '--hold-info'
+    refute_line '--json'
+    run bash_complete "redlock-run --password-file $BATS_TEST_DIRNAME/packaging_help"
+    assert_output "$BATS_TEST_DIRNAME/packaging_helpers.bash"
+}
+
+@test "fish completes options, subcommands, option values and the command after NAME" {
+    need_build_tree
+    command -v fish > /dev/null || skip "fish missing"
+    run fish_complete 'redlock-run --t'
+    assert_output '--ttl'
+    run fish_complete 'redlock-run '
+    assert_output "$(printf '%s\n' list release run status)"
+    run fish_complete 'redlock-run --on-lost '
+    assert_output "$(printf '%s\n' ignore kill term)"
+    run fish_complete 'redlock-run -t 5s job ech'
+    assert_line 'echo'
+    run fish_complete 'redlock-run -u x job ls --al'
+    assert_line '--all'
+    run fish_complete 'redlock-run release --'
+    assert_line '--token'
+    refute_line '--ttl'
+}
+
+@test "zsh's completion function offers options, subcommands, values and the command" {
+    need_build_tree
+    command -v zsh > /dev/null || skip "zsh missing"
+    run zsh_complete 'redlock-run --t'
+    assert_line 'options --ttl'
+    refute_line 'options --json'
+    run zsh_complete 'redlock-run '
+    assert_line 'commands status'
+    run zsh_complete 'redlock-run --on-lost '
+    assert_output "$(printf '%s\n' 'value ignore' 'value kill' 'value term')"
+    run zsh_complete 'redlock-run --password-file '
+    assert_output 'files'
+    run zsh_complete 'redlock-run -qt '
+    assert_output --partial 'message duration'
+    run zsh_complete 'redlock-run -t 5s job -- ls -'
+    assert_output 'command ls -'
+    run zsh_complete 'redlock-run status --'
+    assert_line 'options --json'
+    refute_line 'options --ttl'
+}
