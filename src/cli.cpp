@@ -13,6 +13,7 @@
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
+#include "tls_options.hpp"
 
 namespace redlock {
 namespace {
@@ -31,8 +32,8 @@ constexpr const char* usage_text =
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
     "64 usage; 65 key is not a lock; 69 Redis unreachable; 70 internal; 76 lock lost;\n"
-    "77 auth refused; 124 --max-runtime exceeded; 126 command not executable;\n"
-    "127 command not found.\n"
+    "77 auth refused; 78 TLS verification failed; 124 --max-runtime exceeded;\n"
+    "126 command not executable; 127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
 
 // Option values exactly as given (flag or environment); validated into RunOptions afterwards so
@@ -58,6 +59,7 @@ struct RawOptions {
     bool verbose = false;
     bool help = false;
     bool version = false;
+    TlsRawOptions tls;
 };
 
 void add_common_options(CLI::App& app, RawOptions& o) {
@@ -65,8 +67,9 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.add_flag("-h,--help", o.help, "Show this help and exit");
     app.add_flag("--version", o.version, "Show the version and exit");
     app.add_option("-u,--url", o.url,
-                   "Redis to use: redis://[user[:password]@]host[:port][/db] or "
-                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379)")
+                   "Redis to use: redis://[user[:password]@]host[:port][/db], the same with "
+                   "rediss:// for TLS, or unix:///path.sock[?db=N] (default "
+                   "redis://127.0.0.1:6379)")
         ->envname("REDLOCK_URL");
     app.add_option("--password-file", o.password_file,
                    "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
@@ -81,6 +84,7 @@ void add_common_options(CLI::App& app, RawOptions& o) {
         ->envname("REDLOCK_COMMAND_TIMEOUT");
     app.add_flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings")
         ->envname("REDLOCK_VERBOSE");
+    add_tls_options(app, o.tls);
 }
 
 void add_run_options(CLI::App& app, RawOptions& o) {
@@ -248,6 +252,7 @@ std::string read_password_file(const std::string& path) {
 ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     ConnectionOptions c;
     c.endpoint = parse_redis_url(raw.url);
+    apply_tls_options(c.endpoint, raw.tls);
     if (c.endpoint.password && scan.given.contains("url"))
         log::warning(
             "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
