@@ -120,6 +120,7 @@ struct BioMethodDeleter {
 };
 
 const BIO_METHOD* socket_bio_method() {
+    // Created after OpenSSL's initialisation (an SSL exists by now), so freed before its cleanup.
     static const std::unique_ptr<BIO_METHOD, BioMethodDeleter> method = [] {
         std::unique_ptr<BIO_METHOD, BioMethodDeleter> m(
             BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "redlock-run socket"));
@@ -212,6 +213,9 @@ TlsContext::TlsContext(const TlsSettings& settings)
 }
 
 std::shared_ptr<const TlsContext> TlsContext::get(const TlsSettings& settings) {
+    // OpenSSL frees its globals in an atexit handler it registers on first use. Initialising it
+    // before `last` exists makes `last` (registered later) go first at exit, while OpenSSL works.
+    [[maybe_unused]] static const bool initialised = OPENSSL_init_ssl(0, nullptr) == 1;
     static std::mutex mutex;
     static std::shared_ptr<const TlsContext> last;
     std::lock_guard lock(mutex);
