@@ -27,6 +27,7 @@
 #include "errors.hpp"
 #include "fd.hpp"
 #include "redis_url.hpp"
+#include "silent_server.hpp"
 #include "socket.hpp"
 
 using namespace redlock;
@@ -106,21 +107,7 @@ void expect_usage_error(const TlsSettings& s, const std::string& needle) {
     }
 }
 
-// A loopback listener; the kernel completes connections whether or not anyone accepts them.
-struct Listener {
-    Fd fd{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-    int port = 0;
-    Listener() {
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len), 0);
-        EXPECT_EQ(::listen(fd.get(), 8), 0);
-        EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-        port = ntohs(addr.sin_port);
-    }
-};
+using redlock_test::SilentServer;
 
 Endpoint tls_loopback(int port) {
     Endpoint ep = parse_redis_url("rediss://127.0.0.1:" + std::to_string(port));
@@ -264,7 +251,7 @@ TEST(TlsContextTest, TheSameSettingsShareOneContext) {
 }
 
 TEST(TlsSocket, AHandshakeWithASilentPeerEndsAtTheDeadline) {
-    Listener server;  // accepts (in the kernel) and never says a word
+    SilentServer server;  // accepts (in the kernel) and never says a word
     auto start = std::chrono::steady_clock::now();
     try {
         Socket::connect(tls_loopback(server.port), BootClock::now() + milliseconds(300), -1);
@@ -280,7 +267,7 @@ TEST(TlsSocket, AHandshakeWithASilentPeerEndsAtTheDeadline) {
 }
 
 TEST(TlsSocket, TheCancelDescriptorAbortsAHandshake) {
-    Listener server;
+    SilentServer server;
     Fd cancel(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     std::thread canceller([&] {
         std::this_thread::sleep_for(milliseconds(100));
@@ -296,7 +283,7 @@ TEST(TlsSocket, TheCancelDescriptorAbortsAHandshake) {
 }
 
 TEST(TlsSocket, APeerThatAnswersInPlainTextIsATlsError) {
-    Listener server;
+    SilentServer server;
     std::thread peer([&] {
         Fd conn(::accept(server.fd.get(), nullptr, nullptr));
         char buf[1024];
@@ -318,7 +305,7 @@ TEST(TlsSocket, APeerThatAnswersInPlainTextIsATlsError) {
 }
 
 TEST(TlsSocket, APeerThatClosesDuringTheHandshakeIsUnavailable) {
-    Listener server;
+    SilentServer server;
     std::thread peer([&] { Fd conn(::accept(server.fd.get(), nullptr, nullptr)); });
     try {
         Socket::connect(tls_loopback(server.port), BootClock::now() + milliseconds(5000), -1);
