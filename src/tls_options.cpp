@@ -13,21 +13,21 @@ void add_tls_options(CLI::App& app, TlsRawOptions& o) {
     const std::string group = "TLS options (rediss:// URLs)";
     app.add_option("--cacert", o.cacert,
                    "Trust the CA certificates in FILE (PEM) instead of the system's")
-        ->envname("REDLOCK_CACERT")
+        ->envname("REDLOCK_TLS_CACERT")
         ->group(group);
     app.add_option("--cacertdir", o.cacertdir,
                    "Trust the CA certificates in DIR (hashed with openssl rehash)")
-        ->envname("REDLOCK_CACERTDIR")
+        ->envname("REDLOCK_TLS_CACERTDIR")
         ->group(group);
     app.add_option("--cert", o.cert, "Client certificate (PEM) for servers that require one")
-        ->envname("REDLOCK_CERT")
+        ->envname("REDLOCK_TLS_CERT")
         ->group(group);
     app.add_option("--key", o.key, "Private key (unencrypted PEM) of the --cert certificate")
-        ->envname("REDLOCK_KEY")
+        ->envname("REDLOCK_TLS_KEY")
         ->group(group);
     app.add_flag("--insecure", o.insecure,
                  "Do not verify the server's certificate or host name (warns; for tests only)")
-        ->envname("REDLOCK_INSECURE")
+        ->envname("REDLOCK_TLS_INSECURE")
         ->group(group);
 }
 

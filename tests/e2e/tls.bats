@@ -35,9 +35,9 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     assert_line --index 1 "127.0.0.1:$TLS_PORT/2"
 }
 
-@test "the CA can come from REDLOCK_CACERT or from a hashed --cacertdir" {
+@test "the CA can come from REDLOCK_TLS_CACERT or from a hashed --cacertdir" {
     tls_redis_start
-    REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_CACERT="$PKI/ca.crt" \
+    REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERT="$PKI/ca.crt" \
         run "$RL" envjob -- echo ran
     assert_success
     assert_output ran
@@ -47,9 +47,18 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     run "$RL" -u "rediss://localhost:$TLS_PORT" --cacertdir "$BATS_TEST_TMPDIR/cadir" dirjob -- echo ran
     assert_success
     assert_output ran
-    REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_CACERTDIR="$BATS_TEST_TMPDIR/cadir" \
+    REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERTDIR="$BATS_TEST_TMPDIR/cadir" \
         run "$RL" dirjob -- echo ran
     assert_success
+}
+
+@test "a nested run inherits the TLS settings and the lock's environment" {
+    tls_redis_start
+    export REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERT="$PKI/ca.crt"
+    # The command's REDLOCK_KEY (the lock's key) must not be taken for a TLS setting.
+    run "$RL" outer -- sh -c '"$0" outer -- echo same=ok; echo same=$?; "$0" inner -- echo other=ok' "$RL"
+    assert_success
+    assert_output $'same=ok\nsame=0\nother=ok'
 }
 
 @test "a password is sent inside the TLS session" {
@@ -62,7 +71,7 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
 
 @test "status, list and release work over TLS" {
     tls_redis_start
-    export REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_CACERT="$PKI/ca.crt"
+    export REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERT="$PKI/ca.crt"
     hold tlsheld
     run "$RL" status tlsheld
     assert_success
@@ -114,13 +123,13 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
 
-@test "--insecure skips verification and warns on stderr; so does REDLOCK_INSECURE" {
+@test "--insecure skips verification and warns on stderr; so does REDLOCK_TLS_INSECURE" {
     tls_redis_start wrong-host
     run --separate-stderr "$RL" -u "rediss://localhost:$TLS_PORT" --insecure job -- echo ran
     assert_success
     assert_output ran
     [[ "$stderr" == "redlock-run: --insecure: the certificate of Redis at localhost:$TLS_PORT is not verified"* ]]
-    REDLOCK_INSECURE=1 run --separate-stderr "$RL" -u "rediss://localhost:$TLS_PORT" job -- echo ran
+    REDLOCK_TLS_INSECURE=1 run --separate-stderr "$RL" -u "rediss://localhost:$TLS_PORT" job -- echo ran
     assert_success
     [[ "$stderr" == *"is not verified"* ]]
 }
@@ -131,7 +140,7 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
         --cert "$PKI/client.crt" --key "$PKI/client.key" mtls -- echo ran
     assert_success
     assert_output ran
-    REDLOCK_CERT="$PKI/client.crt" REDLOCK_KEY="$PKI/client.key" \
+    REDLOCK_TLS_CERT="$PKI/client.crt" REDLOCK_TLS_KEY="$PKI/client.key" \
         run "$RL" -u "rediss://localhost:$TLS_PORT" --cacert "$PKI/ca.crt" status mtls
     assert_equal "$status" 1   # free
 }

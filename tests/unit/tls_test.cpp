@@ -126,8 +126,8 @@ class TlsCli : public ::testing::Test {
     void SetUp() override { clear(); }
     void TearDown() override { clear(); }
     static void clear() {
-        for (const char* v : {"REDLOCK_URL", "REDLOCK_CACERT", "REDLOCK_CACERTDIR", "REDLOCK_CERT",
-                              "REDLOCK_KEY", "REDLOCK_INSECURE"})
+        for (const char* v : {"REDLOCK_URL", "REDLOCK_TLS_CACERT", "REDLOCK_TLS_CACERTDIR",
+                              "REDLOCK_TLS_CERT", "REDLOCK_TLS_KEY", "REDLOCK_TLS_INSECURE"})
             unsetenv(v);
     }
     static Invocation parse(std::initializer_list<std::string> words) {
@@ -331,10 +331,10 @@ TEST_F(TlsCli, OptionsAndVariablesFillTheEndpoint) {
     EXPECT_FALSE(ep.tls->insecure);
 
     setenv("REDLOCK_URL", "rediss://localhost:6380", 1);
-    setenv("REDLOCK_CACERTDIR", pki.dir.c_str(), 1);
-    setenv("REDLOCK_CERT", pki.cert.c_str(), 1);
-    setenv("REDLOCK_KEY", pki.key.c_str(), 1);
-    setenv("REDLOCK_INSECURE", "yes", 1);
+    setenv("REDLOCK_TLS_CACERTDIR", pki.dir.c_str(), 1);
+    setenv("REDLOCK_TLS_CERT", pki.cert.c_str(), 1);
+    setenv("REDLOCK_TLS_KEY", pki.key.c_str(), 1);
+    setenv("REDLOCK_TLS_INSECURE", "yes", 1);
     const Endpoint& env = parse({"job", "true"}).run.conn.endpoint;
     ASSERT_TRUE(env.tls);
     EXPECT_EQ(env.tls->ca_dir, pki.dir.string());
@@ -370,6 +370,6 @@ TEST_F(TlsCli, MistakesAreUsageErrorsAtStart) {
     expect_usage_error({"-u", "redis://h", "--cacert", pki.cert, "job", "true"},
                        "--cacert is for TLS, but the Redis URL is not rediss://");
     expect_usage_error({"--insecure", "job", "true"}, "--insecure is for TLS");
-    setenv("REDLOCK_CERT", pki.cert.c_str(), 1);
+    setenv("REDLOCK_TLS_CERT", pki.cert.c_str(), 1);
     expect_usage_error({"-u", "unix:///tmp/r.sock", "job", "true"}, "--cert is for TLS");
 }
