@@ -43,8 +43,8 @@ struct Pki {
     std::string cert, key, other_key, encrypted_key, junk;
 
     Pki() {
-        char tmpl[] = "/tmp/redlock-tls-test.XXXXXX";
-        dir = ::mkdtemp(tmpl);
+        std::string tmpl = (fs::temp_directory_path() / "redlock-tls-test.XXXXXX").string();
+        dir = ::mkdtemp(tmpl.data());
         cert = (dir / "cert.pem").string();
         key = (dir / "key.pem").string();
         other_key = (dir / "other.pem").string();
