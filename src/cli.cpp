@@ -14,6 +14,7 @@
 #include "errors.hpp"
 #include "log.hpp"
 #include "tls_options.hpp"
+#include "url_list.hpp"
 
 namespace redlock {
 namespace {
@@ -31,7 +32,8 @@ constexpr const char* usage_text =
 
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
-    "64 usage; 65 key is not a lock; 69 Redis unreachable; 70 internal; 76 lock lost;\n"
+    "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
+    "--min-replicas); 70 internal; 76 lock lost;\n"
     "77 auth refused; 78 TLS verification failed; 124 --max-runtime exceeded;\n"
     "126 command not executable; 127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
@@ -40,6 +42,8 @@ constexpr const char* exit_codes_text =
 // that every error names the option and says what is wrong.
 struct RawOptions {
     std::string url = "redis://127.0.0.1:6379";
+    std::vector<std::string> urls;  // every -u (or REDLOCK_URL); several select the quorum mode
+    std::string node_timeout = "50ms";
     std::string password_file;
     std::string prefix;
     std::string connect_timeout = "2s";
@@ -55,6 +59,9 @@ struct RawOptions {
     std::string max_runtime;
     bool syslog = false;
     bool hold_info = false;
+    std::string min_replicas = "0";
+    std::string replica_timeout = "100ms";
+    std::string sentinel_password_file;
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -66,14 +73,24 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.set_help_flag();  // ours, so that help is an Action and not a CLI11 exception
     app.add_flag("-h,--help", o.help, "Show this help and exit");
     app.add_flag("--version", o.version, "Show the version and exit");
-    app.add_option("-u,--url", o.url,
-                   "Redis to use: redis://[user[:password]@]host[:port][/db], the same with "
-                   "rediss:// for TLS, or unix:///path.sock[?db=N] (default "
-                   "redis://127.0.0.1:6379)")
+    app.add_option("-u,--url", o.urls,
+                   "Redis to use: redis://[user[:password]@]host[:port][/db] (rediss:// for "
+                   "TLS) or "
+                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
+                   "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
+                   "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
+                   "masters")
         ->envname("REDLOCK_URL");
+    app.add_option("--node-timeout", o.node_timeout,
+                   "Quorum mode: bound on each node's connect and command (default 50ms)")
+        ->envname("REDLOCK_NODE_TIMEOUT");
     app.add_option("--password-file", o.password_file,
                    "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
         ->envname("REDLOCK_PASSWORD_FILE");
+    app.add_option("--sentinel-password-file", o.sentinel_password_file,
+                   "With a redis-sentinel:// URL: the sentinels' password, from the first line "
+                   "of FILE (the URL's password is the master's)")
+        ->envname("REDLOCK_SENTINEL_PASSWORD_FILE");
     app.add_option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key")
         ->envname("REDLOCK_PREFIX");
     app.add_option("--connect-timeout", o.connect_timeout,
@@ -124,6 +141,13 @@ void add_run_options(CLI::App& app, RawOptions& o) {
                  "Record host, pid, user and command line beside the lock, for busy messages "
                  "and status")
         ->envname("REDLOCK_HOLD_INFO");
+    app.add_option("--min-replicas", o.min_replicas,
+                   "After the acquire and each renewal, WAIT until N replicas have it; too few: "
+                   "release and exit 69 (default 0: no WAIT)")
+        ->envname("REDLOCK_MIN_REPLICAS");
+    app.add_option("--replica-timeout", o.replica_timeout,
+                   "How long each WAIT for --min-replicas may take (default 100ms)")
+        ->envname("REDLOCK_REPLICA_TIMEOUT");
 }
 
 // The operator commands' own options. Every scan knows them, so "--json status" and "status
@@ -251,22 +275,61 @@ std::string read_password_file(const std::string& path) {
 
 ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     ConnectionOptions c;
-    c.endpoint = parse_redis_url(raw.url);
-    apply_tls_options(c.endpoint, raw.tls);
-    if (c.endpoint.password && scan.given.contains("url"))
-        log::warning(
-            "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
-            "--password-file instead");
-    if (!raw.password_file.empty()) {
-        c.endpoint.password = read_password_file(raw.password_file);
-    } else if (!c.endpoint.password) {
-        if (const char* env = std::getenv("REDISCLI_AUTH"); env && *env) c.endpoint.password = env;
+    std::vector<std::string> urls = split_url_list(raw.urls);
+    if (urls.empty()) urls.push_back(raw.url);
+    check_node_count(urls.size());
+    std::vector<Endpoint> endpoints;
+    for (const std::string& url : urls) endpoints.push_back(parse_redis_url(url));
+    std::optional<std::string> file_password;
+    if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
+    for (Endpoint& endpoint : endpoints) {
+        c.endpoint = std::move(endpoint);
+        apply_tls_options(c.endpoint, raw.tls);
+        if (c.endpoint.password && scan.given.contains("url"))
+            log::warning(
+                "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
+                "--password-file instead");
+        if (file_password) {
+            c.endpoint.password = file_password;
+        } else if (!c.endpoint.password) {
+            if (const char* env = std::getenv("REDISCLI_AUTH"); env && *env)
+                c.endpoint.password = env;
+        }
+        if (urls.size() > 1) c.quorum.push_back(c.endpoint);
+    }
+    if (!c.quorum.empty()) c.endpoint = c.quorum.front();
+    c.node_timeout = duration_option(raw.node_timeout, "--node-timeout");
+    if (!raw.sentinel_password_file.empty()) {
+        if (!c.endpoint.is_sentinel())
+            throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
+        c.endpoint.sentinel_password = read_password_file(raw.sentinel_password_file);
     }
     c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
     c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
     c.prefix = raw.prefix;
     c.verbose = raw.verbose;
     return c;
+}
+
+// --min-replicas and --replica-timeout. Every renewal WAITs too, so a WAIT that times out must
+// leave time for another renewal before the lease ends.
+ReplicaPolicy replica_policy(const RawOptions& raw, const Scan& scan, const RunOptions& r) {
+    ReplicaPolicy p;
+    // 100 is far beyond any real replica set; more is a typo, not a deployment.
+    p.min_replicas = int_option(raw.min_replicas, "--min-replicas", 0, 100);
+    p.timeout = duration_option(raw.replica_timeout, "--replica-timeout");
+    if (!p.enabled()) {
+        if (scan.given.contains("replica-timeout"))
+            throw UsageError("--replica-timeout needs --min-replicas N with N above 0");
+        return p;
+    }
+    Millis room = (r.ttl - r.renew_every) / 4;
+    if (p.timeout > room)
+        throw UsageError(fmt::format(
+            "--replica-timeout ({}) must be at most a quarter of --ttl minus --renew-every ({}) "
+            "so that a renewal whose WAIT times out can be retried before the lock expires",
+            format_duration(p.timeout), format_duration(room)));
+    return p;
 }
 
 RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name,
@@ -287,6 +350,13 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (r.ttl < Millis(100))
         throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
                                      format_duration(r.ttl)));
+    // Redlock counts every attempt's time against the ttl: a node timeout near the ttl would
+    // let one slow node eat the whole validity.
+    if (!r.conn.quorum.empty() && r.conn.node_timeout * 10 > r.ttl)
+        throw UsageError(fmt::format(
+            "--node-timeout ({}) must be at most a tenth of --ttl ({}) in the quorum mode, so "
+            "that a slow node leaves most of the lock's validity",
+            format_duration(r.conn.node_timeout), format_duration(r.ttl)));
     // "--wait 0" means a single try, as flock -w 0 does; other durations must be positive.
     if (raw.wait == "0" || raw.wait == "0s" || raw.wait == "0ms")
         r.wait.reset();
@@ -310,6 +380,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (!raw.max_runtime.empty()) r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
+    r.replicas = replica_policy(raw, scan, r);
     r.command = std::move(command);
     return r;
 }

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 
+#include "cluster.hpp"
 #include "errors.hpp"
+#include "log.hpp"
+#include "sentinel.hpp"
 
 namespace redlock {
 
@@ -30,18 +33,38 @@ std::string format_command(const std::vector<std::string>& argv) {
 }  // namespace
 
 Connection::Connection(Endpoint endpoint, Timeouts timeouts)
-    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {}
+    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {
+    if (endpoint_.is_cluster())
+        cluster_ = std::make_unique<ClusterRouter>(endpoint_, timeouts_, cancel_fd_);
+}
+
+Connection::~Connection() = default;
+
+bool Connection::connected() const {
+    return cluster_ ? cluster_->connected() : socket_.has_value();
+}
+
+void Connection::set_home_key(std::string_view key) {
+    if (cluster_) cluster_->set_home_key(key);
+}
 
 void Connection::close() {
+    if (cluster_) cluster_->close();
     socket_.reset();
     reader_.reset();
 }
 
 void Connection::ensure_connected(std::optional<Deadline> cap) {
+    if (cluster_) return cluster_->ensure_connected(cap);
     if (socket_) return;
     Deadline deadline = BootClock::now() + timeouts_.connect;
     if (cap) deadline = std::min(deadline, *cap);
-    socket_ = Socket::connect(endpoint_, deadline, cancel_fd_);
+    // A sentinel URL names no server: ask the sentinels on every (re)connect, so that the first
+    // command after a failover finds the new master.
+    const Endpoint target = endpoint_.is_sentinel()
+                                ? resolve_master(endpoint_, timeouts_, deadline, cancel_fd_)
+                                : endpoint_;
+    socket_ = Socket::connect(target, deadline, cancel_fd_);
     reader_.reset(redisReaderCreate());
     if (!reader_) {
         close();
@@ -49,6 +72,13 @@ void Connection::ensure_connected(std::optional<Deadline> cap) {
     }
     try {
         handshake(deadline);
+        if (endpoint_.is_sentinel()) {
+            Reply role = roundtrip({"ROLE"}, deadline);
+            check_role_is_master(
+                check(role, fmt::format("asking {} for its ROLE", target.describe())), target,
+                endpoint_);
+            master_ = target.describe();
+        }
     } catch (...) {
         close();
         throw;
@@ -83,14 +113,32 @@ void Connection::handshake(Deadline deadline) {
     }
 }
 
+void Connection::follow_master(Deadline cap) {
+    if (!endpoint_.is_sentinel() || !socket_) return;
+    try {
+        std::string now_at = resolve_master(endpoint_, timeouts_, cap, cancel_fd_).describe();
+        if (now_at == master_) return;
+        log::verbose("master '{}' moved from {} to {}; reconnecting", endpoint_.master_name,
+                     master_, now_at);
+        close();
+    } catch (const Error& e) {
+        log::verbose("could not check where master '{}' is, staying on {}: {}",
+                     endpoint_.master_name, master_, e.what());
+    }
+}
+
 Reply Connection::command(const std::vector<std::string>& argv) {
     return command(argv, BootClock::now() + timeouts_.command);
 }
 
 Reply Connection::command(const std::vector<std::string>& argv, Deadline deadline) {
+    if (cluster_) return cluster_->command(argv, deadline);
     ensure_connected();
     try {
-        return roundtrip(argv, deadline);
+        Reply reply = roundtrip(argv, deadline);
+        // The master was demoted (a failover): drop it, so the next command asks the sentinels.
+        if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+        return reply;
     } catch (...) {
         // A timed-out or cancelled command may still be answered later; that late reply
         // must never be read as the answer to the next command.
@@ -101,6 +149,7 @@ Reply Connection::command(const std::vector<std::string>& argv, Deadline deadlin
 
 std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::string>>& commands,
                                         Deadline deadline) {
+    if (cluster_) return cluster_->pipeline(commands, deadline);
     ensure_connected();
     try {
         std::string out;
@@ -156,7 +205,7 @@ const redisReply& check(const Reply& reply, std::string_view context) {
     if (code == "WRONGTYPE") throw DataError(message);
     if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
         code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||
-        code == "OOM")
+        code == "OOM" || code == "NOREPLICAS")
         throw RedisUnavailable(message);
     throw RedisError(message);
 }

@@ -21,6 +21,8 @@ struct ReplyDeleter {
 };
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
+class ClusterRouter;  // cluster.hpp: what a redis-cluster:// Connection delegates to
+
 struct Timeouts {
     Millis connect{2000};
     Millis command{2000};
@@ -28,7 +30,12 @@ struct Timeouts {
 
 class Connection {
   public:
+    // A redis-cluster:// endpoint makes this a Redis Cluster client (cluster.hpp): every command
+    // goes to the master of its key's slot, following redirections.
     Connection(Endpoint endpoint, Timeouts timeouts);
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
 
     // While set, a readable `fd` aborts any wait with Cancelled (the renewer's stop signal).
     void set_cancel_fd(int fd) { cancel_fd_ = fd; }
@@ -47,9 +54,21 @@ class Connection {
     // a renewal must not spend longer reconnecting than its lease has left.
     void ensure_connected(std::optional<Deadline> cap = std::nullopt);
     void close();
-    bool connected() const { return socket_.has_value(); }
+    // Sentinel endpoints only: asks the sentinels where the master is now and, if it moved,
+    // closes the connection so that the next command goes to the new one. SENTINEL FAILOVER
+    // leaves the old master writable for seconds, so waiting for READONLY is not enough. When no
+    // sentinel answers by `cap`, the connection is left as it is.
+    void follow_master(Deadline cap);
+    bool connected() const;
     const Endpoint& endpoint() const { return endpoint_; }
     const Timeouts& timeouts() const { return timeouts_; }
+
+    // Redis Cluster only (no-op otherwise): the key whose slot this connection serves, so that a
+    // (re)connect goes straight to that slot's master. The lock layer sets it to the lock key.
+    void set_home_key(std::string_view key);
+    // The cluster router for a redis-cluster:// endpoint, else nullptr (list uses it to SCAN
+    // every master).
+    ClusterRouter* cluster() { return cluster_.get(); }
 
   private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
@@ -65,6 +84,8 @@ class Connection {
     int cancel_fd_ = -1;
     std::optional<Socket> socket_;
     std::unique_ptr<redisReader, ReaderDeleter> reader_;
+    std::unique_ptr<ClusterRouter> cluster_;
+    std::string master_;  // sentinel endpoints: the address of the master we are connected to
 };
 
 // Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,

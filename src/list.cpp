@@ -1,11 +1,13 @@
 // list: every lock under the prefix, found with SCAN (never KEYS, which blocks the server for the
-// whole keyspace), read in pipelined batches, shown sorted by name.
+// whole keyspace; on every master of a Redis Cluster), read in pipelined batches, shown sorted by
+// name.
 #include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
 #include <set>
 
+#include "cluster.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
@@ -119,11 +121,24 @@ void print_table(const std::vector<LockState>& locks) {
 }  // namespace
 
 int list_command(const InspectOptions& options) {
+    // A quorum has no single list of locks: each node may hold others' partial attempts.
+    if (!options.conn.quorum.empty())
+        throw UsageError(
+            "'list' reads one node: give a single -u (run it once per node of the quorum)");
     log::set_verbose(options.conn.verbose);
     const std::string& prefix = options.conn.prefix;
     Connection conn(options.conn.endpoint, options.conn.timeouts);
     std::string match = glob_escape(prefix) + options.pattern;
-    std::set<std::string> found = scan_keys(conn, match);
+    std::set<std::string> found;
+    if (ClusterRouter* cluster = conn.cluster()) {
+        // Each master holds only its own slots' keys: the keyspace is the union of their SCANs.
+        cluster->for_each_master([&](Connection& node, const NodeAddress&) {
+            std::set<std::string> part = scan_keys(node, match);
+            found.merge(part);
+        });
+    } else {
+        found = scan_keys(conn, match);
+    }
 
     std::vector<LockKeys> candidates;
     for (const std::string& key : found)

@@ -8,6 +8,7 @@
 #include "clock.hpp"
 #include "connection.hpp"
 #include "redis_url.hpp"
+#include "replicas.hpp"
 
 namespace redlock {
 
@@ -16,6 +17,10 @@ struct ConnectionOptions {
     Timeouts timeouts;
     std::string prefix;
     bool verbose = false;
+    // Redlock quorum mode: every node when -u names three or more (endpoint is then the first);
+    // empty in the single-node mode.
+    std::vector<Endpoint> quorum;
+    Millis node_timeout{50};  // --node-timeout: each quorum node's connect and command bound
 };
 
 enum class OnLost { term, kill, ignore };
@@ -35,6 +40,7 @@ struct RunOptions {
     std::optional<Millis> max_runtime;  // stop the command after this long (exit 124)
     bool syslog = false;                // messages also go to syslog
     bool hold_info = false;             // record host, pid, user, command beside the lock
+    ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
 };
 
 // The operator commands (status, list, release): which lock or locks, and how to report.

@@ -4,7 +4,9 @@
 
 #include <charconv>
 
+#include "cluster_url.hpp"
 #include "errors.hpp"
+#include "sentinel.hpp"
 
 namespace redlock {
 namespace {
@@ -57,7 +59,13 @@ bool parse_int(std::string_view s, int min, int max, int& out) {
 
 }  // namespace
 
+std::string masked_url(std::string_view url) {
+    return masked(url);
+}
+
 std::string Endpoint::describe() const {
+    if (is_cluster()) return describe_cluster(*this);
+    if (is_sentinel()) return describe_sentinel(*this);
     if (is_unix()) return "unix:" + socket_path;
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
@@ -67,6 +75,7 @@ Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) {
         return UsageError(fmt::format("invalid Redis URL '{}': {}", masked(url), why));
     };
+    if (url.starts_with("redis-cluster://")) return parse_cluster_url(url);
     Endpoint ep;
     if (url.starts_with("unix://")) {
         std::string_view rest = url.substr(7);
@@ -84,6 +93,7 @@ Endpoint parse_redis_url(std::string_view url) {
         }
         return ep;
     }
+    if (url.starts_with("redis-sentinel://")) return parse_sentinel_url(url);
     if (url.starts_with("rediss://")) ep.tls.emplace();
     if (!ep.tls && !url.starts_with("redis://"))
         throw bad("expected redis://host[:port][/db], rediss://... (TLS) or unix:///path");

@@ -4,10 +4,17 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tls_settings.hpp"
 
 namespace redlock {
+
+// One sentinel of a redis-sentinel:// URL.
+struct SentinelAddress {
+    std::string host;
+    int port = 26379;
+};
 
 struct Endpoint {
     std::string host;  // empty for a unix socket
@@ -17,15 +24,28 @@ struct Endpoint {
     std::optional<std::string> password;
     int db = 0;
     std::optional<TlsSettings> tls;  // set for rediss:// URLs; the options fill in the files
+    // redis-cluster:// (cluster_url.hpp): the seed nodes, each with these credentials; host and
+    // port above are the first seed's. Empty for a single node.
+    std::vector<Endpoint> cluster_seeds;
+    // redis-sentinel:// (sentinel.hpp): the master is looked up by name from these sentinels on
+    // every (re)connect; host and port above are unused. user/password/db are the master's.
+    std::string master_name;
+    std::vector<SentinelAddress> sentinels;
+    std::optional<std::string> sentinel_password;  // --sentinel-password-file
 
     bool is_unix() const { return !socket_path.empty(); }
+    bool is_cluster() const { return !cluster_seeds.empty(); }
+    bool is_sentinel() const { return !master_name.empty(); }
     // "127.0.0.1:6379", "[::1]:6380", "unix:/run/redis.sock"; never shows the password.
     std::string describe() const;
 };
 
 // redis://[user[:password]@]host[:port][/db], IPv6 as [::1], the same with rediss:// for TLS,
-// and unix:///path[?db=N].
+// unix:///path[?db=N], and redis-cluster://seed,seed... (cluster_url.hpp).
 // Throws UsageError with the reason; the message never repeats a password.
 Endpoint parse_redis_url(std::string_view url);
+
+// `url` with its password replaced by ***, for messages.
+std::string masked_url(std::string_view url);
 
 }  // namespace redlock

@@ -13,6 +13,7 @@
 #include "lock_state.hpp"
 #include "log.hpp"
 #include "printable.hpp"
+#include "quorum_inspect.hpp"
 #include "script.hpp"
 
 namespace redlock {
@@ -80,6 +81,7 @@ int force_release(Connection& conn, const LockKeys& keys, bool verbose) {
 }  // namespace
 
 int release_command(const InspectOptions& options) {
+    if (!options.conn.quorum.empty()) return quorum_release_command(options);
     log::set_verbose(options.conn.verbose);
     Connection conn(options.conn.endpoint, options.conn.timeouts);
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);

@@ -45,15 +45,15 @@ Millis lease_margin(Millis ttl) {
     return ttl / 100 + Millis(10);
 }
 
-Renewer::Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
+Renewer::Renewer(Renewable& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
                  Deadline lease_start)
-    : node_(node),
+    : lock_(lock),
       keys_(std::move(keys)),
       token_(std::move(token)),
       ttl_(ttl),
       every_(every),
       lease_start_(lease_start),
-      valid_until_ns_((lease_start + ttl - lease_margin(ttl)).time_since_epoch().count()),
+      valid_until_ns_(lock.lease_end(lease_start, ttl).time_since_epoch().count()),
       cancel_(make_eventfd()),
       event_(make_eventfd()) {}
 
@@ -69,12 +69,17 @@ void Renewer::stop() {
     if (!thread_.joinable()) return;
     signal_eventfd(cancel_.get());
     thread_.join();
-    node_.connection().set_cancel_fd(-1);
+    lock_.set_cancel_fd(-1);
 }
 
 std::string Renewer::lost_reason() const {
     std::lock_guard lock(mutex_);
     return lost_reason_;
+}
+
+std::string Renewer::last_failure() const {
+    std::lock_guard lock(mutex_);
+    return last_failure_;
 }
 
 void Renewer::report_lost(std::string reason) {
@@ -86,7 +91,7 @@ void Renewer::report_lost(std::string reason) {
 }
 
 void Renewer::run() {
-    node_.connection().set_cancel_fd(cancel_.get());
+    lock_.set_cancel_fd(cancel_.get());
     Deadline next = lease_start_ + every_;
     Millis backoff(50);
     for (;;) {
@@ -94,20 +99,27 @@ void Renewer::run() {
         Deadline valid_until = this->valid_until();
         Deadline sent = BootClock::now();
         // A renewal that answers after the lease ran out proves nothing; don't wait past it.
-        Deadline deadline = std::min(sent + node_.connection().timeouts().command, valid_until);
+        Deadline deadline = std::min(sent + lock_.renew_timeout(), valid_until);
         if (deadline <= sent) return;  // the main loop declares the loss at valid_until
         try {
-            RenewResult r = node_.renew(keys_, token_, ttl_, deadline);
+            // Half the time at most, so an unreachable sentinel leaves the renewal its share.
+            lock_.follow_master(sent + (deadline - sent) / 2);
+            RenewResult r = lock_.renew(keys_, token_, ttl_, deadline);
             if (r == RenewResult::not_owner) {
                 report_lost("the key no longer holds this run's token");
                 return;
             }
-            valid_until_ns_ = (sent + ttl_ - lease_margin(ttl_)).time_since_epoch().count();
+            if (confirm_) confirm_(valid_until);
+            valid_until_ns_ = lock_.lease_end(sent, ttl_).time_since_epoch().count();
             log::verbose(
                 "renewed lock '{}' in {}", keys_.key,
                 format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
             next = sent + every_;
             backoff = Millis(50);
+            {
+                std::lock_guard lock(mutex_);
+                last_failure_.clear();
+            }
         } catch (const Cancelled&) {
             return;
         } catch (const DataError& e) {
@@ -115,6 +127,10 @@ void Renewer::run() {
             return;
         } catch (const std::exception& e) {
             // Transient: timeouts, resets, failover errors. Keep trying until the lease runs out.
+            {
+                std::lock_guard lock(mutex_);
+                last_failure_ = e.what();
+            }
             log::verbose("renewing lock '{}' failed, retrying in {}: {}", keys_.key,
                          format_duration(backoff), e.what());
             next = BootClock::now() + backoff;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "fd.hpp"
 #include "keys.hpp"
 #include "lock.hpp"
+#include "renewable.hpp"
 
 namespace redlock {
 
@@ -24,12 +26,18 @@ Millis lease_margin(Millis ttl);
 class Renewer {
   public:
     // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
-    // no earlier than that, so counting from it errs on the safe side.
-    Renewer(LockNode& node, LockKeys keys, std::string token, Millis ttl, Millis every,
+    // no earlier than that, so counting from it errs on the safe side. `lock` decides how long a
+    // renewal proves the lock is ours (Renewable::lease_end).
+    Renewer(Renewable& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
             Deadline lease_start);
     ~Renewer();
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
+
+    // Called after each renewal Redis accepted, before the lease is extended, with the lease's
+    // current end; throwing counts as a failed renewal (retried until the lease runs out).
+    // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
+    void set_confirm(std::function<void(Deadline)> confirm) { confirm_ = std::move(confirm); }
 
     void start();
     // Stops and joins the thread; aborts an in-flight renewal at once. Idempotent.
@@ -39,12 +47,14 @@ class Renewer {
     int event_fd() const { return event_.get(); }
     Deadline valid_until() const { return Deadline(BootClock::duration(valid_until_ns_.load())); }
     std::string lost_reason() const;
+    // Why the latest renewal attempt failed ("" after a success), for the lost-lock message.
+    std::string last_failure() const;
 
   private:
     void run();
     void report_lost(std::string reason);
 
-    LockNode& node_;
+    Renewable& lock_;
     LockKeys keys_;
     std::string token_;
     Millis ttl_;
@@ -55,6 +65,8 @@ class Renewer {
     Fd event_;
     mutable std::mutex mutex_;
     std::string lost_reason_;
+    std::string last_failure_;
+    std::function<void(Deadline)> confirm_;
     std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "child.hpp"
@@ -11,8 +12,11 @@
 #include "holder.hpp"
 #include "lock.hpp"
 #include "log.hpp"
+#include "quorum.hpp"
+#include "quorum_wait.hpp"
 #include "reentry.hpp"
 #include "renewer.hpp"
+#include "replicas.hpp"
 #include "signals.hpp"
 #include "token.hpp"
 #include "waiter.hpp"
@@ -24,6 +28,11 @@ Millis since(Deadline start) {
     return std::chrono::duration_cast<Millis>(BootClock::now() - start);
 }
 
+std::string last_failure_text(const Renewer& renewer) {
+    std::string why = renewer.last_failure();
+    return why.empty() ? why : fmt::format(" (last renewal error: {})", why);
+}
+
 class Run {
   public:
     explicit Run(const RunOptions& o)
@@ -33,12 +42,17 @@ class Run {
           node_(conn_),
           token_(new_token()) {
         if (o.hold_info) info_ = this_process_info(o.command);
+        if (!o.conn.quorum.empty())
+            quorum_ = std::make_unique<QuorumLock>(o.conn.quorum, quorum_timeouts(o.conn));
+        conn_.set_home_key(keys_.key);  // Redis Cluster: renewals reconnect to the lock's master
     }
 
     int execute();
 
   private:
     bool acquire();
+    bool acquire_quorum();
+    void release_quorum(Millis keep);
     std::string busy_message(const AcquireResult& r) const;
     int supervise(Child& child, Renewer& renewer);
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
@@ -53,6 +67,8 @@ class Run {
     LockKeys keys_;
     Connection conn_;
     LockNode node_;
+    SingleNodeLease single_lease_{node_};
+    std::unique_ptr<QuorumLock> quorum_;  // several -u: the Redlock quorum replaces node_
     std::string token_;
     long long fence_ = 0;
     Deadline lease_start_{};
@@ -66,6 +82,7 @@ class Run {
 };
 
 bool Run::acquire() {
+    if (quorum_) return acquire_quorum();
     WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
                                    opt_.wait.value_or(Millis(0)), signals_);
     if (w.interrupted_by) {
@@ -79,6 +96,7 @@ bool Run::acquire() {
         fence_ = w.last.fence;
         log::verbose("acquired lock '{}' on {} (fence {}) in {}", keys_.key, node_.describe(),
                      fence_, format_duration(since(lease_start_)));
+        if (opt_.replicas.enabled()) confirm_acquired(node_, keys_, token_, opt_.replicas);
         return true;
     }
     if (!opt_.quiet) log::info("{}", busy_message(w.last));
@@ -139,9 +157,10 @@ int Run::supervise(Child& child, Renewer& renewer) {
         if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
                  fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
-                             "Redis may give the lock to someone else",
+                             "Redis may give the lock to someone else{}",
                              format_duration(
-                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now)))),
+                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now))),
+                             last_failure_text(renewer)),
                  lease_end);
         if (kill_at_ && now >= *kill_at_) {
             log::error(
@@ -191,11 +210,14 @@ Millis Run::min_hold_left() const {
 }
 
 void Run::release(Millis keep) {
+    if (quorum_) return release_quorum(keep);
     Deadline start = BootClock::now();
     auto unreleased = [&](const Error& e) {
         log::warning("could not release lock '{}' ({}); it expires by itself within {}", keys_.key,
                      e.what(), format_duration(opt_.ttl));
     };
+    // After a failover the release must reach the new master, as the renewals do.
+    conn_.follow_master(BootClock::now() + opt_.conn.timeouts.connect);
     for (int attempt = 1;; ++attempt) {
         try {
             switch (node_.release(keys_, token_, keep)) {
@@ -241,6 +263,55 @@ void Run::release(Millis keep) {
     }
 }
 
+bool Run::acquire_quorum() {
+    QuorumWaitResult w =
+        quorum_acquire_waiting(*quorum_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                               opt_.wait.value_or(Millis(0)), signals_);
+    if (w.interrupted_by) {
+        interrupted_by_ = w.interrupted_by;
+        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
+        return false;
+    }
+    if (w.last.acquired) {
+        // The lease counts from when the attempt began (QuorumLock::lease_end).
+        lease_start_ = w.last.started;
+        acquired_at_ = BootClock::now();
+        fence_ = w.last.fence;
+        log::verbose("acquired lock '{}' on {} of {} nodes (fence {}) in {}", keys_.key,
+                     w.last.accepted, w.last.nodes, fence_, format_duration(w.last.elapsed));
+        return true;
+    }
+    if (!opt_.quiet) log::info("{}", quorum_busy_message(keys_, w.last, opt_.wait));
+    return false;
+}
+
+// Like release(): a lock found gone or taken on so many nodes that no majority can have held it
+// to the end means it was lost while the command ran.
+void Run::release_quorum(Millis keep) {
+    Deadline start = BootClock::now();
+    QuorumRelease r = quorum_->release(keys_, token_, keep);
+    std::size_t n = quorum_->size();
+    if (r.released >= quorum_->majority()) {
+        log::verbose("{} lock '{}' on {} of {} nodes in {}", keep > Millis(0) ? "kept" : "released",
+                     keys_.key, r.released, n, format_duration(since(start)));
+        return;
+    }
+    if (r.absent + r.not_owner > n - quorum_->majority()) {
+        if (!lost_)
+            log::error(
+                "lock '{}' was gone or taken on {} of {} nodes at release: the command ran "
+                "without a majority for a while",
+                keys_.key, r.absent + r.not_owner, n);
+        lost_ = true;
+        return;
+    }
+    log::warning(
+        "could not release lock '{}' on a majority ({} of {} nodes released, {} did not "
+        "answer{}); it expires by itself within {}",
+        keys_.key, r.released, n, r.failed,
+        r.first_error ? ": " + r.first_error->message : std::string(), format_duration(opt_.ttl));
+}
+
 int Run::execute() {
     if (!acquire())
         return interrupted_by_ ? exit_code::signal_base + *interrupted_by_
@@ -252,7 +323,8 @@ int Run::execute() {
                    {"REDLOCK_FENCE", std::to_string(fence_)},
                    {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
-                   {"REDLOCK_REDIS", redis_identity(opt_.conn.endpoint)}};
+                   {"REDLOCK_REDIS", quorum_ ? quorum_identity(opt_.conn.quorum)
+                                             : redis_identity(opt_.conn.endpoint)}};
     std::optional<Child> child;
     try {
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
@@ -265,7 +337,13 @@ int Run::execute() {
 
     int status;
     {
-        Renewer renewer(node_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_);
+        Renewer renewer(quorum_ ? static_cast<Renewable&>(*quorum_) : single_lease_, keys_, token_,
+                        opt_.ttl, opt_.renew_every, lease_start_);
+        if (opt_.replicas.enabled())
+            renewer.set_confirm([this](Deadline lease_end) {
+                confirm_replicated(conn_, opt_.replicas,
+                                   fmt::format("the renewal of lock '{}'", keys_.key), lease_end);
+            });
         renewer.start();
         status = supervise(*child, renewer);
     }  // the renewer is stopped and joined before release: it must never outlive the lock
@@ -281,7 +359,9 @@ int Run::execute() {
 int run_command(const RunOptions& options) {
     log::set_verbose(options.conn.verbose);
     log::set_syslog(options.syslog);
-    exec_if_held_by_ancestor(options);  // before Run blocks signals: the command inherits the mask
+    // Before Run blocks signals: the command inherits the mask. Not for a quorum: a single-node
+    // parent's lock on one of the nodes must not pass for a quorum hold.
+    if (options.conn.quorum.empty()) exec_if_held_by_ancestor(options);
     Run run(options);
     return run.execute();
 }

@@ -14,6 +14,7 @@ extern const char* const release_lua;
 extern const char* const status_lua;
 extern const char* const force_release_lua;
 extern const char* const wake_lua;
+extern const char* const raise_fence_lua;
 }  // namespace scripts_src
 
 namespace {
@@ -69,6 +70,10 @@ const Script& force_release() {
 }
 const Script& wake() {
     static const Script s("wake", scripts_src::wake_lua);
+    return s;
+}
+const Script& raise_fence() {
+    static const Script s("raise_fence", scripts_src::raise_fence_lua);
     return s;
 }
 }  // namespace scripts

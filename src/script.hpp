@@ -34,6 +34,7 @@ const Script& release();
 const Script& status();         // read-only: token, TTL, fence and holder info of one lock
 const Script& force_release();  // release --force
 const Script& wake();
+const Script& raise_fence();  // quorum acquire: second, token-checked fence step
 }  // namespace scripts
 
 }  // namespace redlock

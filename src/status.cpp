@@ -10,6 +10,7 @@
 #include "lock_state.hpp"
 #include "log.hpp"
 #include "printable.hpp"
+#include "quorum_inspect.hpp"
 
 namespace redlock {
 namespace {
@@ -45,6 +46,7 @@ void print_text(const LockState& lock, bool verbose) {
 }  // namespace
 
 int status_command(const InspectOptions& options) {
+    if (!options.conn.quorum.empty()) return quorum_status_command(options);
     log::set_verbose(options.conn.verbose);
     Connection conn(options.conn.endpoint, options.conn.timeouts);
     LockState lock = read_lock_state(conn, LockKeys::make(options.name, options.conn.prefix));

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages that building, the demo and the test suite need, when missing.
 set -euo pipefail
 packages=(g++ cmake make pkg-config libhiredis-dev libcli11-dev libfmt-dev libssl-dev libgtest-dev
-          bats bats-support bats-assert redis-server redis-tools python3 python3-redis jq openssl)
+          bats bats-support bats-assert redis-server redis-sentinel redis-tools python3 python3-redis jq
+          openssl)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,12 @@
+#include "renewable.hpp"
+
+#include "renewer.hpp"
+
+namespace redlock {
+
+// Redis started the TTL no earlier than `sent`, so counting from it errs on the safe side.
+Deadline SingleNodeLease::lease_end(Deadline sent, Millis ttl) const {
+    return sent + ttl - lease_margin(ttl);
+}
+
+}  // namespace redlock

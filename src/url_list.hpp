@@ -1,0 +1,20 @@
+// Several Redis URLs for the Redlock quorum mode: -u given more than once, or REDLOCK_URL as a
+// comma-separated list, and the rule on how many nodes make sense.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace redlock {
+
+// Every URL in `values`, each value split at the commas that start a new URL (a comma followed by
+// "scheme://"), so that a comma inside one URL (a host list, an escaped password) is left alone.
+std::vector<std::string> split_url_list(const std::vector<std::string>& values);
+
+// One node: the single-node mode; three or more: a Redlock quorum. Two are refused with a
+// UsageError that says why: a majority of two is both, so either node failing stops every run,
+// and the pair tolerates no fault while looking as if it did.
+void check_node_count(std::size_t nodes);
+
+}  // namespace redlock

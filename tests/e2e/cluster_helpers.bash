@@ -1,0 +1,275 @@
+# Shared set-up for the Redis Cluster tests: three masters (and optionally a replica each) on free
+# loopback ports, each in its own temporary directory, joined with `redis-cli --cluster create`.
+# shellcheck shell=bash
+
+load helpers
+
+# cluster_start [NODES [REPLICAS [NODE_TIMEOUT_MS]]]: starts NODES nodes (3) and creates the
+# cluster with REPLICAS replicas per master (0); exports CLUSTER_PORTS and CLUSTER_PIDS
+# (space-separated, node order), CLUSTER_DIR and CLUSTER_URL (every node a seed).
+cluster_start() {
+    local count=${1:-3} replicas=${2:-0} node_timeout=${3:-5000}
+    CLUSTER_DIR=$(mktemp -d "${BATS_FILE_TMPDIR:-/tmp}/cluster.XXXXXX")
+    CLUSTER_PORTS=
+    CLUSTER_PIDS=
+    local i port dir pid try
+    for i in $(seq 1 "$count"); do
+        dir="$CLUSTER_DIR/node$i"
+        mkdir -p "$dir"
+        # A free port can be taken by a parallel test before the node binds it: try new ones.
+        for try in 1 2 3 4 5; do
+            port=$(free_port)
+            node_exec "$port" "$(free_port)" "$dir" "$node_timeout"
+            pid=$!
+            disown  # no job notice when a test kills a node; stopped by pid in cluster_stop
+            wait_for 10 node_up "$pid" "$port" && break
+            kill -9 "$pid" 2>/dev/null || true
+            pid=
+        done
+        [ -n "$pid" ] || { echo "node $i did not start" >&2; return 1; }
+        CLUSTER_PIDS="$CLUSTER_PIDS $pid"
+        CLUSTER_PORTS="$CLUSTER_PORTS $port"
+    done
+    CLUSTER_PORTS=${CLUSTER_PORTS# }
+    CLUSTER_PIDS=${CLUSTER_PIDS# }
+    export CLUSTER_DIR CLUSTER_PORTS CLUSTER_PIDS
+    local nodes=()
+    for port in $CLUSTER_PORTS; do nodes+=("127.0.0.1:$port"); done
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes \
+        >"$CLUSTER_DIR/create.log" 2>&1 || { cat "$CLUSTER_DIR/create.log" >&2; return 1; }
+    wait_for 20 cluster_settled || { echo "the cluster did not reach cluster_state:ok" >&2; return 1; }
+    CLUSTER_URL="redis-cluster://$(IFS=,; echo "${nodes[*]}")"
+    export CLUSTER_URL
+}
+
+# node_exec PORT BUS_PORT DIR NODE_TIMEOUT_MS: one cluster-enabled redis-server in the background.
+# The bus port is set explicitly: port + 10000 may be taken, or above 65535.
+node_exec() {
+    redis-server --port "$1" --cluster-port "$2" --bind 127.0.0.1 --dir "$3" \
+        --cluster-enabled yes --cluster-config-file "$3/nodes.conf" \
+        --cluster-node-timeout "$4" --save '' --appendonly no --daemonize no \
+        --logfile "$3/redis.log" >/dev/null 2>&1 3>&- &
+}
+
+# node_up PID PORT: our node (not some other server on the port) is alive and answers.
+node_up() { kill -0 "$1" 2>/dev/null && node_answers "$2"; }
+
+# Stops every node by its recorded pid.
+cluster_stop() {
+    local pid
+    for pid in ${CLUSTER_PIDS:-}; do
+        kill -CONT "$pid" 2>/dev/null || true
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in ${CLUSTER_PIDS:-}; do
+        wait_for 10 process_dead "$pid" || kill -9 "$pid" 2>/dev/null || true
+    done
+}
+
+# ccli PORT ARGS...: redis-cli against one node, without following redirections.
+ccli() {
+    local port=$1
+    shift
+    redis-cli -h 127.0.0.1 -p "$port" "$@"
+}
+
+node_answers() { [ "$(ccli "$1" PING 2>/dev/null)" = PONG ]; }
+
+# True when every node reports cluster_state:ok and all agree on who owns every slot.
+cluster_settled() {
+    local port first= map
+    for port in $CLUSTER_PORTS; do
+        ccli "$port" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+        map=$(ccli "$port" CLUSTER SLOTS 2>/dev/null | tr '\n' ' ')
+        [ -n "$map" ] || return 1
+        [ -z "$first" ] && first=$map
+        [ "$map" = "$first" ] || return 1
+    done
+}
+
+# The port of the master that owns SLOT, as node $1 of the list (any node) sees it.
+slot_owner_port() {
+    local slot=$1 port
+    port=${CLUSTER_PORTS%% *}
+    ccli "$port" CLUSTER SLOTS | /usr/bin/python3 -c '
+import sys
+lines = sys.stdin.read().split("\n")
+slot = int(sys.argv[1])
+# redis-cli prints each CLUSTER SLOTS entry as: first, last, host, port, id[, replica...]
+i = 0
+while i + 3 < len(lines):
+    first, last, host, port = lines[i:i + 4]
+    if first.isdigit() and last.isdigit() and int(first) <= slot <= int(last):
+        print(port)
+        break
+    i += 1
+' "$slot"
+}
+
+# Node id of the node on PORT.
+node_id() { ccli "$1" CLUSTER MYID; }
+
+# A port of the cluster that is not PORT (and not EXCEPT, if given).
+other_port() {
+    local port
+    for port in $CLUSTER_PORTS; do
+        [ "$port" != "$1" ] && [ "$port" != "${2:-}" ] && { echo "$port"; return; }
+    done
+}
+
+# cluster_keyslot KEY: the slot Redis computes for KEY.
+cluster_keyslot() { ccli "${CLUSTER_PORTS%% *}" CLUSTER KEYSLOT "$1"; }
+
+# Deletes every key on every master.
+cluster_flush() {
+    local port
+    for port in $CLUSTER_PORTS; do
+        [ "$(ccli "$port" ROLE | head -n 1)" = master ] && ccli "$port" FLUSHALL >/dev/null
+    done
+    return 0
+}
+
+# ckey_exists KEY / ckey_absent KEY: asks the master that owns KEY's slot.
+ckey_exists() { [ "$(ccli "$(slot_owner_port "$(cluster_keyslot "$1")")" EXISTS "$1")" = 1 ]; }
+ckey_absent() { [ "$(ccli "$(slot_owner_port "$(cluster_keyslot "$1")")" EXISTS "$1")" = 0 ]; }
+
+# slot_begin_migration SLOT FROM TO: marks SLOT importing on TO and migrating on FROM (ports):
+# the first step of a slot move, when keys already moved answer with ASK.
+slot_begin_migration() {
+    local slot=$1 from=$2 to=$3
+    ccli "$to" CLUSTER SETSLOT "$slot" IMPORTING "$(node_id "$from")" >/dev/null
+    ccli "$from" CLUSTER SETSLOT "$slot" MIGRATING "$(node_id "$to")" >/dev/null
+}
+
+# slot_migrate_keys SLOT FROM TO: moves every key of SLOT from FROM to TO with MIGRATE.
+slot_migrate_keys() {
+    local slot=$1 from=$2 to=$3 keys
+    mapfile -t keys < <(ccli "$from" CLUSTER GETKEYSINSLOT "$slot" 1000)
+    [ ${#keys[@]} -eq 0 ] && return 0
+    ccli "$from" MIGRATE 127.0.0.1 "$to" "" 0 5000 KEYS "${keys[@]}" >/dev/null
+}
+
+# slot_finish_migration SLOT TO: assigns SLOT to TO on every node, ending the move.
+slot_finish_migration() {
+    local slot=$1 to=$2 id port
+    id=$(node_id "$to")
+    # The new owner first, as redis-cli --cluster does, so no node points at a non-owner.
+    ccli "$to" CLUSTER SETSLOT "$slot" NODE "$id" >/dev/null
+    for port in $CLUSTER_PORTS; do
+        [ "$port" = "$to" ] || ccli "$port" CLUSTER SETSLOT "$slot" NODE "$id" >/dev/null
+    done
+}
+
+# move_slot SLOT FROM TO: the whole move in one go.
+move_slot() {
+    slot_begin_migration "$1" "$2" "$3"
+    slot_migrate_keys "$1" "$2" "$3"
+    slot_finish_migration "$1" "$3"
+}
+
+# name_on_port PORT [STEM]: a lock name (STEM1, STEM2, ...) whose slot the master on PORT owns.
+name_on_port() {
+    local port=$1 stem=${2:-lock} i
+    for i in $(seq 1 200); do
+        if [ "$(slot_owner_port "$(cluster_keyslot "$stem$i")")" = "$port" ]; then
+            echo "$stem$i"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# askcli PORT ARGS...: one command sent after ASKING on the same connection, to read a key on
+# the node importing its slot.
+askcli() {
+    local port=$1
+    shift
+    printf 'ASKING\n%s\n' "$*" | ccli "$port" | tail -n 1
+}
+
+# cluster_hold NAME GATE [OPTIONS...]: a redlock-run holding NAME until GATE exists, its stderr in
+# $BATS_TEST_TMPDIR/NAME.err; returns once the key exists. Appends the pid to HOLDERS.
+cluster_hold() {
+    local name=$1 gate=$2
+    shift 2
+    "$RL" "$@" "$name" -- sh -c "while [ ! -e '$gate' ]; do sleep 0.02; done" \
+        2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
+    HOLDERS="${HOLDERS:-} $!"
+    wait_for 10 ckey_exists "$name"
+}
+
+# Ends every holder started by cluster_hold (their gates must exist by now) or kills it.
+cluster_holders_stop() {
+    local pid
+    for pid in ${HOLDERS:-}; do
+        wait_for 10 pid_gone "$pid" || kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    HOLDERS=
+}
+
+# count_lines FILE PATTERN: how many lines of FILE contain PATTERN.
+count_lines() { grep -c -- "$2" "$1" 2>/dev/null || true; }
+
+# lines_after FILE MARK PATTERN: how many lines containing PATTERN follow the first line
+# containing MARK.
+lines_after() {
+    awk -v mark="$2" -v pat="$3" 'seen && index($0, pat) { n++ } index($0, mark) { seen = 1 }
+        END { print n + 0 }' "$1"
+}
+
+# dbsize_at_least PORT N: the node on PORT holds at least N keys.
+dbsize_at_least() { [ "$(ccli "$1" DBSIZE)" -ge "$2" ]; }
+
+# at_least_after FILE MARK PATTERN N: at least N lines containing PATTERN follow the first line
+# containing MARK (for wait_for, which re-evaluates it on every poll).
+at_least_after() { [ "$(lines_after "$1" "$2" "$3")" -ge "$4" ]; }
+
+# A test that moves a slot records "SLOT FROM TO" in MOVING; this completes the move, so that a
+# failed test leaves no half-migrated slot to the next.
+finish_moving() {
+    [ -n "${MOVING:-}" ] || return 0
+    set -- $MOVING
+    slot_migrate_keys "$1" "$2" "$3" || true
+    slot_finish_migration "$1" "$3" || true
+    MOVING=
+    wait_for 10 cluster_settled || true
+}
+
+# A test that breaks a slot's ownership records "SLOT OWNER" in RESTORE; this gives the slot back
+# to OWNER on every node.
+restore_slot() {
+    [ -n "${RESTORE:-}" ] || return 0
+    set -- $RESTORE
+    slot_finish_migration "$1" "$2" || true
+    RESTORE=
+    wait_for 10 cluster_settled || true
+}
+
+# The pid of the node on PORT.
+node_pid() {
+    local ports=($CLUSTER_PORTS) pids=($CLUSTER_PIDS) i
+    for i in "${!ports[@]}"; do [ "${ports[$i]}" = "$1" ] && echo "${pids[$i]}"; done
+}
+
+# The port of the first replica of the master on PORT, from the cluster's node table (replicas
+# are listed there before their replication link is up).
+replica_port() {
+    ccli "$1" CLUSTER NODES | awk -v id="$(node_id "$1")" \
+        '$3 ~ /slave/ && $4 == id { split($2, a, "[:@]"); print a[2]; exit }'
+}
+
+is_master() { [ "$(ccli "$1" ROLE 2>/dev/null | head -n 1)" = master ]; }
+
+# replica_has KEY PORT: the replica on PORT has KEY (READONLY lets a replica answer for its slots).
+replica_has() { [ "$(printf 'READONLY\nEXISTS %s\n' "$1" | ccli "$2" | tail -n 1)" = 1 ]; }
+
+# A test that set requirepass on the masters sets AUTH_SET; this removes the password again.
+clear_passwords() {
+    [ -n "${AUTH_SET:-}" ] || return 0
+    local port
+    for port in $CLUSTER_PORTS; do
+        REDISCLI_AUTH=pw ccli "$port" CONFIG SET requirepass '' >/dev/null
+    done
+    AUTH_SET=
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env bats
+# The Redlock quorum mode (-u three or more times): a majority of independent redis-servers
+# holds the lock, the rest may be down or frozen; the lock is lost, and the command stopped in
+# time, when no majority renews; fences keep growing across the quorum.
+load helpers
+load quorum_helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+    quorum_start 5
+    export REDLOCK_URL=$QUORUM_URL
+    # Above the 50ms default: this machine runs many tests at once, and a node that answers
+    # late only costs an attempt, which these tests would misread.
+    export REDLOCK_NODE_TIMEOUT=100ms
+}
+teardown() {
+    rl_cleanup "$BATS_TEST_TMPDIR/cpid"
+    quorum_stop
+}
+
+# A command that records its pid, notes "ready" and then a heartbeat (Unix ms, replaced whole so
+# that a kill never leaves it half-written) every 20ms until the file "go" appears.
+BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
+    while [ ! -e \"\$0/go\" ]; do
+        t=\${EPOCHREALTIME/[.,]/}; echo \$((t / 1000)) > \"\$0/beat.new\"
+        mv \"\$0/beat.new\" \"\$0/beat\"; sleep 0.02
+    done"
+
+@test "two URLs are refused with a usage error that says why" {
+    run -64 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" -u "redis://127.0.0.1:${Q_PORT[1]}" \
+        pair -- true
+    assert_output --regexp "^redlock-run: two Redis URLs given: .*majority of two nodes is both"
+    run -64 env REDLOCK_URL="$(q_urls 2)" "$RL" pair -- true
+    assert_output --partial "majority of two nodes is both"
+}
+
+@test "-u given five times runs the command with the lock on every node, then releases it" {
+    local args=() i
+    for i in 0 1 2 3 4; do args+=(-u "redis://127.0.0.1:${Q_PORT[i]}"); done
+    unset REDLOCK_URL
+    run -0 "$RL" "${args[@]}" five -- sh -c 'echo "$REDLOCK_TOKEN" > "$0/token"
+        for port; do redis-cli -p "$port" GET five; done' "$BATS_TEST_TMPDIR" "${Q_PORT[@]}"
+    # While the command ran, every node held its token.
+    assert_equal "$(grep -cx "$(cat "$BATS_TEST_TMPDIR/token")" <<<"$output")" 5
+    [ -s "$BATS_TEST_TMPDIR/token" ]
+    assert_equal "$(q_holding five "$(cat "$BATS_TEST_TMPDIR/token")")" 0
+}
+
+@test "the lock is held on a majority with two nodes down" {
+    q_down 0
+    q_down 1
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 2s twodown -- bash -c "$BEATING" "$d"
+    wait_for 5 file_exists "$d/ready"
+    # The token in the command's environment is the one stored on each live node.
+    local token
+    token=$(tr '\0' '\n' < "/proc/$(cat "$d/cpid")/environ" | sed -n 's/^REDLOCK_TOKEN=//p')
+    assert_equal "$(q_holding twodown "$token")" 3
+    touch "$d/go"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 0
+    assert_equal "$(q_holding twodown "$token")" 0
+}
+
+@test "three nodes down: exit 69 saying how many nodes answered, the command does not run" {
+    q_down 0
+    q_down 1
+    q_down 2
+    run -69 "$RL" threedown -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_output --regexp "^redlock-run: cannot take lock 'threedown': only 2 of 5 Redis nodes answered \(3 needed for a majority\)"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # Nothing left behind on the nodes that answered.
+    assert_equal "$(qcli 3 EXISTS threedown)" 0
+    assert_equal "$(qcli 4 EXISTS threedown)" 0
+}
+
+@test "a lock held on a majority elsewhere is busy (75) with the count of accepting nodes" {
+    qcli 0 SET busy other >/dev/null
+    qcli 1 SET busy other >/dev/null
+    qcli 2 SET busy other >/dev/null
+    run -75 "$RL" busy -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_output --regexp "^redlock-run: lock 'busy' is held elsewhere: only 2 of 5 nodes accepted it \(5 answered, 3 needed\)"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # The failed attempt gave back the two nodes it had won, and left the others' alone.
+    assert_equal "$(qcli 3 EXISTS busy)" 0
+    assert_equal "$(qcli 4 EXISTS busy)" 0
+    assert_equal "$(qcli 0 GET busy)" other
+}
+
+@test "a node SIGSTOPped during renewal does not lose the lock" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -v -t 1s stopped -- bash -c "$BEATING" "$d"
+    wait_for 5 file_exists "$d/ready"
+    q_freeze 0
+    # Two and a half ttls with one node frozen: several renewals, each timing out on that node.
+    sleep 2.5
+    q_thaw 0
+    touch "$d/go"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 0
+    run cat "$RL_ERR"
+    assert_line --regexp "renewed lock 'stopped' on 4 of 5 nodes"
+    refute_output --partial "lost"
+}
+
+@test "two of three nodes frozen past the validity stop the command before the lease ends" {
+    local d=$BATS_TEST_TMPDIR
+    export REDLOCK_URL=$(q_urls 3)
+    rl_start -t 1s --kill-after 200ms frozen -- bash -c "$BEATING" "$d"
+    wait_for 5 file_exists "$d/ready"
+    q_freeze 0
+    q_freeze 1
+    local frozen_at
+    frozen_at=$(now_ms)
+    rl_finish 10
+    q_thaw 0
+    q_thaw 1
+    assert_equal "$RL_STATUS" 76
+    process_dead "$(cat "$d/cpid")"
+    # No renewal sent after the freeze could succeed on a majority, so the lease ended at the
+    # latest one ttl (1s) after it: the command's last heartbeat must come before that.
+    local last
+    last=$(cat "$d/beat")
+    [ "$last" -lt $((frozen_at + 1000)) ]
+    run cat "$RL_ERR"
+    assert_output --regexp "redlock-run: lock 'frozen' lost: no renewal succeeded in time"
+}
+
+@test "a lock deleted on a majority is lost at the next renewal (76)" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 1s --renew-every 100ms deleted -- bash -c "$BEATING" "$d"
+    wait_for 5 file_exists "$d/ready"
+    qcli 0 DEL deleted >/dev/null
+    qcli 1 DEL deleted >/dev/null
+    qcli 2 DEL deleted >/dev/null
+    rl_finish 5
+    assert_equal "$RL_STATUS" 76
+    process_dead "$(cat "$d/cpid")"
+}
+
+@test "20 contenders at once: exactly one runs, the others report busy" {
+    local d=$BATS_TEST_TMPDIR i pids=()
+    for i in $(seq 20); do
+        # --wait shorter than the run: split votes between contenders are retried, and the
+        # winner still holds the lock when every other contender gives up. A long ttl and node
+        # timeout: 20 runs at once on a loaded machine (or under a sanitizer) are slow, and a
+        # renewal missed for that would rightly lose the lock and let a second one in.
+        "$RL" -q -t 5s --node-timeout 300ms --wait 1500ms contended -- sh -c 'echo "$REDLOCK_FENCE" >> "$0/ran"; sleep 3' \
+            "$d" &
+        pids+=($!)
+    done
+    local ok=0 busy=0 other=0 status
+    for i in "${pids[@]}"; do
+        status=0
+        wait "$i" || status=$?
+        case $status in 0) ok=$((ok + 1)) ;; 75) busy=$((busy + 1)) ;; *) other=$((other + 1)) ;; esac
+    done
+    assert_equal "$(wc -l < "$d/ran")" 1
+    assert_equal "$ok" 1
+    assert_equal "$busy" 19
+    assert_equal "$other" 0
+}
+
+@test "20 waiting contenders run one at a time, with growing fences" {
+    local d=$BATS_TEST_TMPDIR i pids=()
+    for i in $(seq 20); do
+        "$RL" -t 2s --wait 60s serial -- sh -c '
+            mkdir "$0/running" 2>/dev/null || echo overlap >> "$0/bad"
+            echo "$REDLOCK_FENCE" >> "$0/fences"; sleep 0.05; rmdir "$0/running"' "$d" &
+        pids+=($!)
+    done
+    for i in "${pids[@]}"; do wait "$i"; done
+    [ ! -e "$d/bad" ]
+    assert_equal "$(wc -l < "$d/fences")" 20
+    # Fences in the order the runs held the lock are strictly increasing.
+    run -0 sort -n -c -u "$d/fences"
+}
+
+@test "the fence stays monotonic when a node restarts empty between acquisitions" {
+    local d=$BATS_TEST_TMPDIR
+    # Node 0 has seen many more acquisitions than the others.
+    qcli 0 SET '{fenced}:fence' 1000 >/dev/null
+    for i in 1 2 3 4; do qcli "$i" SET '{fenced}:fence' 10 >/dev/null; done
+    # First holder: only nodes 0, 1, 2 are up.
+    q_down 3
+    q_down 4
+    run -0 "$RL" fenced -- sh -c 'echo "$REDLOCK_FENCE"'
+    local first=$output
+    assert_equal "$first" 1002
+    # The fence was raised on the whole majority, not only on node 0.
+    assert_equal "$(qcli 1 GET '{fenced}:fence')" 1002
+    assert_equal "$(qcli 2 GET '{fenced}:fence')" 1002
+    # Node 0 restarts without its data and its counter comes back low; nodes 3 and 4 return
+    # with stale counters; node 2 is down. The next majority (0, 1, 3, 4) shares only node 1
+    # with the first one.
+    q_down 0
+    q_up 0
+    qcli 0 SET '{fenced}:fence' 1 >/dev/null
+    q_up 3
+    q_up 4
+    qcli 3 SET '{fenced}:fence' 10 >/dev/null
+    qcli 4 SET '{fenced}:fence' 10 >/dev/null
+    q_down 2
+    run -0 "$RL" fenced -- sh -c 'echo "$REDLOCK_FENCE"'
+    [ "$output" -gt "$first" ]
+}
+
+@test "--node-timeout must be well below the ttl" {
+    run -64 "$RL" --node-timeout 200ms -t 1s nt -- true
+    assert_output --regexp "^redlock-run: --node-timeout \(200ms\) must be at most a tenth of --ttl \(1s\)"
+}
+
+@test "an even number of nodes is allowed: four nodes need three" {
+    export REDLOCK_URL=$(q_urls 4)
+    q_down 0
+    run -0 "$RL" four -- true
+    q_down 1
+    run -69 "$RL" four -- true
+    assert_output --partial "only 2 of 4 Redis nodes answered (3 needed for a majority)"
+}
+
+@test "a signal during --wait ends the wait without taking the lock" {
+    qcli 0 SET waited other >/dev/null
+    qcli 1 SET waited other >/dev/null
+    qcli 2 SET waited other >/dev/null
+    rl_start -v --wait 30s waited -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 5 file_contains "$RL_ERR" "retrying after random pauses"
+    kill -TERM "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 143
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_equal "$(qcli 3 EXISTS waited)" 0
+    assert_equal "$(qcli 4 EXISTS waited)" 0
+}

@@ -1,0 +1,80 @@
+# Several independent redis-servers for the Redlock quorum tests (several -u). Each node i has
+# Q_PORT[i], Q_PID[i] and Q_DIR[i]; QUORUM_URL is their comma-separated list (as REDLOCK_URL
+# takes it). No persistence: a restarted node comes back empty, as the fencing tests need.
+# shellcheck shell=bash
+
+# quorum_start N: starts N servers on free loopback ports.
+quorum_start() {
+    Q_PORT=() Q_PID=() Q_DIR=()
+    local i urls=""
+    for ((i = 0; i < $1; i++)); do
+        Q_DIR[i]=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/qnode.XXXXXX")
+        local try
+        for try in 1 2 3 4 5; do
+            Q_PORT[i]=$(free_port)
+            q_exec "$i"
+            if wait_for 5 q_ping "$i"; then break; fi
+            kill -9 "${Q_PID[i]}" 2>/dev/null || true
+            wait "${Q_PID[i]}" 2>/dev/null || true
+            Q_PID[i]=
+        done
+        [ -n "${Q_PID[i]}" ] || { echo "could not start redis node $i" >&2; return 1; }
+        urls+="${urls:+,}redis://127.0.0.1:${Q_PORT[i]}"
+    done
+    export QUORUM_URL="$urls"
+}
+
+q_exec() {
+    redis-server --port "${Q_PORT[$1]}" --bind 127.0.0.1 --dir "${Q_DIR[$1]}" --save '' \
+        --appendonly no --daemonize no --logfile "${Q_DIR[$1]}/redis.log" &
+    Q_PID[$1]=$!
+}
+
+q_ping() { [ "$(qcli "$1" PING 2>/dev/null)" = PONG ]; }
+
+# qcli I ARGS...: redis-cli against node I.
+qcli() {
+    local i=$1
+    shift
+    redis-cli -h 127.0.0.1 -p "${Q_PORT[i]}" "$@"
+}
+
+# q_down I: stops node I (its data is gone: no persistence).
+q_down() {
+    [ -n "${Q_PID[$1]:-}" ] || return 0
+    kill -CONT "${Q_PID[$1]}" 2>/dev/null || true
+    kill -TERM "${Q_PID[$1]}" 2>/dev/null || true
+    wait "${Q_PID[$1]}" 2>/dev/null || true
+    Q_PID[$1]=
+}
+
+# q_up I: starts node I again, empty, on its old port.
+q_up() {
+    q_exec "$1"
+    wait_for 10 q_ping "$1"
+}
+
+q_freeze() { kill -STOP "${Q_PID[$1]}"; }
+q_thaw() { kill -CONT "${Q_PID[$1]}"; }
+
+quorum_stop() {
+    local i
+    for i in "${!Q_PID[@]}"; do q_down "$i"; done
+}
+
+# The first N node URLs, comma-separated.
+q_urls() {
+    local i urls=""
+    for ((i = 0; i < $1; i++)); do urls+="${urls:+,}redis://127.0.0.1:${Q_PORT[i]}"; done
+    echo "$urls"
+}
+
+# How many nodes hold the key $1 with the value $2.
+q_holding() {
+    local i n=0
+    for i in "${!Q_PORT[@]}"; do
+        [ -n "${Q_PID[i]}" ] || continue
+        [ "$(qcli "$i" GET "$1" 2>/dev/null)" = "$2" ] && n=$((n + 1))
+    done
+    echo "$n"
+}

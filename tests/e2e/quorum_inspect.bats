@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# The operator commands with a quorum (several -u): status asks every node and says whether a
+# majority holds one token; release goes to every node; list refuses and says why.
+load helpers
+load quorum_helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+    quorum_start 5
+    export REDLOCK_URL=$QUORUM_URL
+    export REDLOCK_NODE_TIMEOUT=100ms  # see quorum.bats
+}
+teardown() {
+    stop_holder
+    quorum_stop
+}
+
+@test "status reports every node and whether a majority holds the lock" {
+    hold held
+    q_down 4
+    run -0 "$RL" status held
+    assert_line --regexp "^state: +held by a majority \(4 of 5 nodes, 3 needed; 4 answered\)"
+    assert_line --regexp "^node 127.0.0.1:${Q_PORT[0]}: held, token [0-9a-f]{8}\.\.\., ttl left"
+    assert_line --regexp "^node 127.0.0.1:${Q_PORT[4]}: unreachable"
+}
+
+@test "status --json gives the per-node states and the majority" {
+    hold jheld
+    run -0 "$RL" status --json jheld
+    run -0 /usr/bin/python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])
+assert s["held"] is True and s["nodes"] == 5 and s["majority"] == 3 and s["holding"] == 5, s
+assert len(s["per_node"]) == 5 and all(n["lock"]["token"] == s["token"] for n in s["per_node"]), s
+' "$output"
+}
+
+@test "status of a lock held on only a minority is not held (exit 1)" {
+    qcli 0 SET minority other >/dev/null
+    qcli 1 SET minority other >/dev/null
+    run -1 "$RL" status minority
+    assert_line --regexp "^state: +not held by a majority \(at most 2 of 5 nodes hold one token"
+}
+
+@test "status with too few nodes answering is 69" {
+    q_down 0
+    q_down 1
+    q_down 2
+    run -69 "$RL" status gone
+    assert_output --regexp "^redlock-run: cannot tell whether lock 'gone' is held: only 2 of 5 Redis nodes answered"
+}
+
+@test "release --force deletes the lock on every node" {
+    hold forced
+    run -0 "$RL" release --force forced
+    assert_line "lock 'forced': released on 5 of 5 nodes"
+    for i in 0 1 2 3 4; do assert_equal "$(qcli "$i" EXISTS forced)" 0; done
+}
+
+@test "release --token releases only that token, on every node" {
+    qcli 0 SET tok other >/dev/null
+    for i in 1 2 3 4; do qcli "$i" SET tok mine >/dev/null; done
+    run -0 "$RL" release --token mine tok
+    assert_line "lock 'tok': released on 4 of 5 nodes"
+    assert_line "node 127.0.0.1:${Q_PORT[0]}: held by another token; left alone"
+    assert_equal "$(qcli 0 GET tok)" other
+    run -1 "$RL" release --token mine tok
+}
+
+@test "list refuses a quorum and says to ask one node at a time" {
+    run -64 "$RL" list
+    assert_output --regexp "^redlock-run: 'list' reads one node"
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" list
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# --min-replicas: WAIT after the acquire and after each renewal, against a real master with one
+# real replica (redis-server --replicaof).
+
+load helpers
+load sentinel_helpers
+
+# Success cases give WAIT a generous timeout: a loaded test machine may take more than the
+# default 100ms to deliver an acknowledgement, and these tests are about the count, not speed.
+setup() {
+    master_with_replica
+    export REDLOCK_URL="redis://127.0.0.1:$MASTER_PORT"
+}
+
+teardown() {
+    rl_cleanup
+    nodes_stop_all
+}
+
+@test "with the replica connected, --min-replicas 1 runs the command and releases" {
+    run "$RL" -v --min-replicas 1 --replica-timeout 3s job -- sh -c "redis-cli -p $REPLICA_PORT GET job"
+    assert_success
+    # The replica had the lock by the time the command started.
+    assert_line --regexp '^[0-9a-f]{32}$'
+    assert_output --partial "1 replica(s) acknowledged the acquire of lock 'job'"
+    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+}
+
+@test "with the replica stopped, --min-replicas 1 releases the lock and exits 69 without running the command" {
+    node_stop "$REPLICA_PID"
+    run "$RL" --min-replicas 1 job -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_failure 69
+    assert_output --partial "only 0 of the 1 replica(s) that --min-replicas asks for acknowledged the acquire of lock 'job'"
+    assert_output --partial "released it and did not run the command"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+}
+
+@test "--min-replicas 2 with one replica fails with 69 and leaves no lock behind" {
+    run "$RL" --min-replicas 2 --replica-timeout 200ms job -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_failure 69
+    assert_output --partial "only 1 of the 2 replica(s)"
+    assert_output --partial "within 200ms (--replica-timeout)"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+}
+
+@test "REDLOCK_MIN_REPLICAS is read from the environment" {
+    REDLOCK_MIN_REPLICAS=2 run "$RL" job -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_failure 69
+    assert_output --partial "only 1 of the 2 replica(s)"
+    REDLOCK_MIN_REPLICAS=1 REDLOCK_REPLICA_TIMEOUT=3s run "$RL" job -- true
+    assert_success
+}
+
+@test "a replica lost while the command runs: renewals are not confirmed, the command is stopped before the lease ends, exit 76" {
+    rl_start --min-replicas 1 --replica-timeout 600ms -t 4s --kill-after 100ms job -- sh -c \
+        'touch "$0/started"; trap "touch \"\$0/termed\"; exit 143" TERM; while :; do sleep 0.05; done' \
+        "$BATS_TEST_TMPDIR"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    node_stop "$REPLICA_PID"
+    rl_finish 10
+    [ "$RL_STATUS" = 76 ]
+    assert file_exists "$BATS_TEST_TMPDIR/termed"
+    run cat "$RL_ERR"
+    assert_output --partial "lock 'job' lost: no renewal succeeded in time"
+    assert_output --partial "last renewal error: only 0 of the 1 replica(s) that --min-replicas asks for acknowledged the renewal of lock 'job'"
+    # Released on the way out, not left to expire.
+    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+}
+
+@test "bad --min-replicas and --replica-timeout values are usage errors" {
+    run "$RL" --min-replicas -1 job -- true
+    assert_failure 64
+    assert_output --partial "invalid value '-1' for --min-replicas: expected 0-100"
+    run "$RL" --min-replicas 1000000 job -- true
+    assert_failure 64
+    run "$RL" --min-replicas two job -- true
+    assert_failure 64
+    run "$RL" --min-replicas 1 --replica-timeout 0 job -- true
+    assert_failure 64
+    run "$RL" --min-replicas 1 --replica-timeout -5ms job -- true
+    assert_failure 64
+    run "$RL" --min-replicas 1 --replica-timeout 5s -t 3s job -- true
+    assert_failure 64
+    assert_output --partial "--replica-timeout (5s) must be at most a quarter of --ttl minus --renew-every"
+    run "$RL" --replica-timeout 50ms job -- true
+    assert_failure 64
+    assert_output --partial "--replica-timeout needs --min-replicas"
+    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+}
