@@ -6,13 +6,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <set>
 
 #include "duration.hpp"
 #include "errors.hpp"
+#include "excerpt.hpp"
+#include "lock_name.hpp"
 #include "log.hpp"
+#include "secrets.hpp"
 #include "tls_options.hpp"
 #include "url_list.hpp"
 
@@ -62,6 +64,7 @@ struct RawOptions {
     std::string min_replicas = "0";
     std::string replica_timeout = "100ms";
     std::string sentinel_password_file;
+    bool keep_env = false;
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -85,7 +88,8 @@ void add_common_options(CLI::App& app, RawOptions& o) {
                    "Quorum mode: bound on each node's connect and command (default 50ms)")
         ->envname("REDLOCK_NODE_TIMEOUT");
     app.add_option("--password-file", o.password_file,
-                   "Read the Redis password from the first line of FILE (else REDISCLI_AUTH)")
+                   "Read the Redis password from the first line of FILE (else the URL's, "
+                   "REDLOCK_PASSWORD or REDISCLI_AUTH)")
         ->envname("REDLOCK_PASSWORD_FILE");
     app.add_option("--sentinel-password-file", o.sentinel_password_file,
                    "With a redis-sentinel:// URL: the sentinels' password, from the first line "
@@ -148,6 +152,10 @@ void add_run_options(CLI::App& app, RawOptions& o) {
     app.add_option("--replica-timeout", o.replica_timeout,
                    "How long each WAIT for --min-replicas may take (default 100ms)")
         ->envname("REDLOCK_REPLICA_TIMEOUT");
+    app.add_flag("--keep-env", o.keep_env,
+                 "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
+                 "to COMMAND (removed by default: they may carry the password)")
+        ->envname("REDLOCK_KEEP_ENV");
 }
 
 // The operator commands' own options. Every scan knows them, so "--json status" and "status
@@ -258,19 +266,9 @@ int int_option(const std::string& text, const char* option, int min, int max) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
-        throw UsageError(
-            fmt::format("invalid value '{}' for {}: expected {}-{}", text, option, min, max));
+        throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
+                                     option, min, max));
     return v;
-}
-
-std::string read_password_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw UsageError(fmt::format("cannot read the password file '{}'", path));
-    std::string line;
-    std::getline(in, line);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) throw UsageError(fmt::format("the password file '{}' is empty", path));
-    return line;
 }
 
 ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
@@ -284,17 +282,13 @@ ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
     for (Endpoint& endpoint : endpoints) {
         c.endpoint = std::move(endpoint);
-        apply_tls_options(c.endpoint, raw.tls);
+        apply_tls_options(c.endpoint, raw.tls, scan.given);
         if (c.endpoint.password && scan.given.contains("url"))
             log::warning(
                 "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
                 "--password-file instead");
-        if (file_password) {
-            c.endpoint.password = file_password;
-        } else if (!c.endpoint.password) {
-            if (const char* env = std::getenv("REDISCLI_AUTH"); env && *env)
-                c.endpoint.password = env;
-        }
+        c.endpoint.password =
+            file_password ? file_password : resolve_password("", c.endpoint.password);
         if (urls.size() > 1) c.quorum.push_back(c.endpoint);
     }
     if (!c.quorum.empty()) c.endpoint = c.quorum.front();
@@ -338,8 +332,14 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.conn = connection_options(raw, scan);
     r.name = std::move(name);
     r.ttl = duration_option(raw.ttl, "--ttl");
-    r.renew_every = raw.renew_every.empty() ? std::max(Millis(1), r.ttl / 3)
-                                            : duration_option(raw.renew_every, "--renew-every");
+    // An option given with an empty value ("--wait ''", a variable expanding to nothing) is a
+    // mistake to report, not the option left out.
+    auto given = [&](const std::string& value, const char* option) {
+        return !value.empty() || scan.given.contains(option);
+    };
+    r.renew_every = given(raw.renew_every, "renew-every")
+                        ? duration_option(raw.renew_every, "--renew-every")
+                        : std::max(Millis(1), r.ttl / 3);
     // At most half: a renewal that fails must have time for retries before the lease ends,
     // or the first hiccup loses the lock.
     if (r.renew_every > r.ttl / 2)
@@ -362,7 +362,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
         r.wait.reset();
     else if (raw.wait == "forever")
         r.wait = Millis::max();
-    else if (!raw.wait.empty())
+    else if (given(raw.wait, "wait"))
         r.wait = duration_option(raw.wait, "--wait");
     r.conflict_exit_code = int_option(raw.conflict_exit_code, "--conflict-exit-code", 0, 255);
     r.quiet = raw.quiet;
@@ -373,14 +373,17 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     else if (raw.on_lost == "ignore")
         r.on_lost = OnLost::ignore;
     else
-        throw UsageError(fmt::format(
-            "invalid value '{}' for --on-lost: expected term, kill or ignore", raw.on_lost));
+        throw UsageError(
+            fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
+                        excerpt(raw.on_lost)));
     r.kill_after = duration_option(raw.kill_after, "--kill-after");
-    if (!raw.min_hold.empty()) r.min_hold = duration_option(raw.min_hold, "--min-hold");
-    if (!raw.max_runtime.empty()) r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
+    if (given(raw.min_hold, "min-hold")) r.min_hold = duration_option(raw.min_hold, "--min-hold");
+    if (given(raw.max_runtime, "max-runtime"))
+        r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
     r.replicas = replica_policy(raw, scan, r);
+    r.keep_env = raw.keep_env;
     r.command = std::move(command);
     return r;
 }
@@ -524,7 +527,7 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
 
     if (scan.next >= args.size()) throw UsageError("missing the lock NAME (see --help)");
     std::string name = args[scan.next];
-    if (name.empty()) throw UsageError("the lock NAME must not be empty");
+    check_lock_name(name, raw.prefix);
     std::vector<std::string> rest(args.begin() + static_cast<long>(scan.next) + 1, args.end());
 
     // flock's order, "NAME -c CMD", is accepted too: nothing else after NAME can be an option.

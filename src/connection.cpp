@@ -7,6 +7,7 @@
 #include "cluster.hpp"
 #include "errors.hpp"
 #include "log.hpp"
+#include "reply_reader.hpp"
 #include "sentinel.hpp"
 
 namespace redlock {
@@ -65,10 +66,11 @@ void Connection::ensure_connected(std::optional<Deadline> cap) {
                                 ? resolve_master(endpoint_, timeouts_, deadline, cancel_fd_)
                                 : endpoint_;
     socket_ = Socket::connect(target, deadline, cancel_fd_);
-    reader_.reset(redisReaderCreate());
-    if (!reader_) {
+    try {
+        reader_.reset(new_reply_reader());
+    } catch (...) {
         close();
-        throw std::bad_alloc();
+        throw;
     }
     try {
         handshake(deadline);
@@ -139,9 +141,15 @@ Reply Connection::command(const std::vector<std::string>& argv, Deadline deadlin
         // The master was demoted (a failover): drop it, so the next command asks the sentinels.
         if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
         return reply;
-    } catch (...) {
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
         // A timed-out or cancelled command may still be answered later; that late reply
         // must never be read as the answer to the next command.
+        close();
+        throw ReplyLost(e.what());
+    } catch (...) {
         close();
         throw;
     }
@@ -159,8 +167,14 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
         replies.reserve(commands.size());
         for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
         return replies;
-    } catch (...) {
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
         close();  // as in command(): unread replies must not be taken for later answers
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
         throw;
     }
 }
@@ -176,12 +190,12 @@ Reply Connection::read_reply(Deadline deadline) {
         void* out = nullptr;
         if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
-                                               endpoint_.describe(), reader_->errstr));
+                                               endpoint_.describe(), reader_error(*reader_)));
         if (out) return Reply(static_cast<redisReply*>(out));
         std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
         if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
-                                               endpoint_.describe(), reader_->errstr));
+                                               endpoint_.describe(), reader_error(*reader_)));
     }
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "errors.hpp"
+#include "excerpt.hpp"
 
 namespace redlock {
 namespace {
@@ -27,7 +28,8 @@ std::int64_t unit_millis(std::string_view unit) {
 
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what) {
     auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid duration '{}' for {}: {}", text, what, why));
+        return UsageError(
+            fmt::format("invalid duration '{}' for {}: {}", excerpt(text), what, why));
     };
     if (text.empty()) throw bad("empty");
     std::int64_t total = 0;
@@ -48,7 +50,8 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
         // Only a lone number may omit its unit: "1h30" is more likely a typo than 1h30s.
         if (unit.empty() && number_start != 0) throw bad("missing unit");
         std::int64_t scale = unit_millis(unit);
-        if (scale == 0) throw bad(fmt::format("unknown unit '{}' (use ms, s, m, h, d)", unit));
+        if (scale == 0)
+            throw bad(fmt::format("unknown unit '{}' (use ms, s, m, h, d)", excerpt(unit, 20)));
         if (value > (max_millis - total) / scale) throw bad("too large");
         total += value * scale;
     }

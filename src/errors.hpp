@@ -27,6 +27,13 @@ struct RedisUnavailable : Error {
     explicit RedisUnavailable(const std::string& m) : Error(m, exit_code::unavailable) {}
 };
 
+// A command was (or may have been) sent and its reply never came: a timeout, a reset, a closed
+// connection. Unlike an error reply, Redis may have run it, which an acquire must not forget
+// (acquire_retry.hpp).
+struct ReplyLost : RedisUnavailable {
+    explicit ReplyLost(const std::string& m) : RedisUnavailable(m) {}
+};
+
 struct AuthError : Error {
     explicit AuthError(const std::string& m) : Error(m, exit_code::auth) {}
 };

@@ -3,24 +3,16 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "lock_replies.hpp"
 #include "script.hpp"
 
 namespace redlock {
-namespace {
 
-long long integer(const redisReply& r, std::string_view what) {
-    if (r.type != REDIS_REPLY_INTEGER)
-        throw RedisError(fmt::format("unexpected reply type {} from the {} script", r.type, what));
-    return r.integer;
-}
-
-}  // namespace
-
-void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
-    Reply reply = scripts::wake().run(conn_, {keys.key, keys.wait},
-                                      {std::to_string(wake_linger.count()), keys.wake, token},
-                                      BootClock::now() + conn_.timeouts().command);
-    check(reply, fmt::format("leaving the queue of lock '{}'", keys.key));
+bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
+    Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
+                                         {token, std::to_string(wake_linger.count()), keys.wake},
+                                         BootClock::now() + conn_.timeouts().command);
+    return abandon_result(reply, keys.key);
 }
 
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -37,18 +29,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
     }
     Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence, keys.info, keys.wait}, args,
                                          BootClock::now() + conn_.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
-        throw RedisError("unexpected reply from the acquire script");
-    AcquireResult result;
-    result.acquired = integer(*r.element[0], "acquire") == 1;
-    long long value = integer(*r.element[1], "acquire");
-    if (result.acquired)
-        result.fence = value;
-    else
-        result.holder_pttl = value;
-    result.holder = holder_from_reply(r, 2);
-    return result;
+    return acquire_result(reply, keys.key);
 }
 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -56,8 +37,7 @@ RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Mill
     conn_.ensure_connected(deadline);
     Reply reply = scripts::renew().run(conn_, {keys.key, keys.info},
                                        {token, std::to_string(ttl.count())}, deadline);
-    const redisReply& r = check(reply, fmt::format("renewing lock '{}'", keys.key));
-    return integer(r, "renew") == 1 ? RenewResult::renewed : RenewResult::not_owner;
+    return renew_result(reply, keys.key);
 }
 
 ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep) {
@@ -65,15 +45,7 @@ ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, 
         conn_, {keys.key, keys.info, keys.wait},
         {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
         BootClock::now() + conn_.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("releasing lock '{}'", keys.key));
-    switch (integer(r, "release")) {
-        case 1:
-            return ReleaseResult::released;
-        case 0:
-            return ReleaseResult::absent;
-        default:
-            return ReleaseResult::not_owner;
-    }
+    return release_result(reply, keys.key);
 }
 
 }  // namespace redlock

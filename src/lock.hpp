@@ -49,8 +49,10 @@ class LockNode {
     // keep > 0 shortens the lock to `keep` instead of deleting it (--min-hold); the waiters are
     // woken only by a real delete.
     ReleaseResult release(const LockKeys& keys, const std::string& token, Millis keep = Millis(0));
-    // A waiter leaving the queue; hands on a wake-up it may have been given (wake.lua).
-    void leave_queue(const LockKeys& keys, const std::string& token);
+    // Giving up on the lock (abandon.lua): deletes it if it holds `token` (an acquire whose reply
+    // was lost may have taken it), leaves the waiters' queue and hands on a wake-up it may have
+    // been given. Returns whether it deleted a lock of ours.
+    bool abandon(const LockKeys& keys, const std::string& token);
 
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }

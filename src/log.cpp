@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 
+#include "excerpt.hpp"
 #include "syslog_sink.hpp"
 
 namespace redlock::log {
@@ -54,8 +55,12 @@ std::string one_line(std::string_view message) {
 }
 }  // namespace
 
+// A line long enough for any message of ours with a 1 KiB key and holder command in it; a
+// longer one can only come from quoting something hostile (a server's 100 KB error reply).
+constexpr std::size_t max_message_bytes = 4096;
+
 void emit(Level level, const std::string& raw) {
-    std::string message = one_line(raw);
+    std::string message = excerpt(one_line(raw), max_message_bytes);
     if (syslog_on) syslog_sink::send(severity_of(level), message);
     std::string line = "redlock-run: " + message + "\n";
     const char* p = line.data();

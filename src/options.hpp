@@ -41,6 +41,7 @@ struct RunOptions {
     bool syslog = false;                // messages also go to syslog
     bool hold_info = false;             // record host, pid, user, command beside the lock
     ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
+    bool keep_env = false;              // the command inherits the password variables too
 };
 
 // The operator commands (status, list, release): which lock or locks, and how to report.

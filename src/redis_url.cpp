@@ -2,21 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <sys/un.h>
+
 #include <charconv>
 
 #include "cluster_url.hpp"
 #include "errors.hpp"
 #include "sentinel.hpp"
+#include "excerpt.hpp"
 
 namespace redlock {
 namespace {
 
-// The URL with its password replaced, so that error messages can quote it.
+// The URL with its password replaced, so that error messages can quote it. A URL mistyped
+// without "://" ("redis:/u:pw@host") still has its password between the last ':' before the
+// '@' and the '@': everything after the scheme up to the '@' is masked then.
 std::string masked(std::string_view url) {
-    auto scheme_end = url.find("://");
     auto at = url.rfind('@');
-    if (scheme_end == std::string_view::npos || at == std::string_view::npos || at < scheme_end)
-        return std::string(url);
+    if (at == std::string_view::npos) return std::string(url);
+    auto scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos || scheme_end > at) {
+        auto colon = url.find(':');
+        if (colon == std::string_view::npos || colon > at) return std::string(url);
+        return fmt::format("{}:***{}", url.substr(0, colon), url.substr(at));
+    }
     auto userinfo = url.substr(scheme_end + 3, at - scheme_end - 3);
     auto colon = userinfo.find(':');
     if (colon == std::string_view::npos) return std::string(url);
@@ -73,7 +83,7 @@ std::string Endpoint::describe() const {
 
 Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid Redis URL '{}': {}", masked(url), why));
+        return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked(url)), why));
     };
     if (url.starts_with("redis-cluster://")) return parse_cluster_url(url);
     Endpoint ep;
@@ -85,6 +95,9 @@ Endpoint parse_redis_url(std::string_view url) {
         auto decoded = percent_decode(path);
         if (!decoded) throw bad("bad %-escape in the path");
         ep.socket_path = *decoded;
+        if (ep.socket_path.size() >= sizeof(sockaddr_un::sun_path))
+            throw bad(fmt::format("the socket path is longer than {} bytes",
+                                  sizeof(sockaddr_un::sun_path) - 1));
         ep.host.clear();
         if (q != std::string_view::npos) {
             std::string_view query = rest.substr(q + 1);
@@ -127,6 +140,12 @@ Endpoint parse_redis_url(std::string_view url) {
         auto close = authority.find(']');
         if (close == std::string_view::npos) throw bad("unclosed '[' in an IPv6 address");
         ep.host = std::string(authority.substr(1, close - 1));
+        // Brackets hold an IPv6 literal only; anything else would go to the resolver and come
+        // back as an outage (69) instead of the typo it is. A zone ("%eth0") is left to it.
+        in6_addr addr{};
+        if (ep.host.find('%') == std::string::npos &&
+            inet_pton(AF_INET6, ep.host.c_str(), &addr) != 1)
+            throw bad("not an IPv6 address inside '[...]'");
         std::string_view after = authority.substr(close + 1);
         if (!after.empty()) {
             if (after[0] != ':') throw bad("expected ':port' after ']'");
@@ -144,6 +163,8 @@ Endpoint parse_redis_url(std::string_view url) {
         ep.host = std::string(authority);
     }
     if (ep.host.empty()) throw bad("missing host");
+    // DNS's limit: a longer name is a typo or an attack, never a Redis to connect to.
+    if (ep.host.size() > 253) throw bad("the host name is longer than 253 bytes");
     if (!port.empty() && !parse_int(port, 1, 65535, ep.port)) throw bad("port must be 1-65535");
     return ep;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include "backoff.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
@@ -93,7 +94,9 @@ void Renewer::report_lost(std::string reason) {
 void Renewer::run() {
     lock_.set_cancel_fd(cancel_.get());
     Deadline next = lease_start_ + every_;
-    Millis backoff(50);
+    // Retries of a failed renewal start at 50ms and double up to 1s (or every/2 when that is
+    // shorter, so a short ttl still gets several tries before its lease ends), jittered.
+    Backoff backoff(Millis(50), std::clamp(every_ / 2, Millis(50), Millis(1000)));
     for (;;) {
         if (!sleep_until(next, cancel_.get())) return;
         Deadline valid_until = this->valid_until();
@@ -115,7 +118,7 @@ void Renewer::run() {
                 "renewed lock '{}' in {}", keys_.key,
                 format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
             next = sent + every_;
-            backoff = Millis(50);
+            backoff.reset();
             {
                 std::lock_guard lock(mutex_);
                 last_failure_.clear();
@@ -126,15 +129,17 @@ void Renewer::run() {
             report_lost(fmt::format("the key was replaced ({})", e.what()));
             return;
         } catch (const std::exception& e) {
-            // Transient: timeouts, resets, failover errors. Keep trying until the lease runs out.
+            // Transient: timeouts, resets, READONLY, LOADING, MASTERDOWN during a failover or a
+            // restart. Only the lease end (decided by the main loop) or "not our token" is a
+            // loss, so keep trying until then.
             {
                 std::lock_guard lock(mutex_);
                 last_failure_ = e.what();
             }
+            Millis delay = backoff.next();
             log::verbose("renewing lock '{}' failed, retrying in {}: {}", keys_.key,
-                         format_duration(backoff), e.what());
-            next = BootClock::now() + backoff;
-            backoff = std::min({backoff * 2, Millis(1000), std::max(Millis(50), every_ / 2)});
+                         format_duration(delay), e.what());
+            next = BootClock::now() + delay;
         }
     }
 }

@@ -9,6 +9,7 @@
 #include "child.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
+#include "eviction_check.hpp"
 #include "holder.hpp"
 #include "lock.hpp"
 #include "log.hpp"
@@ -17,6 +18,7 @@
 #include "reentry.hpp"
 #include "renewer.hpp"
 #include "replicas.hpp"
+#include "secrets.hpp"
 #include "signals.hpp"
 #include "token.hpp"
 #include "waiter.hpp"
@@ -83,6 +85,7 @@ class Run {
 
 bool Run::acquire() {
     if (quorum_) return acquire_quorum();
+    if (opt_.conn.verbose) warn_if_evicting(conn_);
     WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
                                    opt_.wait.value_or(Millis(0)), signals_);
     if (w.interrupted_by) {
@@ -359,6 +362,8 @@ int Run::execute() {
 int run_command(const RunOptions& options) {
     log::set_verbose(options.conn.verbose);
     log::set_syslog(options.syslog);
+    // Before the command can inherit the environment, by either path below.
+    if (!options.keep_env) scrub_secret_environment();
     // Before Run blocks signals: the command inherits the mask. Not for a quorum: a single-node
     // parent's lock on one of the nodes must not pass for a quorum hold.
     if (options.conn.quorum.empty()) exec_if_held_by_ancestor(options);

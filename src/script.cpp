@@ -13,7 +13,7 @@ extern const char* const renew_lua;
 extern const char* const release_lua;
 extern const char* const status_lua;
 extern const char* const force_release_lua;
-extern const char* const wake_lua;
+extern const char* const abandon_lua;
 extern const char* const raise_fence_lua;
 }  // namespace scripts_src
 
@@ -68,8 +68,8 @@ const Script& force_release() {
     static const Script s("force_release", scripts_src::force_release_lua);
     return s;
 }
-const Script& wake() {
-    static const Script s("wake", scripts_src::wake_lua);
+const Script& abandon() {
+    static const Script s("abandon", scripts_src::abandon_lua);
     return s;
 }
 const Script& raise_fence() {

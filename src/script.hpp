@@ -33,8 +33,8 @@ const Script& renew();
 const Script& release();
 const Script& status();         // read-only: token, TTL, fence and holder info of one lock
 const Script& force_release();  // release --force
-const Script& wake();
-const Script& raise_fence();  // quorum acquire: second, token-checked fence step
+const Script& abandon();        // give up: compare-and-delete our lock, leave the queue
+const Script& raise_fence();    // quorum acquire: second, token-checked fence step
 }  // namespace scripts
 
 }  // namespace redlock

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "eviction_check.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
 #include "lock_report.hpp"
@@ -50,6 +51,9 @@ int status_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
     Connection conn(options.conn.endpoint, options.conn.timeouts);
     LockState lock = read_lock_state(conn, LockKeys::make(options.name, options.conn.prefix));
+    // After the read, so an unreachable server costs one timeout, not two; stderr only, so
+    // --json output stays clean.
+    warn_if_evicting(conn);
     if (options.json) {
         JsonWriter json;
         write_lock_json(json, lock);

@@ -31,16 +31,13 @@ void add_tls_options(CLI::App& app, TlsRawOptions& o) {
         ->group(group);
 }
 
-void apply_tls_options(Endpoint& endpoint, const TlsRawOptions& o) {
+void apply_tls_options(Endpoint& endpoint, const TlsRawOptions& o,
+                       const std::set<std::string>& given) {
     if (!endpoint.tls) {
-        for (auto [given, name] : {std::pair{!o.cacert.empty(), "--cacert"},
-                                   {!o.cacertdir.empty(), "--cacertdir"},
-                                   {!o.cert.empty(), "--cert"},
-                                   {!o.key.empty(), "--key"},
-                                   {o.insecure, "--insecure"}})
-            if (given)
+        for (const char* name : {"cacert", "cacertdir", "cert", "key", "insecure"})
+            if (given.contains(name))
                 throw UsageError(fmt::format(
-                    "{} is for TLS, but the Redis URL is not rediss:// (the connection would be "
+                    "--{} is for TLS, but the Redis URL is not rediss:// (the connection would be "
                     "plain text)",
                     name));
         return;

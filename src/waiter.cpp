@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 
+#include "acquire_retry.hpp"
+#include "backoff.hpp"
 #include "duration.hpp"
 #include "errors.hpp"
 #include "log.hpp"
@@ -20,19 +23,23 @@ std::optional<int> stopping_signal(SignalEvents& signals) {
     return std::nullopt;
 }
 
-// Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts.
-void leave_queue(LockNode& node, const LockKeys& keys, const std::string& token) {
+// Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
+// lock an unanswered acquire took expires by its TTL.
+void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl) {
     try {
-        node.leave_queue(keys, token);
+        if (node.abandon(keys, token))
+            log::warning("lock '{}' had been taken by an acquire whose reply was lost; released it",
+                         keys.key);
     } catch (const std::exception& e) {
-        log::verbose("could not leave the queue of lock '{}': {}", keys.key, e.what());
+        log::warning(
+            "could not give up lock '{}' cleanly ({}); if an unanswered acquire took it, it "
+            "expires by itself within {}",
+            keys.key, e.what(), format_duration(ttl));
     }
 }
 
-}  // namespace
-
-WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
-                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals) {
+WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
+                     const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
     Connection& conn = node.connection();
@@ -40,14 +47,16 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
     // The first busy attempt joins the queue's end; later ones keep the place.
     const Queueing queueing = waiting ? Queueing::wait : Queueing::none;
     WaitResult result;
+    Backoff interrupted(Millis(50), Millis(1000));  // between BLPOPs whose connection broke
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
-            if (attempt > 1) leave_queue(node, keys, token);
+            if (attempt > 1) abandon(node, keys, token, ttl);
             return result;
         }
-        result.lease_start = BootClock::now();
-        result.last = node.acquire(keys, token, ttl, info, queueing);
+        AcquireAttempt sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
+        result.last = sent.result;
+        result.lease_start = sent.sent;
         if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
             // Told to stop while the acquire was in flight: give the lock straight back (which
             // wakes the next waiter) rather than start the command.
@@ -70,7 +79,7 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
         }
         Deadline now = BootClock::now();
         if (now >= give_up) {
-            if (waiting) leave_queue(node, keys, token);
+            if (waiting) abandon(node, keys, token, ttl);
             return result;
         }
 
@@ -89,13 +98,39 @@ WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::stri
                 {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
                 BootClock::now() + block + conn.timeouts().command);
             check(r, fmt::format("waiting for lock '{}'", keys.key));
+            interrupted.reset();
         } catch (const Cancelled&) {
             // A signal arrived; the top of the loop decides whether it ends the wait.
+        } catch (const ReplyLost& e) {
+            // (An error reply to BLPOP itself is not transient and ends the wait below.)
+            conn.set_cancel_fd(-1);
+            // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
+            // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
+            // the queue and looks again; if Redis is really gone, that attempt fails.
+            Millis delay = interrupted.next();
+            log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}",
+                         keys.key, e.what(), format_duration(delay));
+            std::this_thread::sleep_for(delay);
         } catch (...) {
             conn.set_cancel_fd(-1);
             throw;
         }
         conn.set_cancel_fd(-1);
+    }
+}
+
+}  // namespace
+
+WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
+                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals) {
+    bool reached = false;  // an acquire may have reached Redis: we may be queued, or even hold it
+    try {
+        return wait_loop(node, keys, token, ttl, info, wait, signals, reached);
+    } catch (...) {
+        // Whatever ends the run now (Redis gone, an error reply, a lost reply twice), it must not
+        // leave a lock of ours, or a place in the queue, behind.
+        if (reached) abandon(node, keys, token, ttl);
+        throw;
     }
 }
 

@@ -22,6 +22,21 @@ if fence_kind ~= 'none' and (fence_kind ~= 'string'
   return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' is not a counter')
 end
 
+-- Our own token already there: an earlier attempt of this run (same token) took the lock, but its
+-- reply was lost (a timeout, a reset connection) and the caller sent the acquire again. That is
+-- ours, and it keeps the fence that attempt drew: nobody can have drawn one since, because the
+-- counter only moves when a free key is taken and our key has stood ever since. The TTL restarts
+-- from this attempt, whose send time starts the caller's lease. (Should the counter have gone
+-- meanwhile, the lock is taken again below, which restarts the counter.)
+local mine = kind == 'string' and redis.call('GET', KEYS[1]) == token
+if mine and fence_kind ~= 'none' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if redis.call('TYPE', KEYS[3]).ok == 'hash' and redis.call('HGET', KEYS[3], 'token') == token then
+    redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  end
+  return {1, tonumber(redis.call('GET', KEYS[2]))}
+end
+
 -- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
 -- holds the lock, so nobody (a waiter retrying after a timeout, a run without --wait) can slip
 -- in between a release and the woken head's acquire.
@@ -29,7 +44,7 @@ local head = nil
 if kind == 'none' then
   head = live_head(KEYS[4], prefix)
 end
-if kind ~= 'none' or (head and head ~= token) then
+if (kind ~= 'none' and not mine) or (head and head ~= token) then
   local reply
   if kind ~= 'none' then
     reply = {0, redis.call('PTTL', KEYS[1])}

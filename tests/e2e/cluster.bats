@@ -207,7 +207,8 @@ teardown() {
 }
 
 @test "a nested run for the same cluster lock runs its command directly" {
-    run "$RL" job -- "$RL" job -- sh -c 'echo "nested $REDLOCK_FENCE"'
+    # The nested run finds the cluster through REDLOCK_URL, passed on only with --keep-env.
+    run "$RL" --keep-env job -- "$RL" job -- sh -c 'echo "nested $REDLOCK_FENCE"'
     assert_success
     assert_output --regexp '^nested [0-9]+$'
 }

@@ -34,6 +34,7 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 @test "--password-file supplies the password" {
     RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
     echo pw > "$BATS_TEST_TMPDIR/pwfile"
+    chmod 600 "$BATS_TEST_TMPDIR/pwfile"
     run "$RL" --password-file "$BATS_TEST_TMPDIR/pwfile" job -- true
     assert_success
     assert_output ''

@@ -89,10 +89,12 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
 }
 
 # --- reentrancy ----------------------------------------------------------------------------------
+# The nested runs find Redis through REDLOCK_URL, which the outer run passes on only with
+# --keep-env.
 
 @test "a nested run for the same lock runs its command once, at once, without taking the lock" {
     local start=$SECONDS
-    run "$RL" deploy -- sh -c '
+    run "$RL" --keep-env deploy -- sh -c '
         tok=$(redis-cli -p "$1" GET deploy)
         "$0" --wait 30s deploy -- sh -c "echo inner:\$REDLOCK_TOKEN >> \"\$0\"" "$2"
         echo "nested=$?"
@@ -108,13 +110,13 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
 }
 
 @test "a nested run keeps 127 for a missing command" {
-    run "$RL" deploy -- sh -c '"$0" deploy -- no-such-command-here; echo "nested=$?"' "$RL"
+    run "$RL" --keep-env deploy -- sh -c '"$0" deploy -- no-such-command-here; echo "nested=$?"' "$RL"
     assert_success
     assert_line nested=127
 }
 
 @test "a nested run whose inherited token is no longer current refuses with 76" {
-    run "$RL" deploy -- sh -c 'REDLOCK_TOKEN=00000000000000000000000000000000 "$0" deploy -- touch "$1"
+    run "$RL" --keep-env deploy -- sh -c 'REDLOCK_TOKEN=00000000000000000000000000000000 "$0" deploy -- touch "$1"
         echo "nested=$?"' "$RL" "$T/ran"
     assert_success
     assert_line nested=76
@@ -133,7 +135,7 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
 }
 
 @test "a nested run for another lock takes that lock normally" {
-    run "$RL" outer -- sh -c '
+    run "$RL" --keep-env outer -- sh -c '
         "$0" inner -- sh -c "echo \$REDLOCK_NAME; redis-cli -p $1 EXISTS outer inner"' "$RL" "$REDIS_PORT"
     assert_success
     assert_line inner

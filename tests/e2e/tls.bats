@@ -55,10 +55,13 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
 @test "a nested run inherits the TLS settings and the lock's environment" {
     tls_redis_start
     export REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERT="$PKI/ca.crt"
-    # The command's REDLOCK_KEY (the lock's key) must not be taken for a TLS setting.
-    run "$RL" outer -- sh -c '"$0" outer -- echo same=ok; echo same=$?; "$0" inner -- echo other=ok' "$RL"
+    # The command's REDLOCK_KEY (the lock's key) must not be taken for a TLS setting, and the
+    # inherited REDLOCK_TLS_CACERT must not stop a nested run that uses a plain URL.
+    run "$RL" --keep-env outer -- sh -c '"$0" outer -- echo same=ok; echo same=$?
+        "$0" inner -- echo other=ok
+        "$0" -u "redis://127.0.0.1:$REDIS_PORT" plain -- echo plain=ok' "$RL"
     assert_success
-    assert_output $'same=ok\nsame=0\nother=ok'
+    assert_output $'same=ok\nsame=0\nother=ok\nplain=ok'
 }
 
 @test "a password is sent inside the TLS session" {

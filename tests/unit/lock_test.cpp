@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "errors.hpp"
@@ -189,4 +190,19 @@ TEST_F(Lock, AFenceCounterThatIsNotANumberLeavesNoLockBehind) {
     EXPECT_THROW(node.acquire(keys, new_token(), milliseconds(5000)), DataError);
     EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
     EXPECT_EQ(raw({"GET", keys.fence}), "abc");
+}
+
+// The token is what keeps one holder from renewing or releasing another's lock: 10,000 real
+// acquisitions must store 10,000 different tokens.
+TEST_F(Lock, TenThousandAcquisitionsStoreTenThousandDistinctTokens) {
+    std::set<std::string> stored;
+    for (int i = 0; i < 10'000; ++i) {
+        std::string token = new_token();
+        ASSERT_TRUE(node.acquire(keys, token, milliseconds(5000)).acquired) << i;
+        std::string value = raw({"GET", "test:job"});
+        ASSERT_EQ(value, token);
+        stored.insert(value);
+        ASSERT_EQ(node.release(keys, token), ReleaseResult::released) << i;
+    }
+    EXPECT_EQ(stored.size(), 10'000u);
 }

@@ -370,6 +370,16 @@ TEST_F(TlsCli, MistakesAreUsageErrorsAtStart) {
     expect_usage_error({"-u", "redis://h", "--cacert", pki.cert, "job", "true"},
                        "--cacert is for TLS, but the Redis URL is not rediss://");
     expect_usage_error({"--insecure", "job", "true"}, "--insecure is for TLS");
+    expect_usage_error(
+        {"-u", "unix:///tmp/r.sock", "--cert", pki.cert, "--key", pki.key, "job", "true"},
+        "--cert is for TLS");
+}
+
+TEST_F(TlsCli, TlsVariablesAreIgnoredForAPlainUrl) {
+    // A crontab or a parent run may set them for other jobs; only a flag says "this one is TLS".
+    setenv("REDLOCK_TLS_CACERT", pki.cert.c_str(), 1);
     setenv("REDLOCK_TLS_CERT", pki.cert.c_str(), 1);
-    expect_usage_error({"-u", "unix:///tmp/r.sock", "job", "true"}, "--cert is for TLS");
+    setenv("REDLOCK_TLS_INSECURE", "1", 1);
+    EXPECT_FALSE(parse({"-u", "redis://h", "job", "true"}).run.conn.endpoint.tls);
+    EXPECT_FALSE(parse({"status", "job"}).inspect.conn.endpoint.tls);
 }

@@ -1,0 +1,25 @@
+-- Gives up on a lock without leaving anything of ours behind: a run that stops waiting (a signal,
+-- its --wait ran out) or that could not learn the outcome of its acquire (the reply was lost, so
+-- the lock may be ours) deletes the lock if it holds our token (compare-and-delete), leaves the
+-- waiters' queue, and passes on a wake-up it may have been given, so that the next waiter does
+-- not sleep until its own bound runs out.
+-- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' queue.
+-- ARGV[1] token, ARGV[2] how long a wake-up may linger (ms), ARGV[3] the prefix of the waiters'
+-- keys (see lib/queue.lua).
+-- Returns 1 when it deleted our lock, else 0.
+
+local token = ARGV[1]
+redis.call('LREM', KEYS[3], 0, token)
+redis.call('DEL', ARGV[3] .. token, ARGV[3] .. token .. ':alive')
+local deleted = 0
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'string' and redis.call('GET', KEYS[1]) == token then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  deleted = 1
+elseif kind ~= 'none' then
+  return 0
+end
+-- The lock is free: it may be reserved for us as the queue's head, or we may have taken a
+-- wake-up meant for whoever is next; either way the next live waiter must hear of it.
+wake_head(KEYS[3], ARGV[3], ARGV[2])
+return deleted

@@ -1,0 +1,217 @@
+#!/usr/bin/env bats
+# Hostile or failing Redis replies: real servers in states that refuse the lock (WRONGTYPE,
+# READONLY, NOAUTH, WRONGPASS, OOM) and fake servers (fake_server.py) that never answer, hang up
+# half-way or answer what no Redis would. Each gives its exit code and one line, promptly, never
+# runs the command, and takes or loses no lock.
+load helpers
+load hostile_helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+    RAN="$BATS_TEST_TMPDIR/ran"
+    JOB=(job -- touch "$RAN")
+    FAST=(--connect-timeout 500ms --command-timeout 500ms)
+}
+
+teardown() {
+    fake_stop
+    redis_stop
+}
+
+# fake MODE [REPLY]: starts a fake server and points REDLOCK_URL at it.
+fake() {
+    fake_start "$@"
+    export REDLOCK_URL="redis://127.0.0.1:$FAKE_PORT"
+}
+
+# --- real servers --------------------------------------------------------------------------------
+
+@test "WRONGTYPE: a hash at the key is not a lock, and stays" {
+    redis_start
+    plant_sentinel
+    rcli HSET job field value >/dev/null
+    refuse 65 "acquiring lock 'job': WRONGTYPE|key 'job' holds a" "${JOB[@]}"
+    assert_equal "$(rcli HGET job field)" value
+    rcli DEL job >/dev/null
+    assert_untouched
+}
+
+@test "a fence counter that is not a number leaves no lock behind" {
+    redis_start
+    plant_sentinel
+    rcli SET '{job}:fence' not-a-number >/dev/null
+    refuse 65 "job" "${JOB[@]}"
+    key_absent job
+    assert_equal "$(rcli GET '{job}:fence')" not-a-number
+}
+
+@test "READONLY: a replica refuses the acquire with 69" {
+    redis_start
+    plant_sentinel
+    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    refuse 69 "acquiring lock 'job': READONLY" "${JOB[@]}"
+    rcli REPLICAOF NO ONE >/dev/null
+    assert_untouched
+}
+
+@test "NOAUTH: no password for a server that wants one" {
+    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    RCLI_OPTS="-a pw --no-auth-warning"
+    plant_sentinel
+    refuse 77 "NOAUTH" "${JOB[@]}"
+    assert_untouched
+}
+
+@test "WRONGPASS: a wrong password, and a wrong ACL user" {
+    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    RCLI_OPTS="-a pw --no-auth-warning"
+    plant_sentinel
+    REDISCLI_AUTH=nope refuse 77 "refused authentication: WRONGPASS" "${JOB[@]}"
+    REDLOCK_URL="redis://nobody:pw@127.0.0.1:$REDIS_PORT" refuse 77 "refused authentication: WRONGPASS" "${JOB[@]}"
+    assert_untouched
+}
+
+@test "OOM: maxmemory 1mb with noeviction refuses the acquire with 69 and writes nothing" {
+    redis_start --maxmemory-policy noeviction
+    plant_sentinel
+    head -c 2000000 /dev/zero | tr '\0' f | rcli -x SET filler >/dev/null
+    rcli CONFIG SET maxmemory 1mb >/dev/null
+    refuse 69 "acquiring lock 'job': OOM" "${JOB[@]}"
+    refuse 69 "OOM" --hold-info --wait 1s "${JOB[@]}"
+    rcli CONFIG SET maxmemory 0 >/dev/null
+    rcli DEL filler >/dev/null
+    assert_untouched
+}
+
+@test "a database the server does not have, and a server that is gone" {
+    redis_start
+    plant_sentinel
+    refuse 64 "cannot select database 99999" -u "$REDIS_URL/99999" "${JOB[@]}"
+    refuse 69 "cannot connect to Redis at 127.0.0.1:[0-9]+" -u "redis://127.0.0.1:$(free_port)" "${JOB[@]}"
+    assert_untouched
+}
+
+# --- fake servers --------------------------------------------------------------------------------
+
+@test "a server that accepts and never answers: 69 after --command-timeout" {
+    fake silent
+    local start=$SECONDS
+    refuse 69 "Redis at 127.0.0.1:$FAKE_PORT timed out while waiting for a reply$" "${FAST[@]}" "${JOB[@]}"
+    [ $((SECONDS - start)) -le 3 ]
+}
+
+@test "a server that never answers the AUTH: 69 after --connect-timeout" {
+    fake silent
+    REDISCLI_AUTH=secret refuse 69 "timed out" "${FAST[@]}" "${JOB[@]}"
+    refute_output --partial secret
+}
+
+@test "a server that never answers status, list or release" {
+    fake silent
+    refuse 69 "timed out" "${FAST[@]}" status job
+    refuse 69 "timed out" "${FAST[@]}" list
+    refuse 69 "timed out" "${FAST[@]}" release --force job
+}
+
+@test "a server that closes the connection in the middle of a reply" {
+    fake close-mid
+    refuse 69 "Redis at 127.0.0.1:$FAKE_PORT closed the connection$" "${FAST[@]}" "${JOB[@]}"
+    refuse 69 "closed the connection$" "${FAST[@]}" status job
+}
+
+@test "a server that is not Redis and answers garbage (an HTTP error page)" {
+    fake garbage
+    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: Protocol error, got \"H\" as reply type byte$" \
+        "${FAST[@]}" "${JOB[@]}"
+    refuse 69 "protocol error" "${FAST[@]}" status job
+    refuse 69 "protocol error" "${FAST[@]}" release --token t job
+}
+
+@test "a reply nested deeper than any Redis reply" {
+    fake reply '*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n'
+    refuse 69 "protocol error from Redis .*depth" "${FAST[@]}" "${JOB[@]}"
+}
+
+@test "a negative bulk length, a negative array length and an integer beyond 64 bits" {
+    fake reply '$-5\r\n'
+    refuse 69 "protocol error from Redis .*length out of range$" "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+    fake reply '*-2\r\n'
+    refuse 69 "protocol error from Redis .*length out of range$" "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+    fake reply ':99999999999999999999999\r\n'
+    refuse 69 "protocol error from Redis .*Bad integer value$" "${FAST[@]}" "${JOB[@]}"
+}
+
+@test "a bulk string announced as 2 GB that never comes: a timeout, not an allocation" {
+    fake reply '$2147483647\r\n'
+    refuse 69 "timed out while waiting for a reply$" "${FAST[@]}" "${JOB[@]}"
+}
+
+@test "a RESP3 map to a RESP2 client" {
+    fake reply '%1\r\n:1\r\n:1\r\n'
+    refuse 69 "protocol error from Redis .*got \"%\" as reply type byte$" "${FAST[@]}" "${JOB[@]}"
+}
+
+@test "an error reply no Redis sends maps to 70 and is quoted" {
+    fake reply '-ERR something odd\r\n'
+    refuse 70 "acquiring lock 'job': ERR something odd$" "${FAST[@]}" "${JOB[@]}"
+}
+
+@test "an error reply of 100 KB with control characters is one short escaped line" {
+    fake reply "-ERR \\x1b[2J$(head -c 100000 /dev/zero | tr '\0' e)\\x07\\r\\n"
+    refuse 70 "acquiring lock 'job': ERR \\\\x1b\\[2Je+\\.\\.\\.\\([0-9]+ bytes\\)$" "${FAST[@]}" "${JOB[@]}"
+    [ "${#stderr}" -le 4200 ]
+}
+
+@test "failover and cluster errors (MOVED, LOADING, MASTERDOWN, BUSY) are 69" {
+    local err
+    for err in 'MOVED 3999 127.0.0.1:6381' 'LOADING Redis is loading' 'MASTERDOWN Link is down' \
+        'BUSY Redis is busy running a script'; do
+        fake reply "-$err\\r\\n"
+        refuse 69 "acquiring lock 'job': ${err%% *}" "${FAST[@]}" "${JOB[@]}"
+        fake_stop
+    done
+}
+
+@test "NOAUTH and NOPERM from a fake server are 77" {
+    fake reply '-NOAUTH Authentication required.\r\n'
+    refuse 77 "NOAUTH Authentication required" "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+    fake reply '-NOPERM no\r\n'
+    refuse 77 "NOPERM" "${FAST[@]}" "${JOB[@]}"
+}
+
+@test "an acquire answered with the wrong shape: an integer, nils, a string, an empty array" {
+    local r
+    for r in ':1\r\n' '*2\r\n$-1\r\n$-1\r\n' '*2\r\n:1\r\n$3\r\nabc\r\n' '*0\r\n' '+OK\r\n' '$-1\r\n'; do
+        fake reply "$r"
+        refuse 70 "unexpected reply from the acquire script: .* where an (integer|array of two) belongs" \
+            "${FAST[@]}" "${JOB[@]}"
+        fake_stop
+    done
+}
+
+@test "status and list answered with the wrong shape are 70" {
+    fake reply ':1\r\n'
+    refuse 70 "unexpected reply from the status script$" "${FAST[@]}" status job
+    refuse 70 "unexpected reply to SCAN$" "${FAST[@]}" list
+}
+
+@test "a server that turns to garbage after the acquire: the lock is declared lost, 76" {
+    fake acquire-then 'garbage\r\n'
+    run --separate-stderr timeout -s KILL 10 "$RL" "${FAST[@]}" --ttl 300ms job -- sh -c 'sleep 5; touch "$0"' "$RAN"
+    assert_equal "$status" 76
+    [[ "${stderr_lines[0]}" == "redlock-run: lock 'job' lost: no renewal succeeded in time"*"sending SIGTERM to the command"* ]]
+    [[ "${stderr_lines[1]}" == "redlock-run: could not release lock 'job' (protocol error from Redis"* ]]
+    [ ! -e "$RAN" ]
+}
+
+@test "an array header of two billion elements is refused before hiredis allocates 16 GB" {
+    fake reply '*2000000000\r\n'
+    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: an array of 2000000000 elements, more than any reply can have here \\(1048576\\)$" \
+        "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+    fake reply '*1\r\n*1048577\r\n'
+    refuse 69 "an array of 1048577 elements" "${FAST[@]}" status job
+}

@@ -1,0 +1,79 @@
+// libFuzzer target: any bytes from a "server", fed to the hiredis reader in chunks as
+// Connection::read_reply does, with its bounded reader, (the first byte picks the chunk size, as
+// partial reads would cut them), and every reply that comes out through our reading of it: check(),
+// the acquire, renew, release and status script replies, holder info, and the status text and JSON
+// made from them. Anything but a result or an Error exception is a bug.
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "connection.hpp"
+#include "errors.hpp"
+#include "holder.hpp"
+#include "holder_info.hpp"
+#include "json.hpp"
+#include "keys.hpp"
+#include "lock_replies.hpp"
+#include "lock_report.hpp"
+#include "reply_reader.hpp"
+
+using namespace redlock;
+
+namespace {
+
+struct ReaderDeleter {
+    void operator()(redisReader* r) const { redisReaderFree(r); }
+};
+
+template <typename F>
+void tolerate_errors(F&& f) {
+    try {
+        f();
+    } catch (const Error&) {
+    }
+}
+
+void interpret(const Reply& reply) {
+    (void)error_text(*reply);
+    tolerate_errors([&] { check(reply, "fuzzing"); });
+    tolerate_errors([&] {
+        AcquireResult a = acquire_result(reply, "job");
+        if (!a.acquired) (void)describe_holder(a);
+    });
+    tolerate_errors([&] { (void)renew_result(reply, "job"); });
+    tolerate_errors([&] { (void)release_result(reply, "job"); });
+    tolerate_errors([&] {
+        LockState s = lock_state_from_reply(LockKeys::make("job", "p:"), reply);
+        JsonWriter json;
+        write_lock_json(json, s);
+        (void)holder_text(s);
+        (void)held_for_text(s);
+        (void)ttl_text(s);
+    });
+    for (std::size_t first = 0; first < 3; ++first) (void)holder_from_reply(*reply, first);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size < 1) return 0;
+    std::size_t chunk = data[0] % 32 + 1;
+    const char* bytes = reinterpret_cast<const char*>(data + 1);
+    std::size_t left = size - 1;
+    std::unique_ptr<redisReader, ReaderDeleter> reader(new_reply_reader());
+    for (;;) {
+        void* out = nullptr;
+        if (redisReaderGetReply(reader.get(), &out) != REDIS_OK) break;  // a protocol error
+        if (out) {
+            interpret(Reply(static_cast<redisReply*>(out)));
+            continue;
+        }
+        if (left == 0) break;
+        std::size_t n = std::min(chunk, left);
+        if (redisReaderFeed(reader.get(), bytes, n) != REDIS_OK) break;
+        bytes += n;
+        left -= n;
+    }
+    return 0;
+}
