@@ -15,6 +15,7 @@
 #include "lock_name.hpp"
 #include "log.hpp"
 #include "secrets.hpp"
+#include "tls_options.hpp"
 #include "url_list.hpp"
 #include "version.hpp"
 
@@ -36,8 +37,8 @@ constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
     "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
     "--min-replicas); 70 internal; 76 lock lost;\n"
-    "77 auth refused; 124 --max-runtime exceeded; 126 command not executable;\n"
-    "127 command not found.\n"
+    "77 auth refused; 78 TLS verification failed; 124 --max-runtime exceeded;\n"
+    "126 command not executable; 127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
 
 // Option values exactly as given (flag or environment); validated into RunOptions afterwards so
@@ -69,6 +70,7 @@ struct RawOptions {
     bool verbose = false;
     bool help = false;
     bool version = false;
+    TlsRawOptions tls;
 };
 
 void add_common_options(CLI::App& app, RawOptions& o) {
@@ -76,7 +78,8 @@ void add_common_options(CLI::App& app, RawOptions& o) {
     app.add_flag("-h,--help", o.help, "Show this help and exit");
     app.add_flag("--version", o.version, "Show the version and exit");
     app.add_option("-u,--url", o.urls,
-                   "Redis to use: redis://[user[:password]@]host[:port][/db] or "
+                   "Redis to use: redis://[user[:password]@]host[:port][/db] (rediss:// for "
+                   "TLS) or "
                    "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
                    "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
                    "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
@@ -103,6 +106,7 @@ void add_common_options(CLI::App& app, RawOptions& o) {
         ->envname("REDLOCK_COMMAND_TIMEOUT");
     app.add_flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings")
         ->envname("REDLOCK_VERBOSE");
+    add_tls_options(app, o.tls);
 }
 
 void add_run_options(CLI::App& app, RawOptions& o) {
@@ -279,6 +283,7 @@ ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
     for (Endpoint& endpoint : endpoints) {
         c.endpoint = std::move(endpoint);
+        apply_tls_options(c.endpoint, raw.tls, scan.given);
         if (c.endpoint.password && scan.given.contains("url"))
             log::warning(
                 "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "

@@ -48,6 +48,13 @@ struct RedisError : Error {
     explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}
 };
 
+// A rediss:// connection failed in TLS itself: the server's certificate did not verify (unknown
+// CA, wrong host name, expired), the server refused ours, or the other end does not speak TLS.
+// Unlike RedisUnavailable, retrying does not help until someone changes the configuration.
+struct TlsError : Error {
+    explicit TlsError(const std::string& m) : Error(m, exit_code::tls) {}
+};
+
 // release --token T refused: the lock is held under another token (left untouched).
 struct NotOwner : Error {
     explicit NotOwner(const std::string& m) : Error(m, exit_code::not_owner) {}

@@ -12,6 +12,7 @@ inline constexpr int data = 65;          // EX_DATAERR: the key holds something 
 inline constexpr int unavailable = 69;  // EX_UNAVAILABLE: Redis unreachable, timed out, not primary
 inline constexpr int internal = 70;     // EX_SOFTWARE
 inline constexpr int auth = 77;         // EX_NOPERM: AUTH refused or ACL denied a command
+inline constexpr int tls = 78;          // EX_CONFIG: TLS verification or negotiation failed
 inline constexpr int lock_lost = 76;    // the lock was lost while the command ran
 inline constexpr int max_runtime = 124;  // as GNU timeout
 inline constexpr int not_executable = 126;

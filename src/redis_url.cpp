@@ -107,10 +107,10 @@ Endpoint parse_redis_url(std::string_view url) {
         return ep;
     }
     if (url.starts_with("redis-sentinel://")) return parse_sentinel_url(url);
-    if (url.starts_with("rediss://")) throw bad("TLS (rediss://) is not supported yet");
-    if (!url.starts_with("redis://"))
-        throw bad("expected redis://host[:port][/db] or unix:///path");
-    std::string_view rest = url.substr(8);
+    if (url.starts_with("rediss://")) ep.tls.emplace();
+    if (!ep.tls && !url.starts_with("redis://"))
+        throw bad("expected redis://host[:port][/db], rediss://... (TLS) or unix:///path");
+    std::string_view rest = url.substr(ep.tls ? 9 : 8);
 
     auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);

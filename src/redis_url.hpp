@@ -1,10 +1,12 @@
-// Where Redis is and how to log in: parsed from redis://, unix:// URLs.
+// Where Redis is and how to log in: parsed from redis://, rediss:// (TLS), unix:// URLs.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tls_settings.hpp"
 
 namespace redlock {
 
@@ -21,6 +23,7 @@ struct Endpoint {
     std::string user;         // ACL user; empty means the default user
     std::optional<std::string> password;
     int db = 0;
+    std::optional<TlsSettings> tls;  // set for rediss:// URLs; the options fill in the files
     // redis-cluster:// (cluster_url.hpp): the seed nodes, each with these credentials; host and
     // port above are the first seed's. Empty for a single node.
     std::vector<Endpoint> cluster_seeds;
@@ -37,8 +40,8 @@ struct Endpoint {
     std::string describe() const;
 };
 
-// redis://[user[:password]@]host[:port][/db], IPv6 as [::1], unix:///path[?db=N], and
-// redis-cluster://seed,seed... (cluster_url.hpp).
+// redis://[user[:password]@]host[:port][/db], IPv6 as [::1], the same with rediss:// for TLS,
+// unix:///path[?db=N], and redis-cluster://seed,seed... (cluster_url.hpp).
 // Throws UsageError with the reason; the message never repeats a password.
 Endpoint parse_redis_url(std::string_view url);
 

@@ -146,7 +146,12 @@ Socket Socket::connect(const Endpoint& ep, Deadline deadline, int cancel_fd) {
             int one = 1;
             setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             setsockopt(fd.get(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-            return Socket(std::move(fd), peer);
+            Socket socket(std::move(fd), peer);
+            if (ep.tls)
+                socket.start_tls(ep, deadline, cancel_fd);
+            else
+                socket.plain_tcp_ = true;
+            return socket;
         }
         last_err = err;
         if (err == ETIMEDOUT) break;
@@ -159,7 +164,31 @@ void Socket::wait_for(short events, Deadline deadline, int cancel_fd, const char
         throw RedisUnavailable(fmt::format("Redis at {} timed out while {}", peer_, doing));
 }
 
+void Socket::start_tls(const Endpoint& ep, Deadline deadline, int cancel_fd) {
+    tls_ = std::make_unique<TlsStream>(TlsContext::get(*ep.tls), fd_.get(), ep.host, peer_);
+    for (TlsWant want = tls_->handshake(); want != TlsWant::nothing; want = tls_->handshake())
+        wait_for(want, deadline, cancel_fd,
+                 "doing the TLS handshake (a plain-text Redis port never answers one; is it a TLS "
+                 "port?)");
+}
+
+void Socket::wait_for(TlsWant want, Deadline deadline, int cancel_fd, const char* doing) {
+    wait_for(want == TlsWant::write ? POLLOUT : POLLIN, deadline, cancel_fd, doing);
+}
+
+std::string Socket::plain_drop(const std::string& what) const {
+    return !plain_tcp_ || received_ > 0 ? what
+                                        : what + ", before any reply (a TLS port? use rediss://)";
+}
+
 void Socket::write_all(std::string_view data, Deadline deadline, int cancel_fd) {
+    while (tls_ && !data.empty()) {
+        TlsStream::Io io = tls_->write(data.data(), data.size());
+        if (io.want == TlsWant::nothing)
+            data.remove_prefix(io.bytes);
+        else
+            wait_for(io.want, deadline, cancel_fd, "sending a command");
+    }
     while (!data.empty()) {
         ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
         if (n > 0) {
@@ -169,21 +198,31 @@ void Socket::write_all(std::string_view data, Deadline deadline, int cancel_fd) 
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else {
-            throw RedisUnavailable(
-                fmt::format("lost the connection to Redis at {}: {}", peer_, std::strerror(errno)));
+            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
+                                                          peer_, std::strerror(errno))));
         }
     }
 }
 
 std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int cancel_fd) {
+    while (tls_) {
+        TlsStream::Io io = tls_->read(buf, len);
+        if (io.want == TlsWant::nothing) return io.bytes;
+        wait_for(io.want, deadline, cancel_fd, "waiting for a reply");
+    }
     for (;;) {
         ssize_t n = ::recv(fd_.get(), buf, len, 0);
-        if (n > 0) return static_cast<std::size_t>(n);
-        if (n == 0) throw RedisUnavailable(fmt::format("Redis at {} closed the connection", peer_));
+        if (n > 0) {
+            received_ += static_cast<std::size_t>(n);
+            return static_cast<std::size_t>(n);
+        }
+        if (n == 0)
+            throw RedisUnavailable(
+                plain_drop(fmt::format("Redis at {} closed the connection", peer_)));
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
-            throw RedisUnavailable(
-                fmt::format("lost the connection to Redis at {}: {}", peer_, std::strerror(errno)));
+            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
+                                                          peer_, std::strerror(errno))));
         wait_for(POLLIN, deadline, cancel_fd, "waiting for a reply");
     }
 }

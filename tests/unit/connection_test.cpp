@@ -15,6 +15,7 @@
 
 #include "errors.hpp"
 #include "fd.hpp"
+#include "silent_server.hpp"
 #include "socket.hpp"
 
 using namespace redlock;
@@ -22,21 +23,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// A loopback TCP socket that listens (the kernel completes connections) but never reads.
-struct SilentServer {
-    Fd fd;
-    int port = 0;
-    SilentServer() : fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len), 0);
-        EXPECT_EQ(::listen(fd.get(), 8), 0);
-        EXPECT_EQ(::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len), 0);
-        port = ntohs(addr.sin_port);
-    }
-};
+using redlock_test::SilentServer;
 
 Endpoint loopback(int port) {
     Endpoint ep;

@@ -100,7 +100,7 @@ TEST(RedisUrl, RejectsMalformedUrls) {
                             "unix:///tmp/r.sock?db=x",
                             "redis://u:p%4@h",
                             "redis://u%zz@h",
-                            "rediss://h"}) {
+                            "rediss://"}) {
         EXPECT_THROW(parse_redis_url(bad), UsageError) << bad;
     }
 }
