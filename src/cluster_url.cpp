@@ -3,27 +3,19 @@
 #include <fmt/format.h>
 
 #include "errors.hpp"
+#include "excerpt.hpp"
+#include "redis_url.hpp"
 
 namespace redlock {
 namespace {
 
 constexpr std::string_view scheme = "redis-cluster://";
 
-// The URL with its password replaced, for error messages.
-std::string masked(std::string_view url) {
-    auto at = url.rfind('@');
-    if (!url.starts_with(scheme) || at == std::string_view::npos) return std::string(url);
-    auto userinfo = url.substr(scheme.size(), at - scheme.size());
-    auto colon = userinfo.find(':');
-    if (colon == std::string_view::npos) return std::string(url);
-    return fmt::format("{}{}:***{}", scheme, userinfo.substr(0, colon), url.substr(at));
-}
-
 }  // namespace
 
 Endpoint parse_cluster_url(std::string_view url) {
     auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid Redis URL '{}': {}", masked(url), why));
+        return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked_url(url)), why));
     };
     std::string_view rest = url.substr(scheme.size());
     auto slash = rest.find('/');

@@ -15,14 +15,6 @@
 namespace redlock {
 namespace {
 
-// The first queued signal that ends the wait; SIGWINCH and SIGCHLD are swallowed.
-std::optional<int> stopping_signal(SignalEvents& signals) {
-    while (auto sig = signals.next()) {
-        if (*sig != SIGWINCH && *sig != SIGCHLD) return sig;
-    }
-    return std::nullopt;
-}
-
 // Throws when too few nodes answered to decide anything: the lock is not known to be busy.
 [[noreturn]] void throw_unreachable(const LockKeys& keys, const QuorumAttempt& a) {
     std::string first = a.first_error ? a.first_error->message : std::string("no reply");

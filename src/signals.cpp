@@ -44,4 +44,11 @@ std::optional<int> SignalEvents::next() {
     }
 }
 
+std::optional<int> stopping_signal(SignalEvents& signals) {
+    while (auto sig = signals.next()) {
+        if (*sig != SIGWINCH && *sig != SIGCHLD) return sig;
+    }
+    return std::nullopt;
+}
+
 }  // namespace redlock

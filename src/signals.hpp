@@ -36,4 +36,8 @@ class SignalEvents {
     Fd fd_;
 };
 
+// The first queued signal that ends a wait for the lock, swallowing those that do not (SIGWINCH,
+// SIGCHLD); nullopt when none is queued.
+std::optional<int> stopping_signal(SignalEvents& signals);
+
 }  // namespace redlock

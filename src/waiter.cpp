@@ -15,14 +15,6 @@
 namespace redlock {
 namespace {
 
-// Returns the first queued signal that ends the wait, swallowing the others (SIGWINCH, SIGCHLD).
-std::optional<int> stopping_signal(SignalEvents& signals) {
-    while (auto sig = signals.next()) {
-        if (*sig != SIGWINCH && *sig != SIGCHLD) return sig;
-    }
-    return std::nullopt;
-}
-
 // Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
 // lock an unanswered acquire took expires by its TTL.
 // `quiet`: the run is already ending on a Redis error, whose one line says enough; a failed
