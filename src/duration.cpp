@@ -61,7 +61,8 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
 
 std::string format_duration(std::chrono::milliseconds d) {
     std::int64_t ms = d.count();
-    if (ms < 0) return "-" + format_duration(-d);
+    // fmt rather than "-" + ...: GCC 12 at -O3 warns (-Wrestrict) about the inlined operator+.
+    if (ms < 0) return fmt::format("-{}", format_duration(-d));
     if (ms < 1000) return fmt::format("{}ms", ms);
     std::int64_t s = ms / 1000;
     std::int64_t h = s / 3600, m = (s / 60) % 60, sec = s % 60;

@@ -35,6 +35,34 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     assert_line --index 1 "127.0.0.1:$TLS_PORT/2"
 }
 
+# OpenSSL is loaded on demand (src/openssl_library.cpp), so that plain runs start faster.
+@test "OpenSSL is loaded only by a run that speaks TLS" {
+    tls_redis_start
+    # The command's parent is redlock-run itself: its memory map shows what it has loaded.
+    local maps='grep -c "/libssl\.so" "/proc/$PPID/maps" || true'
+    run "$RL" -u "redis://127.0.0.1:$REDIS_PORT" plainjob -- sh -c "$maps"
+    assert_success
+    assert_output 0
+    run "$RL" -u "rediss://localhost:$TLS_PORT" --cacert "$PKI/ca.crt" tlsjob -- sh -c "$maps"
+    assert_success
+    [ "$output" -ge 1 ]
+}
+
+@test "a libssl that cannot be loaded fails rediss:// with 78 and leaves plain runs alone" {
+    tls_redis_start
+    mkdir "$BATS_TEST_TMPDIR/lib"
+    echo 'not a shared library' > "$BATS_TEST_TMPDIR/lib/libssl.so.3"
+    LD_LIBRARY_PATH="$BATS_TEST_TMPDIR/lib" run -78 "$RL" -u "rediss://localhost:$TLS_PORT" \
+        --cacert "$PKI/ca.crt" nossl -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_equal "${#lines[@]}" 1
+    assert_output --regexp "^redlock-run: rediss:// needs OpenSSL's libssl\.so\.3, which could not be loaded: .*libssl\.so\.3"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    key_absent nossl
+    LD_LIBRARY_PATH="$BATS_TEST_TMPDIR/lib" run "$RL" -u "redis://127.0.0.1:$REDIS_PORT" nossl -- echo ran
+    assert_success
+    assert_output ran
+}
+
 @test "the CA can come from REDLOCK_TLS_CACERT or from a hashed --cacertdir" {
     tls_redis_start
     REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERT="$PKI/ca.crt" \
