@@ -50,7 +50,8 @@ Endpoint parse_cluster_url(std::string_view url) {
         try {
             seed = parse_redis_url(fmt::format("redis://{}{}", userinfo, hostport));
         } catch (const UsageError&) {
-            throw bad(fmt::format("seed {} ('{}') is not host[:port]", seed_number, hostport));
+            throw bad(
+                fmt::format("seed {} ('{}') is not host[:port]", seed_number, excerpt(hostport)));
         }
         cluster.cluster_seeds.push_back(std::move(seed));
         if (comma == std::string_view::npos) break;

@@ -177,6 +177,18 @@ teardown() { assert_untouched; }
     [ "${#stderr}" -lt 300 ]
 }
 
+# Found by tests/fuzz/run: these two quoted the bad part whole.
+@test "a 100 KB cluster seed or sentinel address is quoted shortened" {
+    local big
+    big=$(head -c 100000 /dev/zero | tr '\0' h)
+    refuse 64 "invalid Redis URL 'redis-cluster://a:1,h{60}\\.\\.\\.\\(100020 bytes\\)': seed 2 \\('h{80}\\.\\.\\.\\(100000 bytes\\)'\\) is not host\\[:port\\]$" \
+        -u "redis-cluster://a:1,$big" "${JOB[@]}"
+    [ "${#stderr}" -lt 400 ]
+    refuse 64 "invalid Redis URL 'redis-sentinel://a:1,h{59}\\.\\.\\.\\(100030 bytes\\)': the host name is longer than 253 bytes$" \
+        -u "redis-sentinel://a:1,$big/mymaster" "${JOB[@]}"
+    [ "${#stderr}" -lt 400 ]
+}
+
 @test "a unix socket path too long for a socket address" {
     refuse 64 "the socket path is longer than 107 bytes$" -u "unix:///$(head -c 200 /dev/zero | tr '\0' s)" "${JOB[@]}"
 }

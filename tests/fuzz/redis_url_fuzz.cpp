@@ -1,5 +1,6 @@
 // libFuzzer target: parse_redis_url on any bytes. It must return an endpoint a socket could use
-// (a host of 1-253 bytes and a port of 1-65535, or a socket path that fits sockaddr_un) or throw
+// (a host of 1-253 bytes and a port of 1-65535, or a socket path that fits sockaddr_un; the same
+// for every cluster seed and every sentinel of a redis-sentinel:// URL) or throw
 // UsageError with a short message that never quotes the password.
 #include <sys/un.h>
 
@@ -16,11 +17,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string_view url(reinterpret_cast<const char*>(data), size);
     try {
         redlock::Endpoint ep = redlock::parse_redis_url(url);
-        if (ep.is_unix()) {
+        auto usable = [](const std::string& host, int port) {
+            return !host.empty() && host.size() <= 253 && port >= 1 && port <= 65535;
+        };
+        if (ep.is_sentinel()) {
+            // The master's address comes from the sentinels later; each of them must be usable.
+            if (ep.sentinels.empty()) std::abort();
+            for (const auto& s : ep.sentinels)
+                if (!usable(s.host, s.port)) std::abort();
+        } else if (ep.is_unix()) {
             if (ep.socket_path.size() >= sizeof(sockaddr_un::sun_path)) std::abort();
-        } else if (ep.host.empty() || ep.host.size() > 253 || ep.port < 1 || ep.port > 65535) {
+        } else if (!usable(ep.host, ep.port)) {
             std::abort();
         }
+        for (const auto& seed : ep.cluster_seeds)
+            if (!usable(seed.host, seed.port)) std::abort();
         if (ep.db < 0) std::abort();
         (void)ep.describe();
     } catch (const redlock::UsageError& e) {
