@@ -39,6 +39,10 @@ class Renewer {
     // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
     void set_confirm(std::function<void(Deadline)> confirm) { confirm_ = std::move(confirm); }
 
+    // When the first renewal is due. Run starts the thread then rather than with the command:
+    // a command that ends sooner (many do) never pays for creating and joining a thread.
+    Deadline first_renewal() const { return lease_start_ + every_; }
+    bool started() const { return thread_.joinable(); }
     void start();
     // Stops and joins the thread; aborts an in-flight renewal at once. Idempotent.
     void stop();

@@ -156,6 +156,7 @@ Millis Run::term_lead() const {
 int Run::supervise(Child& child, Renewer& renewer) {
     while (!child.try_reap()) {
         Deadline now = BootClock::now();
+        if (!lost_ && !renewer.started() && now >= renewer.first_renewal()) renewer.start();
         Deadline lease_end = renewer.valid_until();
         if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
@@ -187,6 +188,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
 
         Deadline wake = Deadline::max();
         if (!lost_) wake = renewer.valid_until() - term_lead();
+        if (!lost_ && !renewer.started()) wake = std::min(wake, renewer.first_renewal());
         if (kill_at_) wake = std::min(wake, *kill_at_);
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
         pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {renewer.event_fd(), POLLIN, 0}};
@@ -347,8 +349,7 @@ int Run::execute() {
                 confirm_replicated(conn_, opt_.replicas,
                                    fmt::format("the renewal of lock '{}'", keys_.key), lease_end);
             });
-        renewer.start();
-        status = supervise(*child, renewer);
+        status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
     release(min_hold_left());
     // A lost lock outranks --max-runtime: it says the command may have overlapped another
