@@ -39,10 +39,6 @@ OpenSsl load() {
 
 }  // namespace
 
-const char* openssl_library_name() {
-    return library_name;
-}
-
 const OpenSsl& openssl() {
     // A throwing initialiser leaves it uninitialised, so a later call tries (and reports) again.
     static const OpenSsl lib = load();

@@ -66,9 +66,6 @@ struct OpenSsl {
 #undef REDLOCK_OPENSSL_POINTER
 };
 
-// The library's name as the dynamic loader knows it (libssl.so.3), for messages and tests.
-const char* openssl_library_name();
-
 // Loads libssl (and with it libcrypto) once per process and never unloads it: OpenSSL's exit
 // handlers live in it. Throws TlsError (exit 78) naming the library and the loader's reason when
 // it is missing or lacks a function, which a TLS connection cannot do without.
