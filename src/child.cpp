@@ -39,6 +39,52 @@ std::vector<std::string> candidate_paths(const std::string& name) {
     return out;
 }
 
+// Everything the child needs between vfork and exec, prepared by the parent: the child shares
+// the parent's memory and may only make system calls.
+struct ExecPlan {
+    const std::vector<std::string>* paths;
+    char** argv;
+    char** sh_argv;  // /bin/sh, slot 1 for the script's path, then argv[1...]
+    char** env;
+    const sigset_t* mask;
+    int error_fd;  // write end of the close-on-exec pipe
+    bool take_terminal;
+    pid_t parent;
+};
+
+[[noreturn]] void exec_child(const ExecPlan& plan) noexcept {
+    setpgid(0, 0);
+    if (plan.take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != plan.parent) _exit(exit_code::internal);  // parent already gone
+    sigprocmask(SIG_SETMASK, plan.mask, nullptr);
+    int err = ENOENT;
+    for (const auto& path : *plan.paths) {
+        execve(path.c_str(), plan.argv, plan.env);
+        if (errno == ENOEXEC) {
+            // For a script without "#!": like execvp, run it with /bin/sh.
+            plan.sh_argv[1] = const_cast<char*>(path.c_str());
+            execve(plan.sh_argv[0], plan.sh_argv, plan.env);
+        }
+        // Like execvp: remember a permission problem, keep looking past a missing file.
+        if (errno != ENOENT && errno != ENOTDIR) err = errno;
+    }
+    while (::write(plan.error_fd, &err, sizeof err) < 0 && errno == EINTR) {
+    }
+    _exit(exit_code::not_found);
+}
+
+// vfork + execve rather than posix_spawn, for PR_SET_PDEATHSIG: if redlock-run is killed outright
+// (SIGKILL, OOM killer) nobody renews the lock any more, and the command must not run on
+// unguarded. vfork rather than fork: the parent waits for the exec anyway, and sharing the memory
+// spares copying the page tables and every copy-on-write fault after it. A function of its own,
+// so that nothing of the caller's lives in registers across vfork's second return.
+pid_t start_child(const ExecPlan& plan) {
+    pid_t pid = vfork();
+    if (pid == 0) exec_child(plan);
+    return pid;
+}
+
 }  // namespace
 
 Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask) {
@@ -57,7 +103,6 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
     for (auto& e : env_strings) c_env.push_back(e.data());
     c_env.push_back(nullptr);
     std::vector<std::string> paths = candidate_paths(argv.front());
-    // For a script without "#!": like execvp, run it with /bin/sh (slot 1 is set to its path).
     std::string shell = "/bin/sh";
     std::vector<char*> sh_argv{shell.data(), nullptr};
     sh_argv.insert(sh_argv.end(), c_argv.begin() + 1, c_argv.end());
@@ -68,34 +113,10 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
         throw std::system_error(errno, std::generic_category(), "pipe2");
     Fd err_read(pipe_fds[0]), err_write(pipe_fds[1]);
     bool take_terminal = we_own_terminal();
-    pid_t parent = getpid();
-
-    // fork + execve rather than posix_spawn, for PR_SET_PDEATHSIG: if redlock-run is killed
-    // outright (SIGKILL, OOM killer) nobody renews the lock any more, and the command must not
-    // run on unguarded. Between fork and exec only system calls are made, as a threaded
-    // process requires.
-    pid_t pid = fork();
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(exit_code::internal);  // parent already gone
-        sigprocmask(SIG_SETMASK, &mask, nullptr);
-        int err = ENOENT;
-        for (const auto& path : paths) {
-            execve(path.c_str(), c_argv.data(), c_env.data());
-            if (errno == ENOEXEC) {
-                sh_argv[1] = const_cast<char*>(path.c_str());
-                execve(sh_argv[0], sh_argv.data(), c_env.data());
-            }
-            // Like execvp: remember a permission problem, keep looking past a missing file.
-            if (errno != ENOENT && errno != ENOTDIR) err = errno;
-        }
-        while (::write(err_write.get(), &err, sizeof err) < 0 && errno == EINTR) {
-        }
-        _exit(exit_code::not_found);
-    }
+    ExecPlan plan{&paths, c_argv.data(),   sh_argv.data(), c_env.data(),
+                  &mask,  err_write.get(), take_terminal,  getpid()};
+    pid_t pid = start_child(plan);
+    if (pid < 0) throw std::system_error(errno, std::generic_category(), "vfork");
     setpgid(pid, pid);  // also from here, so the group exists before we ever signal it
     err_write.reset();
     int err = 0;
