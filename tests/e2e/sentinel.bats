@@ -115,7 +115,8 @@ fail_over_to_replica() {
     [ "$(ncli "$REPLICA_PORT" GET job)" = "$token" ]
     local before
     before=$(ncli "$REPLICA_PORT" PTTL job)
-    wait_for 10 pttl_above "$REPLICA_PORT" job "$before"
+    # Once failed in a CI run under load (2026-12-03), not reproduced since: show the run's log.
+    wait_for 10 pttl_above "$REPLICA_PORT" job "$before" || { cat "$RL_ERR" >&2; false; }
     assert file_contains "$RL_ERR" "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
     touch "$BATS_TEST_TMPDIR/stop"
     rl_finish 10
