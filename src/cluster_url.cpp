@@ -14,9 +14,7 @@ constexpr std::string_view scheme = "redis-cluster://";
 }  // namespace
 
 Endpoint parse_cluster_url(std::string_view url) {
-    auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked_url(url)), why));
-    };
+    auto bad = [&](std::string_view why) { return invalid_url(url, why); };
     std::string_view rest = url.substr(scheme.size());
     auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);

@@ -9,8 +9,8 @@
 
 #include "cluster_url.hpp"
 #include "errors.hpp"
-#include "sentinel.hpp"
 #include "excerpt.hpp"
+#include "sentinel.hpp"
 
 namespace redlock {
 namespace {
@@ -73,6 +73,10 @@ std::string masked_url(std::string_view url) {
     return masked(url);
 }
 
+UsageError invalid_url(std::string_view url, std::string_view why) {
+    return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked(url)), why));
+}
+
 std::string Endpoint::describe() const {
     if (is_cluster()) return describe_cluster(*this);
     if (is_sentinel()) return describe_sentinel(*this);
@@ -82,9 +86,7 @@ std::string Endpoint::describe() const {
 }
 
 Endpoint parse_redis_url(std::string_view url) {
-    auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked(url)), why));
-    };
+    auto bad = [&](std::string_view why) { return invalid_url(url, why); };
     if (url.starts_with("redis-cluster://")) return parse_cluster_url(url);
     Endpoint ep;
     if (url.starts_with("unix://")) {

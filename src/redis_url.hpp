@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "errors.hpp"
 #include "tls_settings.hpp"
 
 namespace redlock {
@@ -47,5 +48,9 @@ Endpoint parse_redis_url(std::string_view url);
 
 // `url` with its password replaced by ***, for messages.
 std::string masked_url(std::string_view url);
+
+// The error for a bad URL of any scheme: "invalid Redis URL '<url>': <why>", the URL masked and
+// shortened (a 100 KB URL still gives a short line).
+UsageError invalid_url(std::string_view url, std::string_view why);
 
 }  // namespace redlock

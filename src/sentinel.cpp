@@ -7,7 +7,6 @@
 
 #include "connection.hpp"
 #include "errors.hpp"
-#include "excerpt.hpp"
 #include "log.hpp"
 
 namespace redlock {
@@ -22,10 +21,10 @@ Endpoint parse_piece(const std::string& piece, std::string_view url) {
     try {
         return parse_redis_url(piece);
     } catch (const UsageError& e) {
-        std::string prefix = fmt::format("invalid Redis URL '{}': ", excerpt(masked_url(piece)));
+        std::string prefix = invalid_url(piece, "").what();
         std::string_view why = e.what();
         if (why.starts_with(prefix)) why.remove_prefix(prefix.size());
-        throw UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked_url(url)), why));
+        throw invalid_url(url, why);
     }
 }
 
@@ -53,9 +52,7 @@ std::string reply_string(const redisReply& r) {
 }  // namespace
 
 Endpoint parse_sentinel_url(std::string_view url) {
-    auto bad = [&](std::string_view why) {
-        return UsageError(fmt::format("invalid Redis URL '{}': {}", excerpt(masked_url(url)), why));
-    };
+    auto bad = [&](std::string_view why) { return invalid_url(url, why); };
     std::string_view rest = url.substr(scheme.size());
     auto slash = rest.find('/');
     if (slash == std::string_view::npos)
