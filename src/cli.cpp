@@ -14,6 +14,7 @@
 #include "excerpt.hpp"
 #include "lock_name.hpp"
 #include "log.hpp"
+#include "option_table.hpp"
 #include "secrets.hpp"
 #include "tls_options.hpp"
 #include "url_list.hpp"
@@ -73,90 +74,82 @@ struct RawOptions {
     TlsRawOptions tls;
 };
 
-void add_common_options(CLI::App& app, RawOptions& o) {
-    app.set_help_flag();  // ours, so that help is an Action and not a CLI11 exception
-    app.add_flag("-h,--help", o.help, "Show this help and exit");
-    app.add_flag("--version", o.version, "Show the version and exit");
-    app.add_option("-u,--url", o.urls,
-                   "Redis to use: redis://[user[:password]@]host[:port][/db] (rediss:// for "
-                   "TLS) or "
-                   "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
-                   "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
-                   "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
-                   "masters")
-        ->envname("REDLOCK_URL");
-    app.add_option("--node-timeout", o.node_timeout,
-                   "Quorum mode: bound on each node's connect and command (default 50ms)")
-        ->envname("REDLOCK_NODE_TIMEOUT");
-    app.add_option("--password-file", o.password_file,
-                   "Read the Redis password from the first line of FILE (else the URL's, "
-                   "REDLOCK_PASSWORD or REDISCLI_AUTH)")
-        ->envname("REDLOCK_PASSWORD_FILE");
-    app.add_option("--sentinel-password-file", o.sentinel_password_file,
-                   "With a redis-sentinel:// URL: the sentinels' password, from the first line "
-                   "of FILE (the URL's password is the master's)")
-        ->envname("REDLOCK_SENTINEL_PASSWORD_FILE");
-    app.add_option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key")
-        ->envname("REDLOCK_PREFIX");
-    app.add_option("--connect-timeout", o.connect_timeout,
-                   "Give up connecting to Redis after D (default 2s)")
-        ->envname("REDLOCK_CONNECT_TIMEOUT");
-    app.add_option("--command-timeout", o.command_timeout,
-                   "Give up on any Redis command after D (default 2s)")
-        ->envname("REDLOCK_COMMAND_TIMEOUT");
-    app.add_flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings")
-        ->envname("REDLOCK_VERBOSE");
-    add_tls_options(app, o.tls);
+void add_common_options(OptionTable& t, RawOptions& o) {
+    t.flag("-h,--help", o.help, "Show this help and exit");
+    t.flag("--version", o.version, "Show the version and exit");
+    t.option("-u,--url", o.urls,
+             "Redis to use: redis://[user[:password]@]host[:port][/db] (rediss:// for "
+             "TLS) or "
+             "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
+             "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
+             "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
+             "masters",
+             "REDLOCK_URL");
+    t.option("--node-timeout", o.node_timeout,
+             "Quorum mode: bound on each node's connect and command (default 50ms)",
+             "REDLOCK_NODE_TIMEOUT");
+    t.option("--password-file", o.password_file,
+             "Read the Redis password from the first line of FILE (else the URL's, "
+             "REDLOCK_PASSWORD or REDISCLI_AUTH)",
+             "REDLOCK_PASSWORD_FILE");
+    t.option("--sentinel-password-file", o.sentinel_password_file,
+             "With a redis-sentinel:// URL: the sentinels' password, from the first line "
+             "of FILE (the URL's password is the master's)",
+             "REDLOCK_SENTINEL_PASSWORD_FILE");
+    t.option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key", "REDLOCK_PREFIX");
+    t.option("--connect-timeout", o.connect_timeout,
+             "Give up connecting to Redis after D (default 2s)", "REDLOCK_CONNECT_TIMEOUT");
+    t.option("--command-timeout", o.command_timeout,
+             "Give up on any Redis command after D (default 2s)", "REDLOCK_COMMAND_TIMEOUT");
+    t.flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings",
+           "REDLOCK_VERBOSE");
+    add_tls_options(t, o.tls);
 }
 
-void add_run_options(CLI::App& app, RawOptions& o) {
-    app.add_option("-t,--ttl", o.ttl, "Lock time-to-live, renewed while COMMAND runs (default 30s)")
-        ->envname("REDLOCK_TTL");
-    app.add_option("--renew-every", o.renew_every, "Renew the lock every D (default ttl/3)")
-        ->envname("REDLOCK_RENEW_EVERY");
-    app.add_option("-w,--wait", o.wait,
-                   "Wait up to D for a busy lock, or 'forever' (default: do not wait)")
-        ->envname("REDLOCK_WAIT");
-    app.add_option("-E,--conflict-exit-code", o.conflict_exit_code,
-                   "Exit with N when the lock is busy (default 75)")
-        ->envname("REDLOCK_CONFLICT_EXIT_CODE");
-    app.add_flag("-q,--quiet", o.quiet, "Say nothing when the lock is busy")
-        ->envname("REDLOCK_QUIET");
-    app.add_option("-c,--shell", o.shell, "Run CMD with /bin/sh -c instead of COMMAND ARGS");
-    app.add_option("--on-lost", o.on_lost,
-                   "When the lock is lost: term (SIGTERM, then SIGKILL after --kill-after), "
-                   "kill (SIGKILL at once) or ignore (only report); default term")
-        ->envname("REDLOCK_ON_LOST");
-    app.add_option("--kill-after", o.kill_after,
-                   "Send SIGKILL this long after SIGTERM on a lost lock or --max-runtime "
-                   "(default 10s)")
-        ->envname("REDLOCK_KILL_AFTER");
-    app.add_option("--min-hold", o.min_hold,
-                   "Keep the lock until D after it was taken even if COMMAND ends sooner, so a "
-                   "late cron on another host skips (Redis's clock enforces it)")
-        ->envname("REDLOCK_MIN_HOLD");
-    app.add_option("--max-runtime", o.max_runtime,
-                   "SIGTERM COMMAND's process group after D (SIGKILL after --kill-after), "
-                   "release, exit 124")
-        ->envname("REDLOCK_MAX_RUNTIME");
-    app.add_flag("--syslog", o.syslog,
-                 "Send the messages to syslog too (facility user, tag redlock-run)")
-        ->envname("REDLOCK_SYSLOG");
-    app.add_flag("--hold-info", o.hold_info,
-                 "Record host, pid, user and command line beside the lock, for busy messages "
-                 "and status")
-        ->envname("REDLOCK_HOLD_INFO");
-    app.add_option("--min-replicas", o.min_replicas,
-                   "After the acquire and each renewal, WAIT until N replicas have it; too few: "
-                   "release and exit 69 (default 0: no WAIT)")
-        ->envname("REDLOCK_MIN_REPLICAS");
-    app.add_option("--replica-timeout", o.replica_timeout,
-                   "How long each WAIT for --min-replicas may take (default 100ms)")
-        ->envname("REDLOCK_REPLICA_TIMEOUT");
-    app.add_flag("--keep-env", o.keep_env,
-                 "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
-                 "to COMMAND (removed by default: they may carry the password)")
-        ->envname("REDLOCK_KEEP_ENV");
+void add_run_options(OptionTable& t, RawOptions& o) {
+    t.option("-t,--ttl", o.ttl, "Lock time-to-live, renewed while COMMAND runs (default 30s)",
+             "REDLOCK_TTL");
+    t.option("--renew-every", o.renew_every, "Renew the lock every D (default ttl/3)",
+             "REDLOCK_RENEW_EVERY");
+    t.option("-w,--wait", o.wait,
+             "Wait up to D for a busy lock, or 'forever' (default: do not wait)", "REDLOCK_WAIT");
+    t.option("-E,--conflict-exit-code", o.conflict_exit_code,
+             "Exit with N when the lock is busy (default 75)", "REDLOCK_CONFLICT_EXIT_CODE");
+    t.flag("-q,--quiet", o.quiet, "Say nothing when the lock is busy", "REDLOCK_QUIET");
+    t.option("-c,--shell", o.shell, "Run CMD with /bin/sh -c instead of COMMAND ARGS");
+    t.option("--on-lost", o.on_lost,
+             "When the lock is lost: term (SIGTERM, then SIGKILL after --kill-after), "
+             "kill (SIGKILL at once) or ignore (only report); default term",
+             "REDLOCK_ON_LOST");
+    t.option("--kill-after", o.kill_after,
+             "Send SIGKILL this long after SIGTERM on a lost lock or --max-runtime "
+             "(default 10s)",
+             "REDLOCK_KILL_AFTER");
+    t.option("--min-hold", o.min_hold,
+             "Keep the lock until D after it was taken even if COMMAND ends sooner, so a "
+             "late cron on another host skips (Redis's clock enforces it)",
+             "REDLOCK_MIN_HOLD");
+    t.option("--max-runtime", o.max_runtime,
+             "SIGTERM COMMAND's process group after D (SIGKILL after --kill-after), "
+             "release, exit 124",
+             "REDLOCK_MAX_RUNTIME");
+    t.flag("--syslog", o.syslog, "Send the messages to syslog too (facility user, tag redlock-run)",
+           "REDLOCK_SYSLOG");
+    t.flag("--hold-info", o.hold_info,
+           "Record host, pid, user and command line beside the lock, for busy messages "
+           "and status",
+           "REDLOCK_HOLD_INFO");
+    t.option("--min-replicas", o.min_replicas,
+             "After the acquire and each renewal, WAIT until N replicas have it; too few: "
+             "release and exit 69 (default 0: no WAIT)",
+             "REDLOCK_MIN_REPLICAS");
+    t.option("--replica-timeout", o.replica_timeout,
+             "How long each WAIT for --min-replicas may take (default 100ms)",
+             "REDLOCK_REPLICA_TIMEOUT");
+    t.flag("--keep-env", o.keep_env,
+           "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
+           "to COMMAND (removed by default: they may carry the password)",
+           "REDLOCK_KEEP_ENV");
 }
 
 // The operator commands' own options. Every scan knows them, so "--json status" and "status
@@ -167,13 +160,12 @@ struct InspectRawOptions {
     bool force = false;
 };
 
-void add_inspect_options(CLI::App& app, InspectRawOptions& o) {
-    const std::string group = "Operator command options";
-    app.add_flag("--json", o.json, "status, list: print JSON (fields in the man page)")
-        ->group(group);
-    app.add_option("--token", o.token, "release: release only if this is the lock's current token")
-        ->group(group);
-    app.add_flag("--force", o.force, "release: delete the lock whoever holds it")->group(group);
+void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
+    t.group("Operator command options", [&] {
+        t.flag("--json", o.json, "status, list: print JSON (fields in the man page)");
+        t.option("--token", o.token, "release: release only if this is the lock's current token");
+        t.flag("--force", o.force, "release: delete the lock whoever holds it");
+    });
 }
 
 // Where our options end. Knows which options take a value so that "-t 5s NAME" is not read as
@@ -185,23 +177,8 @@ struct Scan {
     bool double_dash = false;          // the scan stopped at "--"
 };
 
-const CLI::Option* find_option(const CLI::App& app, std::string_view name, bool is_long) {
-    for (const CLI::Option* opt : app.get_options()) {
-        const auto& names = is_long ? opt->get_lnames() : opt->get_snames();
-        if (std::find(names.begin(), names.end(), name) != names.end()) return opt;
-    }
-    return nullptr;
-}
-
-std::string long_name(const CLI::Option* opt) {
-    return opt->get_lnames().empty() ? opt->get_snames().front() : opt->get_lnames().front();
-}
-
-bool takes_value(const CLI::Option* opt) {
-    return opt->get_items_expected_max() > 0;
-}
-
-void scan_options(const CLI::App& app, const std::vector<std::string>& args, Scan& scan) {
+void scan_options(const std::vector<OptionSpec>& catalog, const std::vector<std::string>& args,
+                  Scan& scan) {
     std::size_t i = scan.next;
     while (i < args.size()) {
         const std::string& a = args[i];
@@ -214,13 +191,13 @@ void scan_options(const CLI::App& app, const std::vector<std::string>& args, Sca
         if (a[1] == '-') {
             auto eq = a.find('=');
             std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-            const CLI::Option* opt = find_option(app, name, true);
+            const OptionSpec* opt = find_option(catalog, name, true);
             if (!opt) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
-            scan.given.insert(long_name(opt));
-            if (!takes_value(opt) && eq != std::string::npos)
+            scan.given.insert(opt->key());
+            if (!opt->takes_value && eq != std::string::npos)
                 throw UsageError(fmt::format("option '--{}' takes no value", name));
             scan.options.push_back(a);
-            if (takes_value(opt) && eq == std::string::npos) {
+            if (opt->takes_value && eq == std::string::npos) {
                 if (++i >= args.size())
                     throw UsageError(fmt::format("option '--{}' needs a value", name));
                 scan.options.push_back(args[i]);
@@ -231,11 +208,11 @@ void scan_options(const CLI::App& app, const std::vector<std::string>& args, Sca
         // A cluster of short options: "-qv", "-t5s", "-t 5s".
         for (std::size_t j = 1; j < a.size(); ++j) {
             std::string name(1, a[j]);
-            const CLI::Option* opt = find_option(app, name, false);
+            const OptionSpec* opt = find_option(catalog, name, false);
             if (!opt) throw UsageError(fmt::format("unknown option '-{}' (see --help)", name));
-            scan.given.insert(long_name(opt));
+            scan.given.insert(opt->key());
             scan.options.push_back("-" + name);
-            if (!takes_value(opt)) continue;
+            if (!opt->takes_value) continue;
             if (j + 1 < a.size()) {
                 scan.options.push_back(a.substr(j + 1));
             } else {
@@ -408,11 +385,11 @@ std::optional<Action> subcommand(std::string_view word) {
 // The words after a subcommand word. Nothing after its NAME is a command to protect from our
 // scan, so options may come before or after the operands ("release NAME --token T"); "--" ends
 // the options, for a NAME that starts with "-".
-std::vector<std::string> scan_operands(const CLI::App& app, const std::vector<std::string>& args,
-                                       Scan& scan) {
+std::vector<std::string> scan_operands(const std::vector<OptionSpec>& catalog,
+                                       const std::vector<std::string>& args, Scan& scan) {
     std::vector<std::string> words;
     for (;;) {
-        scan_options(app, args, scan);
+        scan_options(catalog, args, scan);
         if (scan.double_dash) {
             words.insert(words.end(), args.begin() + static_cast<long>(scan.next), args.end());
             return words;
@@ -428,9 +405,10 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     // Run options (--ttl, --wait, ...) would be silently ignored here; refuse them instead.
     RawOptions unused;
     InspectRawOptions unused_inspect;
-    CLI::App accepted;
-    add_common_options(accepted, unused);
-    add_inspect_options(accepted, unused_inspect);
+    std::vector<OptionSpec> accepted;
+    OptionTable table(accepted);
+    add_common_options(table, unused);
+    add_inspect_options(table, unused_inspect);
     for (const std::string& name : scan.given)
         if (!find_option(accepted, name, name.size() > 1))
             throw UsageError(
@@ -478,19 +456,41 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     return o;
 }
 
+void add_all_options(OptionTable& t, RawOptions& raw, InspectRawOptions& inspect_raw) {
+    add_common_options(t, raw);
+    add_run_options(t, raw);
+    add_inspect_options(t, inspect_raw);
+}
+
+// The CLI11 application with `wanted` options (all of them without); -h is ours, so that help is
+// an Action and not a CLI11 exception.
+void declare_to_cli11(CLI::App& app, const std::set<std::string>* wanted, RawOptions& raw,
+                      InspectRawOptions& inspect_raw) {
+    app.set_help_flag();
+    OptionTable table(app, wanted);
+    add_all_options(table, raw, inspect_raw);
+}
+
+std::string full_help_text() {
+    RawOptions raw;
+    InspectRawOptions inspect_raw;
+    CLI::App app("redlock-run", "redlock-run");
+    declare_to_cli11(app, nullptr, raw, inspect_raw);
+    return help_text(app);
+}
+
 }  // namespace
 
 Invocation parse_command_line(const std::vector<std::string>& args) {
     RawOptions raw;
-    CLI::App app("redlock-run", "redlock-run");
-    add_common_options(app, raw);
-    add_run_options(app, raw);
     InspectRawOptions inspect_raw;
-    add_inspect_options(app, inspect_raw);
+    std::vector<OptionSpec> catalog;
+    OptionTable table(catalog);
+    add_all_options(table, raw, inspect_raw);
 
     Scan scan;
     scan.next = 1;  // args[0] is the program name
-    scan_options(app, args, scan);
+    scan_options(catalog, args, scan);
     // A subcommand word counts only where NAME would be: "redlock-run NAME status" runs `status`.
     std::optional<Action> sub;
     std::string sub_word;
@@ -498,17 +498,21 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     if (!scan.double_dash && scan.next < args.size()) sub = subcommand(args[scan.next]);
     if (sub) {
         sub_word = args[scan.next++];
-        operands = scan_operands(app, args, scan);
+        operands = scan_operands(catalog, args, scan);
     } else if (!scan.double_dash && scan.next < args.size() && args[scan.next] == "run") {
         ++scan.next;
-        scan_options(app, args, scan);
+        scan_options(catalog, args, scan);
     }
+    std::set<std::string> wanted = scan.given;
+    add_options_from_environment(catalog, wanted);
+    CLI::App app("redlock-run", "redlock-run");
+    declare_to_cli11(app, &wanted, raw, inspect_raw);
     run_cli11(app, scan.options);
 
     Invocation inv;
     if (raw.help) {
         inv.action = Action::help;
-        inv.text = help_text(app);
+        inv.text = full_help_text();
         return inv;
     }
     if (raw.version) {

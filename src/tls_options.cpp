@@ -1,7 +1,6 @@
 #include "tls_options.hpp"
 
 #include <fmt/format.h>
-#include <CLI/CLI.hpp>
 
 #include "errors.hpp"
 #include "log.hpp"
@@ -9,26 +8,22 @@
 
 namespace redlock {
 
-void add_tls_options(CLI::App& app, TlsRawOptions& o) {
-    const std::string group = "TLS options (rediss:// URLs)";
-    app.add_option("--cacert", o.cacert,
-                   "Trust the CA certificates in FILE (PEM) instead of the system's")
-        ->envname("REDLOCK_TLS_CACERT")
-        ->group(group);
-    app.add_option("--cacertdir", o.cacertdir,
-                   "Trust the CA certificates in DIR (hashed with openssl rehash)")
-        ->envname("REDLOCK_TLS_CACERTDIR")
-        ->group(group);
-    app.add_option("--cert", o.cert, "Client certificate (PEM) for servers that require one")
-        ->envname("REDLOCK_TLS_CERT")
-        ->group(group);
-    app.add_option("--key", o.key, "Private key (unencrypted PEM) of the --cert certificate")
-        ->envname("REDLOCK_TLS_KEY")
-        ->group(group);
-    app.add_flag("--insecure", o.insecure,
-                 "Do not verify the server's certificate or host name (warns; for tests only)")
-        ->envname("REDLOCK_TLS_INSECURE")
-        ->group(group);
+void add_tls_options(OptionTable& t, TlsRawOptions& o) {
+    t.group("TLS options (rediss:// URLs)", [&] {
+        t.option("--cacert", o.cacert,
+                 "Trust the CA certificates in FILE (PEM) instead of the system's",
+                 "REDLOCK_TLS_CACERT");
+        t.option("--cacertdir", o.cacertdir,
+                 "Trust the CA certificates in DIR (hashed with openssl rehash)",
+                 "REDLOCK_TLS_CACERTDIR");
+        t.option("--cert", o.cert, "Client certificate (PEM) for servers that require one",
+                 "REDLOCK_TLS_CERT");
+        t.option("--key", o.key, "Private key (unencrypted PEM) of the --cert certificate",
+                 "REDLOCK_TLS_KEY");
+        t.flag("--insecure", o.insecure,
+               "Do not verify the server's certificate or host name (warns; for tests only)",
+               "REDLOCK_TLS_INSECURE");
+    });
 }
 
 void apply_tls_options(Endpoint& endpoint, const TlsRawOptions& o,

@@ -1,15 +1,12 @@
 // The TLS options shared by every subcommand (--cacert, --cacertdir, --cert, --key, --insecure and
-// their REDLOCK_* variables): registered with CLI11, then checked and put into the Endpoint.
+// their REDLOCK_* variables): declared in the option table, then checked and put into the Endpoint.
 #pragma once
 
 #include <set>
 #include <string>
 
+#include "option_table.hpp"
 #include "redis_url.hpp"
-
-namespace CLI {
-class App;
-}
 
 namespace redlock {
 
@@ -21,7 +18,7 @@ struct TlsRawOptions {
     bool insecure = false;
 };
 
-void add_tls_options(CLI::App& app, TlsRawOptions& o);
+void add_tls_options(OptionTable& t, TlsRawOptions& o);
 
 // Puts the options into a rediss:// endpoint and loads the files once, so that a missing or bad
 // file is a usage error at start rather than a failed connection later. A TLS flag on the

@@ -1,0 +1,69 @@
+// Every option is declared once, in an add_*_options function, and read two ways: as a plain
+// catalog (names, whether a value follows, variable) for our own scan of argv, and as CLI11
+// options for the parse. CLI11 2.1.2 checks each new option against every earlier one through
+// copied name lists, which cost each run ~150 µs for ~40 options, more than a Redis round trip;
+// so only the options in play (given, or set through their variable) go to CLI11, and --help
+// declares them all.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace redlock {
+
+struct OptionSpec {
+    std::string_view long_name;   // without "--"; empty if none
+    std::string_view short_name;  // without "-"; empty if none
+    std::string_view env;         // the variable that sets it; empty if none
+    bool takes_value = false;
+
+    // How the scan names the option: the long name, else the short one.
+    std::string key() const { return std::string(long_name.empty() ? short_name : long_name); }
+};
+
+class OptionTable {
+  public:
+    // Records the declarations into `catalog`; the targets are not touched.
+    explicit OptionTable(std::vector<OptionSpec>& catalog) : catalog_(&catalog) {}
+    // Adds the declarations to `app`, all of them or, with `wanted`, those whose key is in it.
+    OptionTable(CLI::App& app, const std::set<std::string>* wanted) : app_(&app), wanted_(wanted) {}
+
+    // `names` is CLI11's "-t,--ttl" form; every pointer must outlive the table (literals do).
+    void option(const char* names, std::string& target, const char* description,
+                const char* env = nullptr);
+    void option(const char* names, std::vector<std::string>& target, const char* description,
+                const char* env = nullptr);
+    void flag(const char* names, bool& target, const char* description, const char* env = nullptr);
+    // Declares, through `declare`, options listed under `name` in --help.
+    template <class Declare>
+    void group(std::string name, Declare declare) {
+        group_ = std::move(name);
+        declare();
+        group_.clear();
+    }
+
+  private:
+    template <class T>
+    void add(const char* names, T& target, const char* description, const char* env);
+
+    std::vector<OptionSpec>* catalog_ = nullptr;
+    CLI::App* app_ = nullptr;
+    const std::set<std::string>* wanted_ = nullptr;
+    std::string group_;
+};
+
+// The option called `name` (without dashes), or nullptr.
+const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,
+                              bool is_long);
+
+// Adds the keys of the options whose variable is set, so that CLI11 reads them.
+void add_options_from_environment(const std::vector<OptionSpec>& catalog,
+                                  std::set<std::string>& wanted);
+
+}  // namespace redlock
