@@ -1,7 +1,6 @@
 #include "cli.hpp"
 
 #include <fmt/format.h>
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -227,15 +226,6 @@ void scan_options(const std::vector<OptionSpec>& catalog, const std::vector<std:
     scan.next = i;
 }
 
-void run_cli11(CLI::App& app, std::vector<std::string> tokens) {
-    std::reverse(tokens.begin(), tokens.end());  // CLI11 takes a vector back to front
-    try {
-        app.parse(tokens);
-    } catch (const CLI::ParseError& e) {
-        throw UsageError(e.what());
-    }
-}
-
 Millis duration_option(const std::string& text, const char* option) {
     return parse_duration(text, option);
 }
@@ -366,8 +356,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     return r;
 }
 
-std::string help_text(const CLI::App& app) {
-    std::string generated = app.help();
+std::string help_text(const std::string& generated) {
     // CLI11 opens with its own usage line; ours names NAME and COMMAND.
     auto options = generated.find("Options:");
     return fmt::format("{}\n{}\n{}\n", usage_text,
@@ -462,21 +451,10 @@ void add_all_options(OptionTable& t, RawOptions& raw, InspectRawOptions& inspect
     add_inspect_options(t, inspect_raw);
 }
 
-// The CLI11 application with `wanted` options (all of them without); -h is ours, so that help is
-// an Action and not a CLI11 exception.
-void declare_to_cli11(CLI::App& app, const std::set<std::string>* wanted, RawOptions& raw,
-                      InspectRawOptions& inspect_raw) {
-    app.set_help_flag();
-    OptionTable table(app, wanted);
-    add_all_options(table, raw, inspect_raw);
-}
-
 std::string full_help_text() {
     RawOptions raw;
     InspectRawOptions inspect_raw;
-    CLI::App app("redlock-run", "redlock-run");
-    declare_to_cli11(app, nullptr, raw, inspect_raw);
-    return help_text(app);
+    return help_text(options_help([&](OptionTable& t) { add_all_options(t, raw, inspect_raw); }));
 }
 
 }  // namespace
@@ -505,9 +483,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     }
     std::set<std::string> wanted = scan.given;
     add_options_from_environment(catalog, wanted);
-    CLI::App app("redlock-run", "redlock-run");
-    declare_to_cli11(app, &wanted, raw, inspect_raw);
-    run_cli11(app, scan.options);
+    parse_options([&](OptionTable& t) { add_all_options(t, raw, inspect_raw); }, wanted,
+                  scan.options);
 
     Invocation inv;
     if (raw.help) {

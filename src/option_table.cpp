@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "errors.hpp"
+
 namespace redlock {
 namespace {
 
@@ -57,6 +59,28 @@ void OptionTable::option(const char* names, std::vector<std::string>& target,
 
 void OptionTable::flag(const char* names, bool& target, const char* description, const char* env) {
     add(names, target, description, env);
+}
+
+void parse_options(const DeclareOptions& declare, const std::set<std::string>& wanted,
+                   const std::vector<std::string>& tokens) {
+    CLI::App app("redlock-run", "redlock-run");
+    app.set_help_flag();
+    OptionTable table(app, &wanted);
+    declare(table);
+    std::vector<std::string> reversed(tokens.rbegin(), tokens.rend());  // CLI11 reads back to front
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
+    }
+}
+
+std::string options_help(const DeclareOptions& declare) {
+    CLI::App app("redlock-run", "redlock-run");
+    app.set_help_flag();
+    OptionTable table(app, nullptr);
+    declare(table);
+    return app.help();
 }
 
 const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,

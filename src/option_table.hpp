@@ -3,9 +3,11 @@
 // options for the parse. CLI11 2.1.2 checks each new option against every earlier one through
 // copied name lists, which cost each run ~150 µs for ~40 options, more than a Redis round trip;
 // so only the options in play (given, or set through their variable) go to CLI11, and --help
-// declares them all.
+// declares them all. This is the only file that includes CLI11: every file that does pays for
+// its static validators before main.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -57,6 +59,17 @@ class OptionTable {
     const std::set<std::string>* wanted_ = nullptr;
     std::string group_;
 };
+
+using DeclareOptions = std::function<void(OptionTable&)>;
+
+// Parses `tokens` (our options as given, in order) with CLI11, into the targets of the options
+// `declare` declares whose key is in `wanted`, and reads their variables. -h is an ordinary flag
+// here, not CLI11's exception. Throws UsageError.
+void parse_options(const DeclareOptions& declare, const std::set<std::string>& wanted,
+                   const std::vector<std::string>& tokens);
+
+// CLI11's help text for every option `declare` declares.
+std::string options_help(const DeclareOptions& declare);
 
 // The option called `name` (without dashes), or nullptr.
 const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,
