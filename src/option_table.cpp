@@ -1,6 +1,6 @@
 #include "option_table.hpp"
 
-#include <CLI/CLI.hpp>
+#include "cli11.hpp"
 
 #include <algorithm>
 #include <cstdlib>

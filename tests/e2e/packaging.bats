@@ -65,6 +65,15 @@ cpack_deb() {
     assert_output --regexp '^1\.2\.3 \(git [0-9a-f]{7,}\)$'
 }
 
+@test "the binary links none of the standard streams, which src/cli11.hpp leaves unconstructed" {
+    command -v nm > /dev/null || skip "nm missing (apt-get install binutils)"
+    run nm -C "$RL"
+    assert_success
+    # The symbols are there to be read: one the program surely has.
+    assert_output --partial 'redlock::parse_command_line'
+    refute_output --regexp 'std::w?(cout|cerr|clog|cin)$'
+}
+
 @test "the man page is clean under mandoc -Tlint and renders with man" {
     command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
     run mandoc -Tlint "$SRC_DIR/man/redlock-run.1"
