@@ -462,9 +462,10 @@ std::string full_help_text() {
 Invocation parse_command_line(const std::vector<std::string>& args) {
     RawOptions raw;
     InspectRawOptions inspect_raw;
+    DeclareOptions declare = [&](OptionTable& t) { add_all_options(t, raw, inspect_raw); };
     std::vector<OptionSpec> catalog;
     OptionTable table(catalog);
-    add_all_options(table, raw, inspect_raw);
+    declare(table);
 
     Scan scan;
     scan.next = 1;  // args[0] is the program name
@@ -483,8 +484,7 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     }
     std::set<std::string> wanted = scan.given;
     add_options_from_environment(catalog, wanted);
-    parse_options([&](OptionTable& t) { add_all_options(t, raw, inspect_raw); }, wanted,
-                  scan.options);
+    parse_options(declare, wanted, scan.options);
 
     Invocation inv;
     if (raw.help) {
