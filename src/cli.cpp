@@ -482,9 +482,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
         ++scan.next;
         scan_options(catalog, args, scan);
     }
-    std::set<std::string> wanted = scan.given;
-    add_options_from_environment(catalog, wanted);
-    parse_options(declare, wanted, scan.options);
+    if (!scan.options.empty()) parse_options(declare, scan.given, scan.options);
+    apply_environment(catalog, scan.given);
 
     Invocation inv;
     if (raw.help) {

@@ -2,19 +2,25 @@
 
 #include "cli11.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <type_traits>
 
 #include "errors.hpp"
+#include "excerpt.hpp"
 
 namespace redlock {
 namespace {
 
-OptionSpec spec_of(std::string_view names, const char* env, bool takes_value) {
+template <class T>
+OptionSpec spec_of(std::string_view names, const char* env, T& target) {
     OptionSpec spec;
+    spec.target = &target;
     spec.env = env ? env : "";
-    spec.takes_value = takes_value;
+    spec.takes_value = !std::is_same_v<T, bool>;  // a flag is a bool; every other takes a value
     while (!names.empty()) {
         std::size_t comma = names.find(',');
         std::string_view name = names.substr(0, comma);
@@ -27,12 +33,28 @@ OptionSpec spec_of(std::string_view names, const char* env, bool takes_value) {
     return spec;
 }
 
+bool ascii_iequals(std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        return (x >= 'A' && x <= 'Z' ? x - 'A' + 'a' : x) == y;
+    });
+}
+
+bool flag_value(const OptionSpec& spec, std::string_view value) {
+    static constexpr std::array<std::string_view, 4> yes = {"1", "true", "yes", "on"};
+    static constexpr std::array<std::string_view, 4> no = {"0", "false", "no", "off"};
+    auto is = [&](std::string_view word) { return ascii_iequals(value, word); };
+    if (std::any_of(yes.begin(), yes.end(), is)) return true;
+    if (std::any_of(no.begin(), no.end(), is)) return false;
+    throw UsageError(
+        fmt::format("{} (--{}) must be 1, true, yes, on, 0, false, no or off, not '{}'", spec.env,
+                    spec.key(), excerpt(value)));
+}
+
 }  // namespace
 
 template <class T>
 void OptionTable::add(const char* names, T& target, const char* description, const char* env) {
-    // A flag is a bool; every other option takes a value.
-    OptionSpec spec = spec_of(names, env, !std::is_same_v<T, bool>);
+    OptionSpec spec = spec_of(names, env, target);
     if (catalog_) {
         catalog_->push_back(spec);
         return;
@@ -43,7 +65,7 @@ void OptionTable::add(const char* names, T& target, const char* description, con
         opt = app_->add_flag(names, target, description);
     else
         opt = app_->add_option(names, target, description);
-    if (env) opt->envname(env);
+    if (env && !wanted_) opt->envname(env);  // for --help only: apply_environment reads them
     if (!group_.empty()) opt->group(group_);
 }
 
@@ -91,11 +113,18 @@ const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::strin
     return it == catalog.end() ? nullptr : &*it;
 }
 
-void add_options_from_environment(const std::vector<OptionSpec>& catalog,
-                                  std::set<std::string>& wanted) {
-    for (const OptionSpec& spec : catalog)
-        if (!spec.env.empty() && std::getenv(std::string(spec.env).c_str()))
-            wanted.insert(spec.key());
+void apply_environment(const std::vector<OptionSpec>& catalog, const std::set<std::string>& given) {
+    for (const OptionSpec& spec : catalog) {
+        if (spec.env.empty() || given.contains(spec.key())) continue;
+        const char* value = std::getenv(std::string(spec.env).c_str());
+        if (!value || !*value) continue;
+        if (auto* flag = std::get_if<bool*>(&spec.target))
+            **flag = flag_value(spec, value);
+        else if (auto* text = std::get_if<std::string*>(&spec.target))
+            **text = value;
+        else
+            std::get<std::vector<std::string>*>(spec.target)->push_back(value);
+    }
 }
 
 }  // namespace redlock

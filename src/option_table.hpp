@@ -1,16 +1,20 @@
 // Every option is declared once, in an add_*_options function, and read two ways: as a plain
-// catalog (names, whether a value follows, variable) for our own scan of argv, and as CLI11
-// options for the parse. CLI11 2.1.2 checks each new option against every earlier one through
-// copied name lists, which cost each run ~150 µs for ~40 options, more than a Redis round trip;
-// so only the options in play (given, or set through their variable) go to CLI11, and --help
-// declares them all. This is the only file that includes CLI11: every file that does pays for
-// its static validators before main.
+// catalog (names, whether a value follows, variable, target) for our own scan of argv and of the
+// environment, and as CLI11 options for the parse of the command line. CLI11 2.1.2 checks each
+// new option against every earlier one through copied name lists, which cost each run ~150 µs
+// for ~40 options, more than a Redis round trip; so only the options given on the command line
+// go to CLI11 (none at all when none is given), and --help declares them all. The variables are
+// read here, not by CLI11: a run configured through the environment alone, as cron jobs often
+// are, then never builds a CLI11 App, whose first option name alone costs ~40 µs of locale set-up.
+// This is the only file that includes CLI11: every file that does pays for its static validators
+// before main.
 #pragma once
 
 #include <functional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace CLI {
@@ -24,6 +28,8 @@ struct OptionSpec {
     std::string_view short_name;  // without "-"; empty if none
     std::string_view env;         // the variable that sets it; empty if none
     bool takes_value = false;
+    // Where the value goes: a flag's bool, an option's string, or a repeatable option's list.
+    std::variant<bool*, std::string*, std::vector<std::string>*> target;
 
     // How the scan names the option: the long name, else the short one.
     std::string key() const { return std::string(long_name.empty() ? short_name : long_name); }
@@ -31,9 +37,11 @@ struct OptionSpec {
 
 class OptionTable {
   public:
-    // Records the declarations into `catalog`; the targets are not touched.
+    // Records the declarations into `catalog`; the targets are not touched until
+    // apply_environment.
     explicit OptionTable(std::vector<OptionSpec>& catalog) : catalog_(&catalog) {}
-    // Adds the declarations to `app`, all of them or, with `wanted`, those whose key is in it.
+    // Adds the declarations to `app`, all of them (for --help, with their variables) or, with
+    // `wanted`, those whose key is in it (for the parse, without: see apply_environment).
     OptionTable(CLI::App& app, const std::set<std::string>* wanted) : app_(&app), wanted_(wanted) {}
 
     // `names` is CLI11's "-t,--ttl" form; every pointer must outlive the table (literals do).
@@ -63,8 +71,8 @@ class OptionTable {
 using DeclareOptions = std::function<void(OptionTable&)>;
 
 // Parses `tokens` (our options as given, in order) with CLI11, into the targets of the options
-// `declare` declares whose key is in `wanted`, and reads their variables. -h is an ordinary flag
-// here, not CLI11's exception. Throws UsageError.
+// `declare` declares whose key is in `wanted`. -h is an ordinary flag here, not CLI11's exception.
+// Throws UsageError.
 void parse_options(const DeclareOptions& declare, const std::set<std::string>& wanted,
                    const std::vector<std::string>& tokens);
 
@@ -75,8 +83,9 @@ std::string options_help(const DeclareOptions& declare);
 const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,
                               bool is_long);
 
-// Adds the keys of the options whose variable is set, so that CLI11 reads them.
-void add_options_from_environment(const std::vector<OptionSpec>& catalog,
-                                  std::set<std::string>& wanted);
+// Sets, from its variable, each option not given on the command line (its key is not in `given`):
+// the command line wins, and a variable set to "" counts as unset, as in CLI11's own handling.
+// A flag's variable must say yes or no (1/true/yes/on, 0/false/no/off, any case); else UsageError.
+void apply_environment(const std::vector<OptionSpec>& catalog, const std::set<std::string>& given);
 
 }  // namespace redlock

@@ -2,12 +2,14 @@
 // only the wanted ones are built, so that a run pays for the options it uses.
 #include "option_table.hpp"
 
+#include "errors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
-using redlock::add_options_from_environment;
+using redlock::apply_environment;
 using redlock::find_option;
 using redlock::OptionSpec;
 using redlock::OptionTable;
@@ -88,24 +90,86 @@ TEST(OptionTable, WithoutAWantedSetEveryOptionReachesCli11) {
     EXPECT_EQ(app.get_option("--ttl")->get_envname(), "OPTION_TABLE_TEST_TTL");
 }
 
-TEST(OptionTable, OptionsSetThroughTheirVariableAreWanted) {
-    Targets o;
+// Sets a variable for one test and removes it afterwards, whatever the test does.
+class ScopedEnv {
+  public:
+    ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+    ~ScopedEnv() { unsetenv(name_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+  private:
+    const char* name_;
+};
+
+std::vector<OptionSpec> catalog_of(Targets& o) {
     std::vector<OptionSpec> catalog;
     OptionTable table(catalog);
     declare(table, o);
-    unsetenv("OPTION_TABLE_TEST_TTL");
-    unsetenv("OPTION_TABLE_TEST_URL");
-    setenv("OPTION_TABLE_TEST_CACERT", "/env-ca.pem", 1);
+    return catalog;
+}
 
-    std::set<std::string> wanted = {"quiet"};
-    add_options_from_environment(catalog, wanted);
-    EXPECT_EQ(wanted, (std::set<std::string>{"quiet", "cacert"}));
+TEST(OptionTable, VariablesSetTheOptionsNotGivenOnTheCommandLine) {
+    Targets o;
+    std::vector<OptionSpec> catalog = catalog_of(o);
+    ScopedEnv ttl("OPTION_TABLE_TEST_TTL", "5s");
+    ScopedEnv url("OPTION_TABLE_TEST_URL", "redis://a,redis://b");
+    ScopedEnv cacert("OPTION_TABLE_TEST_CACERT", "/env-ca.pem");
+    o.cacert = "/given-ca.pem";  // as if CLI11 had parsed --cacert
 
+    apply_environment(catalog, {"cacert"});
+    EXPECT_EQ(o.ttl, "5s");
+    EXPECT_EQ(o.urls, (std::vector<std::string>{"redis://a,redis://b"}));  // split later
+    EXPECT_EQ(o.cacert, "/given-ca.pem");                                  // the command line wins
+}
+
+TEST(OptionTable, AnEmptyVariableCountsAsUnset) {
+    Targets o;
+    std::vector<OptionSpec> catalog = catalog_of(o);
+    ScopedEnv ttl("OPTION_TABLE_TEST_TTL", "");
+    ScopedEnv url("OPTION_TABLE_TEST_URL", "");
+    apply_environment(catalog, {});
+    EXPECT_TRUE(o.ttl.empty());
+    EXPECT_TRUE(o.urls.empty());
+}
+
+TEST(OptionTable, AFlagVariableSaysYesOrNoInAnyCase) {
+    Targets o;
+    std::vector<OptionSpec> catalog;
+    OptionTable table(catalog);
+    table.flag("-q,--quiet", o.quiet, "say nothing", "OPTION_TABLE_TEST_QUIET");
+    for (const char* yes : {"1", "true", "YES", "On"}) {
+        ScopedEnv quiet("OPTION_TABLE_TEST_QUIET", yes);
+        o.quiet = false;
+        apply_environment(catalog, {});
+        EXPECT_TRUE(o.quiet) << yes;
+    }
+    for (const char* no : {"0", "False", "no", "OFF"}) {
+        ScopedEnv quiet("OPTION_TABLE_TEST_QUIET", no);
+        o.quiet = true;
+        apply_environment(catalog, {});
+        EXPECT_FALSE(o.quiet) << no;
+    }
+    ScopedEnv quiet("OPTION_TABLE_TEST_QUIET", "maybe");
+    try {
+        apply_environment(catalog, {});
+        FAIL() << "a flag variable of 'maybe' was accepted";
+    } catch (const redlock::UsageError& e) {
+        EXPECT_STREQ(e.what(),
+                     "OPTION_TABLE_TEST_QUIET (--quiet) must be 1, true, yes, on, 0, false, no or "
+                     "off, not 'maybe'");
+    }
+}
+
+TEST(OptionTable, Cli11NeverReadsTheVariablesItself) {
+    Targets o;
+    ScopedEnv ttl("OPTION_TABLE_TEST_TTL", "5s");
     CLI::App app;
+    std::set<std::string> wanted = {"ttl", "quiet"};
     OptionTable cli(app, &wanted);
     declare(cli, o);
-    app.parse(std::vector<std::string>{});
-    EXPECT_EQ(o.cacert, "/env-ca.pem");
+    EXPECT_TRUE(app.get_option("--ttl")->get_envname().empty());
+    app.parse(std::vector<std::string>{"-q"});
+    EXPECT_TRUE(o.quiet);
     EXPECT_TRUE(o.ttl.empty());
-    unsetenv("OPTION_TABLE_TEST_CACERT");
 }
