@@ -6,10 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <system_error>
 
 #include "fd.hpp"
@@ -32,7 +32,8 @@ std::vector<std::string> candidate_paths(const std::string& name) {
     for (;;) {
         auto colon = path.find(':');
         std::string_view dir = path.substr(0, colon);
-        out.push_back(fmt::format("{}/{}", dir.empty() ? "." : dir, name));
+        std::string& candidate = out.emplace_back(dir.empty() ? "." : dir);
+        candidate.append("/").append(name);
         if (colon == std::string_view::npos) break;
         path.remove_prefix(colon + 1);
     }
@@ -88,20 +89,22 @@ pid_t start_child(const ExecPlan& plan) {
 }  // namespace
 
 Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask) {
-    std::map<std::string, std::string> overrides(env.begin(), env.end());
-    std::vector<std::string> env_strings;
+    // Our environment without the names `env` sets, then `env`: pointers to our own strings, which
+    // nothing changes before the exec, rather than a copy of every one.
+    std::vector<std::string> added;
+    added.reserve(env.size());
+    for (const auto& [name, value] : env) added.push_back(name + "=" + value);
+    std::vector<char*> c_argv, c_env;
     for (char** e = environ; *e; ++e) {
         std::string_view entry(*e);
-        if (!overrides.contains(std::string(entry.substr(0, entry.find('=')))))
-            env_strings.emplace_back(entry);
+        std::string_view name = entry.substr(0, entry.find('='));
+        if (std::none_of(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; }))
+            c_env.push_back(*e);
     }
-    for (const auto& [k, v] : overrides) env_strings.push_back(k + "=" + v);
-
-    std::vector<char*> c_argv, c_env;
+    for (std::string& entry : added) c_env.push_back(entry.data());
+    c_env.push_back(nullptr);
     for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
     c_argv.push_back(nullptr);
-    for (auto& e : env_strings) c_env.push_back(e.data());
-    c_env.push_back(nullptr);
     std::vector<std::string> paths = candidate_paths(argv.front());
     std::string shell = "/bin/sh";
     std::vector<char*> sh_argv{shell.data(), nullptr};

@@ -23,9 +23,10 @@ class Child {
   public:
     using Env = std::vector<std::pair<std::string, std::string>>;
 
-    // Starts argv[0] (searched in PATH) with `env` added to our environment and the signal
-    // mask `mask`. When we own the terminal's foreground, the child's group takes it over so an
-    // interactive command can read the terminal and gets ^C directly.
+    // Starts argv[0] (searched in PATH) with `env` (distinct names) replacing or adding to our
+    // environment, and the signal mask `mask`. When we own the terminal's foreground, the
+    // child's group takes it over so an interactive command can read the terminal and gets ^C
+    // directly.
     static Child spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask);
 
     Child(Child&& other) noexcept;
