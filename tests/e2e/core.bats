@@ -77,6 +77,18 @@ teardown() {
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
 
+@test "REDLOCK_QUIET says yes or no in words, and -q on the command line wins over it" {
+    rcli SET busy someone-else PX 20000 >/dev/null
+    REDLOCK_QUIET=Yes run -75 "$RL" busy -- true
+    assert_output ''
+    REDLOCK_QUIET=off run -75 "$RL" busy -- true
+    assert_output --partial "lock 'busy' is held"
+    REDLOCK_QUIET=off run -75 "$RL" -q busy -- true
+    assert_output ''
+    REDLOCK_QUIET= run -75 "$RL" busy -- true  # empty: as if unset
+    assert_output --partial "lock 'busy' is held"
+}
+
 @test "a missing command exits 127 and the lock is released" {
     run -127 "$RL" nocmd -- redlock-test-no-such-command
     assert_output --partial 'redlock-test-no-such-command'
