@@ -47,25 +47,16 @@ struct Address {
     const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&addr); }
 };
 
-// An IPv4 or IPv6 literal (the usual 127.0.0.1), parsed without getaddrinfo's ~10 µs of set-up.
-// A scoped IPv6 address ("fe80::1%eth0") is left to getaddrinfo.
-std::optional<Address> ip_literal(const Endpoint& ep) {
+// An IPv4 literal (the usual 127.0.0.1), parsed without getaddrinfo's ~10 µs of set-up. IPv6
+// literals and host names go through getaddrinfo.
+std::optional<Address> ipv4_literal(const Endpoint& ep) {
     Address a;
     auto* v4 = reinterpret_cast<sockaddr_in*>(&a.addr);
-    if (inet_pton(AF_INET, ep.host.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(static_cast<std::uint16_t>(ep.port));
-        a.len = sizeof *v4;
-        return a;
-    }
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.addr);
-    if (inet_pton(AF_INET6, ep.host.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(static_cast<std::uint16_t>(ep.port));
-        a.len = sizeof *v6;
-        return a;
-    }
-    return std::nullopt;
+    if (inet_pton(AF_INET, ep.host.c_str(), &v4->sin_addr) != 1) return std::nullopt;
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<std::uint16_t>(ep.port));
+    a.len = sizeof *v4;
+    return a;
 }
 
 std::vector<Address> addresses_of(const addrinfo* list) {
@@ -83,7 +74,7 @@ std::vector<Address> addresses_of(const addrinfo* list) {
 // waiting for at the deadline or on cancel (it finishes on its own and frees its state). During
 // a network cut this is where a renewal would otherwise stall past the lease.
 std::vector<Address> resolve(const Endpoint& ep, Deadline deadline, int cancel_fd) {
-    if (auto literal = ip_literal(ep)) return {*literal};
+    if (auto literal = ipv4_literal(ep)) return {*literal};
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_family = AF_UNSPEC;
