@@ -1,18 +1,14 @@
 #include "cluster_slots.hpp"
 
 #include <fmt/format.h>
-#include <strings.h>
 
 #include <charconv>
 
 #include "errors.hpp"
+#include "iequals.hpp"
 
 namespace redlock {
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
 
 std::optional<long long> to_number(std::string_view s) {
     long long v = 0;

@@ -11,6 +11,7 @@
 
 #include "errors.hpp"
 #include "excerpt.hpp"
+#include "iequals.hpp"
 
 namespace redlock {
 namespace {
@@ -33,16 +34,10 @@ OptionSpec spec_of(std::string_view names, const char* env, T& target) {
     return spec;
 }
 
-bool ascii_iequals(std::string_view a, std::string_view b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-        return (x >= 'A' && x <= 'Z' ? x - 'A' + 'a' : x) == y;
-    });
-}
-
 bool flag_value(const OptionSpec& spec, std::string_view value) {
     static constexpr std::array<std::string_view, 4> yes = {"1", "true", "yes", "on"};
     static constexpr std::array<std::string_view, 4> no = {"0", "false", "no", "off"};
-    auto is = [&](std::string_view word) { return ascii_iequals(value, word); };
+    auto is = [&](std::string_view word) { return iequals(value, word); };
     if (std::any_of(yes.begin(), yes.end(), is)) return true;
     if (std::any_of(no.begin(), no.end(), is)) return false;
     throw UsageError(
