@@ -39,7 +39,7 @@ struct Resolution {
 
 bool poll_with_cancel(int fd, short events, Deadline deadline, int cancel_fd);
 
-// One address to try, copied out of getaddrinfo's list (or parsed from an IP literal).
+// One address to try, copied out of getaddrinfo's list (or parsed from an IPv4 literal).
 struct Address {
     sockaddr_storage addr{};
     socklen_t len = 0;
