@@ -35,7 +35,7 @@ until [ "$(cli PING 2>/dev/null)" = PONG ]; do sleep 0.05; done
 export REDLOCK_URL="redis://127.0.0.1:$port"
 blocked() { cli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }
 # As embedded: the queue functions are prepended to the script at build time (CMakeLists.txt).
-release_sha=$(cat src/scripts/lib/queue.lua src/scripts/release.lua | sha1sum | cut -d' ' -f1)
+release_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/release.lua | sha1sum | cut -d' ' -f1)
 
 "$RL" warm-up -- true  # loads the scripts, as any earlier run on a real server would have
 

@@ -4,7 +4,7 @@
 # The package holds exactly what `cmake --install` installs, under /usr. Runtime dependencies
 # are computed from the binary: dpkg-shlibdeps for the .deb, rpmbuild's own scan for the .rpm.
 # OpenSSL is the exception: the binary loads libssl with dlopen for rediss:// only
-# (src/openssl_library.cpp), so no scan of the binary can see it, and it is added below from the
+# (src/redis/openssl_library.cpp), so no scan of the binary can see it, and it is added below from the
 # same place dpkg-shlibdeps looks a library up: its package's shlibs entry.
 set(CPACK_PACKAGE_NAME redlock-run)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

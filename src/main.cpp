@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
-#include "errors.hpp"
-#include "exit_codes.hpp"
-#include "inspect.hpp"
-#include "log.hpp"
-#include "run.hpp"
+#include "cli/cli.hpp"
+#include "inspect/inspect.hpp"
+#include "run/run.hpp"
+#include "util/errors.hpp"
+#include "util/exit_codes.hpp"
+#include "util/log.hpp"
 
 int main(int argc, char** argv) {
     using namespace redlock;

@@ -65,7 +65,7 @@ cpack_deb() {
     assert_output --regexp '^1\.2\.3 \(git [0-9a-f]{7,}\)$'
 }
 
-@test "the binary links none of the standard streams, which src/cli11.hpp leaves unconstructed" {
+@test "the binary links none of the standard streams, which src/cli/cli11.hpp leaves unconstructed" {
     command -v nm > /dev/null || skip "nm missing (apt-get install binutils)"
     run nm -C "$RL"
     assert_success

@@ -10,7 +10,7 @@ teardown() {
     redis_stop
 }
 
-renew_sha() { sha1sum "$BATS_TEST_DIRNAME/../../src/scripts/renew.lua" | cut -d' ' -f1; }
+renew_sha() { sha1sum "$BATS_TEST_DIRNAME/../../src/lock/scripts/renew.lua" | cut -d' ' -f1; }
 script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
 
 @test "a restart that keeps the data: the holder reconnects, renews and finishes normally" {

@@ -14,7 +14,7 @@ teardown() { redis_stop; }
     assert_success
     refute_output --partial 'not cached'
     # The release script as embedded: the queue functions, then release.lua.
-    local src="$BATS_TEST_DIRNAME/../../src/scripts" sha
+    local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha
     sha=$(cat "$src/lib/queue.lua" "$src/release.lua" | sha1sum | cut -d' ' -f1)
     run rcli SCRIPT EXISTS "$sha"
     assert_output 1

@@ -35,7 +35,7 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     assert_line --index 1 "127.0.0.1:$TLS_PORT/2"
 }
 
-# OpenSSL is loaded on demand (src/openssl_library.cpp), so that plain runs start faster.
+# OpenSSL is loaded on demand (src/redis/openssl_library.cpp), so that plain runs start faster.
 @test "OpenSSL is loaded only by a run that speaks TLS" {
     tls_redis_start
     # The command's parent is redlock-run itself: its memory map shows what it has loaded.

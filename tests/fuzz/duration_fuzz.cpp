@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "duration.hpp"
-#include "errors.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "errors.hpp"
-#include "redis_url.hpp"
+#include "util/errors.hpp"
+#include "redis/redis_url.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view url(reinterpret_cast<const char*>(data), size);

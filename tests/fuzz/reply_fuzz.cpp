@@ -8,15 +8,15 @@
 #include <cstdint>
 #include <memory>
 
-#include "connection.hpp"
-#include "errors.hpp"
-#include "holder.hpp"
-#include "holder_info.hpp"
-#include "json.hpp"
-#include "keys.hpp"
-#include "lock_replies.hpp"
-#include "lock_report.hpp"
-#include "reply_reader.hpp"
+#include "redis/connection.hpp"
+#include "util/errors.hpp"
+#include "lock/holder.hpp"
+#include "lock/holder_info.hpp"
+#include "util/json.hpp"
+#include "lock/keys.hpp"
+#include "lock/lock_replies.hpp"
+#include "inspect/lock_report.hpp"
+#include "redis/reply_reader.hpp"
 
 using namespace redlock;
 

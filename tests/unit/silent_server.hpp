@@ -7,7 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "fd.hpp"
+#include "util/fd.hpp"
 
 namespace redlock_test {
 

@@ -1,0 +1,546 @@
+#include "cli/cli.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <optional>
+#include <set>
+
+#include "cli/option_table.hpp"
+#include "cli/tls_options.hpp"
+#include "cli/version.hpp"
+#include "lock/lock_name.hpp"
+#include "redis/secrets.hpp"
+#include "redis/url_list.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/excerpt.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+constexpr const char* usage_text =
+    "Usage: redlock-run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
+    "       redlock-run [OPTIONS] -c 'SHELL COMMAND' NAME\n"
+    "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
+    "       redlock-run status [OPTIONS] [--json] NAME\n"
+    "       redlock-run list [OPTIONS] [--json] [PATTERN]\n"
+    "       redlock-run release [OPTIONS] (--token T | --force) NAME\n"
+    "\n"
+    "Runs COMMAND while holding the Redis lock NAME, so that only one instance runs at a time\n"
+    "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n";
+
+constexpr const char* exit_codes_text =
+    "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
+    "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
+    "--min-replicas); 70 internal; 76 lock lost;\n"
+    "77 auth refused; 78 TLS verification failed; 124 --max-runtime exceeded;\n"
+    "126 command not executable; 127 command not found.\n"
+    "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
+
+// Option values exactly as given (flag or environment); validated into RunOptions afterwards so
+// that every error names the option and says what is wrong.
+struct RawOptions {
+    std::string url = "redis://127.0.0.1:6379";
+    std::vector<std::string> urls;  // every -u (or REDLOCK_URL); several select the quorum mode
+    std::string node_timeout = "50ms";
+    std::string password_file;
+    std::string prefix;
+    std::string connect_timeout = "2s";
+    std::string command_timeout = "2s";
+    std::string ttl = "30s";
+    std::string renew_every;
+    std::string wait;
+    std::string conflict_exit_code = "75";
+    std::string shell;
+    std::string on_lost = "term";
+    std::string kill_after = "10s";
+    std::string min_hold;
+    std::string max_runtime;
+    bool syslog = false;
+    bool hold_info = false;
+    std::string min_replicas = "0";
+    std::string replica_timeout = "100ms";
+    std::string sentinel_password_file;
+    bool keep_env = false;
+    bool quiet = false;
+    bool verbose = false;
+    bool help = false;
+    bool version = false;
+    TlsRawOptions tls;
+};
+
+void add_common_options(OptionTable& t, RawOptions& o) {
+    t.flag("-h,--help", o.help, "Show this help and exit");
+    t.flag("--version", o.version, "Show the version and exit");
+    t.option("-u,--url", o.urls,
+             "Redis to use: redis://[user[:password]@]host[:port][/db] (rediss:// for "
+             "TLS) or "
+             "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
+             "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
+             "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
+             "masters",
+             "REDLOCK_URL");
+    t.option("--node-timeout", o.node_timeout,
+             "Quorum mode: bound on each node's connect and command (default 50ms)",
+             "REDLOCK_NODE_TIMEOUT");
+    t.option("--password-file", o.password_file,
+             "Read the Redis password from the first line of FILE (else the URL's, "
+             "REDLOCK_PASSWORD or REDISCLI_AUTH)",
+             "REDLOCK_PASSWORD_FILE");
+    t.option("--sentinel-password-file", o.sentinel_password_file,
+             "With a redis-sentinel:// URL: the sentinels' password, from the first line "
+             "of FILE (the URL's password is the master's)",
+             "REDLOCK_SENTINEL_PASSWORD_FILE");
+    t.option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key", "REDLOCK_PREFIX");
+    t.option("--connect-timeout", o.connect_timeout,
+             "Give up connecting to Redis after D (default 2s)", "REDLOCK_CONNECT_TIMEOUT");
+    t.option("--command-timeout", o.command_timeout,
+             "Give up on any Redis command after D (default 2s)", "REDLOCK_COMMAND_TIMEOUT");
+    t.flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings",
+           "REDLOCK_VERBOSE");
+    add_tls_options(t, o.tls);
+}
+
+void add_run_options(OptionTable& t, RawOptions& o) {
+    t.option("-t,--ttl", o.ttl, "Lock time-to-live, renewed while COMMAND runs (default 30s)",
+             "REDLOCK_TTL");
+    t.option("--renew-every", o.renew_every, "Renew the lock every D (default ttl/3)",
+             "REDLOCK_RENEW_EVERY");
+    t.option("-w,--wait", o.wait,
+             "Wait up to D for a busy lock, or 'forever' (default: do not wait)", "REDLOCK_WAIT");
+    t.option("-E,--conflict-exit-code", o.conflict_exit_code,
+             "Exit with N when the lock is busy (default 75)", "REDLOCK_CONFLICT_EXIT_CODE");
+    t.flag("-q,--quiet", o.quiet, "Say nothing when the lock is busy", "REDLOCK_QUIET");
+    t.option("-c,--shell", o.shell, "Run CMD with /bin/sh -c instead of COMMAND ARGS");
+    t.option("--on-lost", o.on_lost,
+             "When the lock is lost: term (SIGTERM, then SIGKILL after --kill-after), "
+             "kill (SIGKILL at once) or ignore (only report); default term",
+             "REDLOCK_ON_LOST");
+    t.option("--kill-after", o.kill_after,
+             "Send SIGKILL this long after SIGTERM on a lost lock or --max-runtime "
+             "(default 10s)",
+             "REDLOCK_KILL_AFTER");
+    t.option("--min-hold", o.min_hold,
+             "Keep the lock until D after it was taken even if COMMAND ends sooner, so a "
+             "late cron on another host skips (Redis's clock enforces it)",
+             "REDLOCK_MIN_HOLD");
+    t.option("--max-runtime", o.max_runtime,
+             "SIGTERM COMMAND's process group after D (SIGKILL after --kill-after), "
+             "release, exit 124",
+             "REDLOCK_MAX_RUNTIME");
+    t.flag("--syslog", o.syslog, "Send the messages to syslog too (facility user, tag redlock-run)",
+           "REDLOCK_SYSLOG");
+    t.flag("--hold-info", o.hold_info,
+           "Record host, pid, user and command line beside the lock, for busy messages "
+           "and status",
+           "REDLOCK_HOLD_INFO");
+    t.option("--min-replicas", o.min_replicas,
+             "After the acquire and each renewal, WAIT until N replicas have it; too few: "
+             "release and exit 69 (default 0: no WAIT)",
+             "REDLOCK_MIN_REPLICAS");
+    t.option("--replica-timeout", o.replica_timeout,
+             "How long each WAIT for --min-replicas may take (default 100ms)",
+             "REDLOCK_REPLICA_TIMEOUT");
+    t.flag("--keep-env", o.keep_env,
+           "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
+           "to COMMAND (removed by default: they may carry the password)",
+           "REDLOCK_KEEP_ENV");
+}
+
+// The operator commands' own options. Every scan knows them, so "--json status" and "status
+// --json" both work and one given to the wrong command gets a clear message.
+struct InspectRawOptions {
+    bool json = false;
+    std::string token;
+    bool force = false;
+};
+
+void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
+    t.group("Operator command options", [&] {
+        t.flag("--json", o.json, "status, list: print JSON (fields in the man page)");
+        t.option("--token", o.token, "release: release only if this is the lock's current token");
+        t.flag("--force", o.force, "release: delete the lock whoever holds it");
+    });
+}
+
+// Where our options end. Knows which options take a value so that "-t 5s NAME" is not read as
+// NAME "5s"; the first word that is neither an option nor an option's value ends the scan.
+struct Scan {
+    std::vector<std::string> options;  // our option tokens, in order, for CLI11
+    std::set<std::string> given;       // long names of options given on the command line
+    std::size_t next = 0;              // index of the first word after the options
+    bool double_dash = false;          // the scan stopped at "--"
+};
+
+void scan_options(const std::vector<OptionSpec>& catalog, const std::vector<std::string>& args,
+                  Scan& scan) {
+    std::size_t i = scan.next;
+    while (i < args.size()) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            scan.next = i + 1;
+            scan.double_dash = true;
+            return;
+        }
+        if (a.size() < 2 || a[0] != '-') break;
+        if (a[1] == '-') {
+            auto eq = a.find('=');
+            std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+            const OptionSpec* opt = find_option(catalog, name, true);
+            if (!opt) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
+            scan.given.insert(opt->key());
+            if (!opt->takes_value && eq != std::string::npos)
+                throw UsageError(fmt::format("option '--{}' takes no value", name));
+            scan.options.push_back(a);
+            if (opt->takes_value && eq == std::string::npos) {
+                if (++i >= args.size())
+                    throw UsageError(fmt::format("option '--{}' needs a value", name));
+                scan.options.push_back(args[i]);
+            }
+            ++i;
+            continue;
+        }
+        // A cluster of short options: "-qv", "-t5s", "-t 5s".
+        for (std::size_t j = 1; j < a.size(); ++j) {
+            std::string name(1, a[j]);
+            const OptionSpec* opt = find_option(catalog, name, false);
+            if (!opt) throw UsageError(fmt::format("unknown option '-{}' (see --help)", name));
+            scan.given.insert(opt->key());
+            scan.options.push_back("-" + name);
+            if (!opt->takes_value) continue;
+            if (j + 1 < a.size()) {
+                scan.options.push_back(a.substr(j + 1));
+            } else {
+                if (i + 1 >= args.size())
+                    throw UsageError(fmt::format("option '-{}' needs a value", name));
+                scan.options.push_back(args[++i]);
+            }
+            break;
+        }
+        ++i;
+    }
+    scan.next = i;
+}
+
+Millis duration_option(const std::string& text, const char* option) {
+    return parse_duration(text, option);
+}
+
+int int_option(const std::string& text, const char* option, int min, int max) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
+        throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
+                                     option, min, max));
+    return v;
+}
+
+ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
+    ConnectionOptions c;
+    std::vector<std::string> urls = split_url_list(raw.urls);
+    if (urls.empty()) urls.push_back(raw.url);
+    check_node_count(urls.size());
+    std::vector<Endpoint> endpoints;
+    for (const std::string& url : urls) endpoints.push_back(parse_redis_url(url));
+    std::optional<std::string> file_password;
+    if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
+    for (Endpoint& endpoint : endpoints) {
+        c.endpoint = std::move(endpoint);
+        apply_tls_options(c.endpoint, raw.tls, scan.given);
+        if (c.endpoint.password && scan.given.contains("url"))
+            log::warning(
+                "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
+                "--password-file instead");
+        c.endpoint.password =
+            file_password ? file_password : resolve_password("", c.endpoint.password);
+        if (urls.size() > 1) c.quorum.push_back(c.endpoint);
+    }
+    if (!c.quorum.empty()) c.endpoint = c.quorum.front();
+    c.node_timeout = duration_option(raw.node_timeout, "--node-timeout");
+    if (!raw.sentinel_password_file.empty()) {
+        if (!c.endpoint.is_sentinel())
+            throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
+        c.endpoint.sentinel_password = read_password_file(raw.sentinel_password_file);
+    }
+    c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
+    c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
+    c.prefix = raw.prefix;
+    c.verbose = raw.verbose;
+    return c;
+}
+
+// --min-replicas and --replica-timeout. Every renewal WAITs too, so a WAIT that times out must
+// leave time for another renewal before the lease ends.
+ReplicaPolicy replica_policy(const RawOptions& raw, const Scan& scan, const RunOptions& r) {
+    ReplicaPolicy p;
+    // 100 is far beyond any real replica set; more is a typo, not a deployment.
+    p.min_replicas = int_option(raw.min_replicas, "--min-replicas", 0, 100);
+    p.timeout = duration_option(raw.replica_timeout, "--replica-timeout");
+    if (!p.enabled()) {
+        if (scan.given.contains("replica-timeout"))
+            throw UsageError("--replica-timeout needs --min-replicas N with N above 0");
+        return p;
+    }
+    Millis room = (r.ttl - r.renew_every) / 4;
+    if (p.timeout > room)
+        throw UsageError(fmt::format(
+            "--replica-timeout ({}) must be at most a quarter of --ttl minus --renew-every ({}) "
+            "so that a renewal whose WAIT times out can be retried before the lock expires",
+            format_duration(p.timeout), format_duration(room)));
+    return p;
+}
+
+RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name,
+                       std::vector<std::string> command) {
+    RunOptions r;
+    r.conn = connection_options(raw, scan);
+    r.name = std::move(name);
+    r.ttl = duration_option(raw.ttl, "--ttl");
+    // An option given with an empty value ("--wait ''", a variable expanding to nothing) is a
+    // mistake to report, not the option left out.
+    auto given = [&](const std::string& value, const char* option) {
+        return !value.empty() || scan.given.contains(option);
+    };
+    r.renew_every = given(raw.renew_every, "renew-every")
+                        ? duration_option(raw.renew_every, "--renew-every")
+                        : std::max(Millis(1), r.ttl / 3);
+    // At most half: a renewal that fails must have time for retries before the lease ends,
+    // or the first hiccup loses the lock.
+    if (r.renew_every > r.ttl / 2)
+        throw UsageError(fmt::format(
+            "--renew-every ({}) must be at most half of --ttl ({}) so that a failed renewal can "
+            "be retried before the lock expires",
+            format_duration(r.renew_every), format_duration(r.ttl)));
+    if (r.ttl < Millis(100))
+        throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
+                                     format_duration(r.ttl)));
+    // Redlock counts every attempt's time against the ttl: a node timeout near the ttl would
+    // let one slow node eat the whole validity.
+    if (!r.conn.quorum.empty() && r.conn.node_timeout * 10 > r.ttl)
+        throw UsageError(fmt::format(
+            "--node-timeout ({}) must be at most a tenth of --ttl ({}) in the quorum mode, so "
+            "that a slow node leaves most of the lock's validity",
+            format_duration(r.conn.node_timeout), format_duration(r.ttl)));
+    // "--wait 0" means a single try, as flock -w 0 does; other durations must be positive.
+    if (raw.wait == "0" || raw.wait == "0s" || raw.wait == "0ms")
+        r.wait.reset();
+    else if (raw.wait == "forever")
+        r.wait = Millis::max();
+    else if (given(raw.wait, "wait"))
+        r.wait = duration_option(raw.wait, "--wait");
+    r.conflict_exit_code = int_option(raw.conflict_exit_code, "--conflict-exit-code", 0, 255);
+    r.quiet = raw.quiet;
+    if (raw.on_lost == "term")
+        r.on_lost = OnLost::term;
+    else if (raw.on_lost == "kill")
+        r.on_lost = OnLost::kill;
+    else if (raw.on_lost == "ignore")
+        r.on_lost = OnLost::ignore;
+    else
+        throw UsageError(
+            fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
+                        excerpt(raw.on_lost)));
+    r.kill_after = duration_option(raw.kill_after, "--kill-after");
+    if (given(raw.min_hold, "min-hold")) r.min_hold = duration_option(raw.min_hold, "--min-hold");
+    if (given(raw.max_runtime, "max-runtime"))
+        r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
+    r.syslog = raw.syslog;
+    r.hold_info = raw.hold_info;
+    r.replicas = replica_policy(raw, scan, r);
+    r.keep_env = raw.keep_env;
+    r.command = std::move(command);
+    return r;
+}
+
+std::string help_text(const std::string& generated) {
+    // CLI11 opens with its own usage line; ours names NAME and COMMAND.
+    auto options = generated.find("Options:");
+    return fmt::format("{}\n{}\n{}\n", usage_text,
+                       options == std::string::npos ? generated : generated.substr(options),
+                       exit_codes_text);
+}
+
+std::optional<Action> subcommand(std::string_view word) {
+    if (word == "status") return Action::status;
+    if (word == "list") return Action::list;
+    if (word == "release") return Action::release;
+    return std::nullopt;
+}
+
+// The words after a subcommand word. Nothing after its NAME is a command to protect from our
+// scan, so options may come before or after the operands ("release NAME --token T"); "--" ends
+// the options, for a NAME that starts with "-".
+std::vector<std::string> scan_operands(const std::vector<OptionSpec>& catalog,
+                                       const std::vector<std::string>& args, Scan& scan) {
+    std::vector<std::string> words;
+    for (;;) {
+        scan_options(catalog, args, scan);
+        if (scan.double_dash) {
+            words.insert(words.end(), args.begin() + static_cast<long>(scan.next), args.end());
+            return words;
+        }
+        if (scan.next >= args.size()) return words;
+        words.push_back(args[scan.next++]);
+    }
+}
+
+InspectOptions inspect_options(Action action, const std::string& word, const RawOptions& raw,
+                               const InspectRawOptions& ir, const Scan& scan,
+                               std::vector<std::string> operands) {
+    // Run options (--ttl, --wait, ...) would be silently ignored here; refuse them instead.
+    RawOptions unused;
+    InspectRawOptions unused_inspect;
+    std::vector<OptionSpec> accepted;
+    OptionTable table(accepted);
+    add_common_options(table, unused);
+    add_inspect_options(table, unused_inspect);
+    for (const std::string& name : scan.given)
+        if (!find_option(accepted, name, name.size() > 1))
+            throw UsageError(
+                fmt::format("option '--{}' is for running a command, not for '{}'", name, word));
+    auto only_for = [&](const char* option, const char* commands) {
+        if (scan.given.contains(option))
+            throw UsageError(
+                fmt::format("option '--{}' is only for {}, not for '{}'", option, commands, word));
+    };
+
+    InspectOptions o;
+    o.conn = connection_options(raw, scan);
+    o.json = ir.json;
+    if (action == Action::list) {
+        only_for("token", "release");
+        only_for("force", "release");
+        if (operands.size() > 1)
+            throw UsageError(
+                fmt::format("'list' takes at most one PATTERN, got {}", operands.size()));
+        if (!operands.empty()) o.pattern = operands[0];
+        if (o.pattern.empty()) throw UsageError("the list PATTERN must not be empty");
+        return o;
+    }
+    if (operands.empty()) throw UsageError(fmt::format("'{}' needs the lock NAME", word));
+    if (operands.size() > 1)
+        throw UsageError(fmt::format("'{}' takes one lock NAME, got {}", word, operands.size()));
+    o.name = operands[0];
+    if (o.name.empty()) throw UsageError("the lock NAME must not be empty");
+    if (action == Action::status) {
+        only_for("token", "release");
+        only_for("force", "release");
+        return o;
+    }
+    only_for("json", "status and list");
+    bool token = scan.given.contains("token");
+    if (token == ir.force)
+        throw UsageError(token ? "give either --token or --force to 'release', not both"
+                               : "'release' needs --token T (release only if T is the current "
+                                 "token) or --force (delete the lock whoever holds it)");
+    if (token) {
+        if (ir.token.empty()) throw UsageError("--token needs a non-empty token");
+        o.token = ir.token;
+    }
+    o.force = ir.force;
+    return o;
+}
+
+void add_all_options(OptionTable& t, RawOptions& raw, InspectRawOptions& inspect_raw) {
+    add_common_options(t, raw);
+    add_run_options(t, raw);
+    add_inspect_options(t, inspect_raw);
+}
+
+std::string full_help_text() {
+    RawOptions raw;
+    InspectRawOptions inspect_raw;
+    return help_text(options_help([&](OptionTable& t) { add_all_options(t, raw, inspect_raw); }));
+}
+
+}  // namespace
+
+Invocation parse_command_line(const std::vector<std::string>& args) {
+    RawOptions raw;
+    InspectRawOptions inspect_raw;
+    DeclareOptions declare = [&](OptionTable& t) { add_all_options(t, raw, inspect_raw); };
+    std::vector<OptionSpec> catalog;
+    OptionTable table(catalog);
+    declare(table);
+
+    Scan scan;
+    scan.next = 1;  // args[0] is the program name
+    scan_options(catalog, args, scan);
+    // A subcommand word counts only where NAME would be: "redlock-run NAME status" runs `status`.
+    std::optional<Action> sub;
+    std::string sub_word;
+    std::vector<std::string> operands;
+    if (!scan.double_dash && scan.next < args.size()) sub = subcommand(args[scan.next]);
+    if (sub) {
+        sub_word = args[scan.next++];
+        operands = scan_operands(catalog, args, scan);
+    } else if (!scan.double_dash && scan.next < args.size() && args[scan.next] == "run") {
+        ++scan.next;
+        scan_options(catalog, args, scan);
+    }
+    if (!scan.options.empty()) parse_options(declare, scan.given, scan.options);
+    apply_environment(catalog, scan.given);
+
+    Invocation inv;
+    if (raw.help) {
+        inv.action = Action::help;
+        inv.text = full_help_text();
+        return inv;
+    }
+    if (raw.version) {
+        inv.action = Action::version;
+        inv.text = fmt::format("redlock-run {}\n", version());
+        return inv;
+    }
+    if (sub) {
+        inv.action = *sub;
+        inv.inspect = inspect_options(*sub, sub_word, raw, inspect_raw, scan, std::move(operands));
+        return inv;
+    }
+    for (const char* option : {"json", "token", "force"})
+        if (scan.given.contains(option))
+            throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",
+                                         option, option[0] == 'j' ? "status and list" : "release"));
+
+    if (scan.next >= args.size()) throw UsageError("missing the lock NAME (see --help)");
+    std::string name = args[scan.next];
+    check_lock_name(name, raw.prefix);
+    std::vector<std::string> rest(args.begin() + static_cast<long>(scan.next) + 1, args.end());
+
+    // flock's order, "NAME -c CMD", is accepted too: nothing else after NAME can be an option.
+    if (!rest.empty() &&
+        (rest[0] == "-c" || rest[0] == "--shell" || rest[0].starts_with("--shell="))) {
+        if (!raw.shell.empty()) throw UsageError("--shell given twice");
+        if (rest[0].starts_with("--shell=")) {
+            raw.shell = rest[0].substr(8);
+            rest.erase(rest.begin());
+        } else {
+            if (rest.size() < 2)
+                throw UsageError(fmt::format("option '{}' needs a value", rest[0]));
+            raw.shell = rest[1];
+            rest.erase(rest.begin(), rest.begin() + 2);
+        }
+        scan.given.insert("shell");
+    }
+    if (!rest.empty() && rest[0] == "--") rest.erase(rest.begin());
+
+    std::vector<std::string> command;
+    if (scan.given.contains("shell")) {
+        if (raw.shell.empty()) throw UsageError("--shell needs a non-empty command");
+        if (!rest.empty())
+            throw UsageError("give either --shell 'CMD' or COMMAND [ARGS...], not both");
+        command = {"/bin/sh", "-c", raw.shell};
+    } else {
+        if (rest.empty())
+            throw UsageError(fmt::format("missing the COMMAND to run under lock '{}'", name));
+        command = std::move(rest);
+    }
+    inv.run = run_options(raw, scan, std::move(name), std::move(command));
+    return inv;
+}
+
+}  // namespace redlock

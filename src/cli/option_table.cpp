@@ -1,0 +1,125 @@
+#include "cli/option_table.hpp"
+
+#include "cli/cli11.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <type_traits>
+
+#include "util/errors.hpp"
+#include "util/excerpt.hpp"
+#include "util/iequals.hpp"
+
+namespace redlock {
+namespace {
+
+template <class T>
+OptionSpec spec_of(std::string_view names, const char* env, T& target) {
+    OptionSpec spec;
+    spec.target = &target;
+    spec.env = env ? env : "";
+    spec.takes_value = !std::is_same_v<T, bool>;  // a flag is a bool; every other takes a value
+    while (!names.empty()) {
+        std::size_t comma = names.find(',');
+        std::string_view name = names.substr(0, comma);
+        if (name.starts_with("--"))
+            spec.long_name = name.substr(2);
+        else if (name.starts_with("-"))
+            spec.short_name = name.substr(1);
+        names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+    }
+    return spec;
+}
+
+bool flag_value(const OptionSpec& spec, std::string_view value) {
+    static constexpr std::array<std::string_view, 4> yes = {"1", "true", "yes", "on"};
+    static constexpr std::array<std::string_view, 4> no = {"0", "false", "no", "off"};
+    auto is = [&](std::string_view word) { return iequals(value, word); };
+    if (std::any_of(yes.begin(), yes.end(), is)) return true;
+    if (std::any_of(no.begin(), no.end(), is)) return false;
+    throw UsageError(
+        fmt::format("{} (--{}) must be 1, true, yes, on, 0, false, no or off, not '{}'", spec.env,
+                    spec.key(), excerpt(value)));
+}
+
+}  // namespace
+
+template <class T>
+void OptionTable::add(const char* names, T& target, const char* description, const char* env) {
+    OptionSpec spec = spec_of(names, env, target);
+    if (catalog_) {
+        catalog_->push_back(spec);
+        return;
+    }
+    if (wanted_ && !wanted_->contains(spec.key())) return;
+    CLI::Option* opt = nullptr;
+    if constexpr (std::is_same_v<T, bool>)
+        opt = app_->add_flag(names, target, description);
+    else
+        opt = app_->add_option(names, target, description);
+    if (env && !wanted_) opt->envname(env);  // for --help only: apply_environment reads them
+    if (!group_.empty()) opt->group(group_);
+}
+
+void OptionTable::option(const char* names, std::string& target, const char* description,
+                         const char* env) {
+    add(names, target, description, env);
+}
+
+void OptionTable::option(const char* names, std::vector<std::string>& target,
+                         const char* description, const char* env) {
+    add(names, target, description, env);
+}
+
+void OptionTable::flag(const char* names, bool& target, const char* description, const char* env) {
+    add(names, target, description, env);
+}
+
+void parse_options(const DeclareOptions& declare, const std::set<std::string>& wanted,
+                   const std::vector<std::string>& tokens) {
+    CLI::App app("redlock-run", "redlock-run");
+    app.set_help_flag();
+    OptionTable table(app, &wanted);
+    declare(table);
+    std::vector<std::string> reversed(tokens.rbegin(), tokens.rend());  // CLI11 reads back to front
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what());
+    }
+}
+
+std::string options_help(const DeclareOptions& declare) {
+    CLI::App app("redlock-run", "redlock-run");
+    app.set_help_flag();
+    OptionTable table(app, nullptr);
+    declare(table);
+    return app.help();
+}
+
+const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,
+                              bool is_long) {
+    auto it = std::find_if(catalog.begin(), catalog.end(), [&](const OptionSpec& spec) {
+        return (is_long ? spec.long_name : spec.short_name) == name;
+    });
+    return it == catalog.end() ? nullptr : &*it;
+}
+
+void apply_environment(const std::vector<OptionSpec>& catalog, const std::set<std::string>& given) {
+    for (const OptionSpec& spec : catalog) {
+        if (spec.env.empty() || given.contains(spec.key())) continue;
+        const char* value = std::getenv(std::string(spec.env).c_str());
+        if (!value || !*value) continue;
+        if (auto* flag = std::get_if<bool*>(&spec.target))
+            **flag = flag_value(spec, value);
+        else if (auto* text = std::get_if<std::string*>(&spec.target))
+            **text = value;
+        else
+            std::get<std::vector<std::string>*>(spec.target)->push_back(value);
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,32 @@
+// The operator commands: status, list and release, for seeing and fixing locks by hand without
+// redis-cli. Each returns the process exit status; failures are thrown as Error.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "lock/options.hpp"
+
+namespace redlock {
+
+// The operator commands (status, list, release): which lock or locks, and how to report.
+struct InspectOptions {
+    ConnectionOptions conn;
+    std::string name;           // status, release
+    std::string pattern = "*";  // list: a Redis glob over lock names (the prefix is not part of it)
+    bool json = false;          // status, list
+    std::optional<std::string> token;  // release --token: compare-and-delete
+    bool force = false;                // release --force
+};
+
+// Exit 0 when the lock is held, 1 (exit_code::lock_free) when it is free.
+int status_command(const InspectOptions& options);
+
+// Every lock under the prefix whose name matches the pattern, sorted by name. Exit 0.
+int list_command(const InspectOptions& options);
+
+// release --token T or --force. Exit 0 when released or already free; --token T while another
+// token holds the lock throws NotOwner (exit 1).
+int release_command(const InspectOptions& options);
+
+}  // namespace redlock

@@ -1,0 +1,100 @@
+#include "inspect/lock_report.hpp"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "util/duration.hpp"
+#include "util/printable.hpp"
+
+namespace redlock {
+namespace {
+
+// Whole seconds read better than "1m12.512s" for an age; below a second, milliseconds.
+long long rounded_age(long long ms) {
+    return ms >= 1000 ? ms - ms % 1000 : ms;
+}
+
+long long held_ms(const LockState& lock) {
+    if (!lock.holder || lock.holder->acquired_ms <= 0) return -1;
+    long long age = lock.redis_now_ms - lock.holder->acquired_ms;
+    return age < 0 ? 0 : age;
+}
+
+}  // namespace
+
+void write_lock_json(JsonWriter& out, const LockState& lock) {
+    out.begin_object();
+    out.key("name").value(lock.keys.name);
+    out.key("key").value(lock.keys.key);
+    out.key("held").value(lock.held());
+    out.key("token");
+    if (lock.held())
+        out.value(lock.token);
+    else
+        out.null();
+    out.key("ttl_ms");
+    if (lock.held() && lock.pttl_ms >= 0)
+        out.value(lock.pttl_ms);
+    else
+        out.null();
+    out.key("fence");
+    if (lock.fence)
+        out.value(*lock.fence);
+    else
+        out.null();
+    out.key("holder");
+    if (lock.holder) {
+        const HolderInfo& h = *lock.holder;
+        out.begin_object();
+        out.key("host").value(h.host);
+        out.key("pid").value(h.pid);
+        out.key("user").value(h.user);
+        out.key("command").value(h.command);
+        out.key("acquired_ms").value(h.acquired_ms);
+        out.key("held_ms").value(held_ms(lock));
+        out.key("lease_ms").value(h.ttl_ms);
+        out.key("fence").value(h.fence);
+        out.end_object();
+    } else {
+        out.null();
+    }
+    out.key("redis_time_ms").value(lock.redis_now_ms);
+    out.end_object();
+}
+
+std::string shown_token(std::string_view token, bool verbose) {
+    constexpr std::size_t shown = 8;
+    if (verbose || token.size() <= shown + 3) return printable(token);
+    return printable(token.substr(0, shown)) + "...";
+}
+
+std::string holder_text(const LockState& lock) {
+    if (!lock.holder) return "unknown";
+    const HolderInfo& h = *lock.holder;
+    std::string who =
+        h.user.empty() ? printable(h.host) : printable(h.user) + "@" + printable(h.host);
+    return fmt::format("{} pid {}", who, h.pid);
+}
+
+std::string held_for_text(const LockState& lock) {
+    long long age = held_ms(lock);
+    return age < 0 ? std::string() : format_duration(Millis(rounded_age(age)));
+}
+
+std::string ttl_text(const LockState& lock) {
+    if (!lock.held()) return "-";
+    if (lock.pttl_ms < 0) return "no expiry";
+    return format_duration(Millis(lock.pttl_ms));
+}
+
+std::string local_time_text(long long unix_ms) {
+    std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[64];
+    std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %z", &tm);
+    return std::string(buf, n);
+}
+
+}  // namespace redlock

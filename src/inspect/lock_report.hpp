@@ -1,0 +1,33 @@
+// How the operator commands show a lock: the JSON object (shared by status and list, so both have
+// the same fields) and the pieces of the human form. Every byte that came from Redis goes through
+// printable() or the JSON escaper before it is shown.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "lock/lock_state.hpp"
+#include "util/json.hpp"
+
+namespace redlock {
+
+// The lock as one JSON object; the field names and types are documented in the man page
+// (JSON OUTPUT) and must stay stable.
+void write_lock_json(JsonWriter& out, const LockState& lock);
+
+// The token for people: whole with --verbose, else its first 8 characters and "...".
+std::string shown_token(std::string_view token, bool verbose);
+
+// "deploy@web-2 pid 4120", or "unknown" when no holder info was recorded for the current token.
+std::string holder_text(const LockState& lock);
+
+// How long the holder has held the lock by Redis's clock ("1m12s"), or "" when unknown.
+std::string held_for_text(const LockState& lock);
+
+// Time left: "28.5s", "no expiry" for a key without a TTL, "-" for a free lock.
+std::string ttl_text(const LockState& lock);
+
+// A Unix time in ms as local time, "2024-05-01 12:00:03 +0200".
+std::string local_time_text(long long unix_ms);
+
+}  // namespace redlock

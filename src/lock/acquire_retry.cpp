@@ -1,0 +1,43 @@
+#include "lock/acquire_retry.hpp"
+
+#include <thread>
+
+#include "util/backoff.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+
+AcquireAttempt acquire_resolving(LockNode& node, const LockKeys& keys, const std::string& token,
+                                 Millis ttl, const HolderInfo* info, Queueing queueing,
+                                 bool& reached) {
+    Backoff backoff(Millis(50), Millis(200));
+    Connection& conn = node.connection();
+    for (int send = 1;; ++send) {
+        conn.ensure_connected();  // failing here, nothing was sent: an ordinary error
+        AcquireAttempt attempt;
+        attempt.sent = BootClock::now();
+        try {
+            attempt.result = node.acquire(keys, token, ttl, info, queueing);
+            // A busy answer to a waiter has queued it; an error reply has changed nothing.
+            if (attempt.result.acquired || queueing == Queueing::wait) reached = true;
+            if (send > 1 && attempt.result.acquired)
+                log::verbose("the lost reply had taken lock '{}' (or this send did)", keys.key);
+            return attempt;
+        } catch (const ReplyLost& e) {
+            // Only a lost reply is retried: an error reply (READONLY, a Redis Cluster redirect
+            // loop, ...) is an answer, and nothing about the attempt is unknown.
+            reached = true;
+            if (send >= acquire_sends) throw;
+            Millis delay = backoff.next();
+            log::verbose(
+                "no reply to the acquire of lock '{}' ({}); it may have been taken, asking "
+                "again with the same token in {}",
+                keys.key, e.what(), format_duration(delay));
+            std::this_thread::sleep_for(delay);
+        }
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,16 @@
+// A lock key that Redis evicts under memory pressure is a lock lost without any error: the
+// renewer only learns of it at its next renewal, and another run may take the lock meanwhile.
+// Only maxmemory-policy noeviction rules that out, so we warn when the server says otherwise.
+#pragma once
+
+#include "redis/connection.hpp"
+
+namespace redlock {
+
+// Warns once (on stderr) when the server's maxmemory-policy is not noeviction. Asks with
+// CONFIG GET; a server where CONFIG is disabled, renamed or denied by an ACL (managed Redis)
+// is skipped without a word, and so is a failure to ask at all: this is advice, never a reason
+// to fail.
+void warn_if_evicting(Connection& conn);
+
+}  // namespace redlock

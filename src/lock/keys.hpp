@@ -1,0 +1,29 @@
+// Naming of a lock's keys. Everything a lock script touches must hash to the same Redis Cluster
+// slot as the lock key, so companions (fence counter, and later holder info and waiter lists)
+// are built to share it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace redlock {
+
+// A key in the same slot as `key`, distinct for every (key, suffix): `{key}:suffix` when the key
+// has no hash tag, `key:suffix` when it has one, and a searched-for tag when the key contains '}'
+// in a way that cannot be wrapped in braces.
+std::string companion_key(std::string_view key, std::string_view suffix);
+
+struct LockKeys {
+    std::string name;   // as the user gave it
+    std::string key;    // prefix + name: the Redis key holding the token
+    std::string fence;  // the fencing counter, never expires
+    std::string info;   // holder-info hash (--hold-info), same TTL as the lock
+    std::string wait;   // waiters' queue: their tokens, longest waiting first
+    std::string wake;   // prefix of each waiter's wake-up list (prefix + token), same slot
+
+    std::string wake_key(const std::string& token) const { return wake + token; }
+
+    static LockKeys make(std::string_view name, std::string_view prefix);
+};
+
+}  // namespace redlock

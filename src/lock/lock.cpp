@@ -1,0 +1,51 @@
+#include "lock/lock.hpp"
+
+#include <fmt/format.h>
+
+#include "lock/lock_replies.hpp"
+#include "lock/scripts.hpp"
+#include "util/errors.hpp"
+
+namespace redlock {
+
+bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
+    Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
+                                         {token, std::to_string(wake_linger.count()), keys.wake},
+                                         BootClock::now() + conn_.timeouts().command);
+    return abandon_result(reply, keys.key);
+}
+
+AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
+                                const HolderInfo* info, Queueing queueing) {
+    // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry
+    // that follows it, which a slow server may stretch to a command timeout or two.
+    Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
+    std::vector<std::string> args{
+        token,     std::to_string(ttl.count()),         queueing == Queueing::wait ? "1" : "",
+        keys.wake, std::to_string(alive_grace.count()), std::to_string(no_ttl_recheck.count())};
+    if (info) {
+        auto fields = info->own_fields();
+        args.insert(args.end(), fields.begin(), fields.end());
+    }
+    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence, keys.info, keys.wait}, args,
+                                         BootClock::now() + conn_.timeouts().command);
+    return acquire_result(reply, keys.key);
+}
+
+RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                            Deadline deadline) {
+    conn_.ensure_connected(deadline);
+    Reply reply = scripts::renew().run(conn_, {keys.key, keys.info},
+                                       {token, std::to_string(ttl.count())}, deadline);
+    return renew_result(reply, keys.key);
+}
+
+ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep) {
+    Reply reply = scripts::release().run(
+        conn_, {keys.key, keys.info, keys.wait},
+        {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
+        BootClock::now() + conn_.timeouts().command);
+    return release_result(reply, keys.key);
+}
+
+}  // namespace redlock

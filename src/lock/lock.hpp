@@ -1,0 +1,64 @@
+// The lock protocol against one Redis node: acquire (SET NX PX + fence INCR), renew
+// (compare-token-then-PEXPIRE) and release (compare-and-delete). It knows nothing of processes
+// or threads, so a quorum of nodes can later be built from several of these.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <optional>
+
+#include "lock/holder_info.hpp"
+#include "lock/keys.hpp"
+#include "redis/connection.hpp"
+#include "util/clock.hpp"
+
+namespace redlock {
+
+struct AcquireResult {
+    bool acquired = false;
+    long long fence = 0;               // when acquired: the fencing token
+    long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
+    std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
+};
+
+enum class RenewResult { renewed, not_owner };
+
+// Whether a failed acquire joins (or keeps its place in) the waiters' queue (see waiter.hpp).
+enum class Queueing { none, wait };
+
+// How long a waiter blocks when the holder's key has no TTL (a foreign client's lock): there is
+// no expiry to wait for, so it looks again this often.
+inline constexpr Millis no_ttl_recheck{1'000};
+enum class ReleaseResult { released, absent, not_owner };
+
+// How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a
+// round trip, and one that died never claims it.
+inline constexpr Millis wake_linger{10'000};
+
+class LockNode {
+  public:
+    explicit LockNode(Connection& conn) : conn_(conn) {}
+
+    // `info`, when given, is recorded beside the lock (see HolderInfo). When the lock is busy,
+    // `queueing` says whether and where `token` joins the waiters' queue, in the same step.
+    AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl,
+                          const HolderInfo* info = nullptr, Queueing queueing = Queueing::none);
+    RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                      Deadline deadline);
+    // keep > 0 shortens the lock to `keep` instead of deleting it (--min-hold); the waiters are
+    // woken only by a real delete.
+    ReleaseResult release(const LockKeys& keys, const std::string& token, Millis keep = Millis(0));
+    // Giving up on the lock (abandon.lua): deletes it if it holds `token` (an acquire whose reply
+    // was lost may have taken it), leaves the waiters' queue and hands on a wake-up it may have
+    // been given. Returns whether it deleted a lock of ours.
+    bool abandon(const LockKeys& keys, const std::string& token);
+
+    Connection& connection() { return conn_; }
+    std::string describe() const { return conn_.endpoint().describe(); }
+
+  private:
+    Connection& conn_;
+};
+
+}  // namespace redlock

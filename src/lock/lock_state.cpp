@@ -1,0 +1,54 @@
+#include "lock/lock_state.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "lock/lock_replies.hpp"
+#include "lock/scripts.hpp"
+#include "util/errors.hpp"
+
+namespace redlock {
+namespace {
+
+// Replies of one pipelined batch: enough to amortise the round trip, small enough to keep a
+// batch well inside the command timeout.
+constexpr std::size_t batch_size = 256;
+
+std::vector<std::string> status_argv(const LockKeys& keys) {
+    return {"EVALSHA", scripts::status().sha1(), "3", keys.key, keys.fence, keys.info};
+}
+
+}  // namespace
+
+LockState read_lock_state(Connection& conn, const LockKeys& keys) {
+    Reply reply = scripts::status().run(conn, {keys.key, keys.fence, keys.info}, {},
+                                        BootClock::now() + conn.timeouts().command);
+    LockState s = lock_state_from_reply(keys, reply);
+    if (!s.is_lock())
+        throw DataError(fmt::format("key '{}' holds a {}, not a lock token", keys.key, s.type));
+    return s;
+}
+
+std::vector<LockState> read_lock_states(Connection& conn, const std::vector<LockKeys>& keys) {
+    std::vector<LockState> states;
+    states.reserve(keys.size());
+    for (std::size_t begin = 0; begin < keys.size(); begin += batch_size) {
+        std::size_t end = std::min(keys.size(), begin + batch_size);
+        std::vector<std::vector<std::string>> commands;
+        for (std::size_t i = begin; i < end; ++i) commands.push_back(status_argv(keys[i]));
+        std::vector<Reply> replies =
+            conn.pipeline(commands, BootClock::now() + conn.timeouts().command);
+        for (std::size_t i = begin; i < end; ++i) {
+            Reply& reply = replies[i - begin];
+            // The script cache is empty after a restart or SCRIPT FLUSH; Script::run loads it.
+            if (error_text(*reply).starts_with("NOSCRIPT"))
+                reply = scripts::status().run(conn, {keys[i].key, keys[i].fence, keys[i].info}, {},
+                                              BootClock::now() + conn.timeouts().command);
+            states.push_back(lock_state_from_reply(keys[i], reply));
+        }
+    }
+    return states;
+}
+
+}  // namespace redlock

@@ -1,0 +1,35 @@
+// What the operator commands know about a lock, read in one atomic step by status.lua: the token,
+// TTL, fencing counter and (when it belongs to the current token) the holder's recorded info.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lock/holder_info.hpp"
+#include "lock/keys.hpp"
+#include "redis/connection.hpp"
+
+namespace redlock {
+
+struct LockState {
+    LockKeys keys;
+    std::string type;                // the lock key's Redis TYPE: "none" (free), "string" (a lock)
+    std::string token;               // when held
+    long long pttl_ms = -2;          // as PTTL: -2 no key, -1 no expiry set
+    std::optional<long long> fence;  // the fencing counter: the last fence handed out
+    long long redis_now_ms = 0;      // Redis's clock at the read, Unix ms
+    std::optional<HolderInfo> holder;  // only when recorded for the current token
+
+    bool held() const { return type == "string"; }
+    bool is_lock() const { return type == "string" || type == "none"; }
+};
+
+// One lock. Throws DataError when the key holds something other than a lock token.
+LockState read_lock_state(Connection& conn, const LockKeys& keys);
+
+// Many locks, pipelined (one round trip per batch rather than per lock). Keys that are not lock
+// tokens are returned as they are (check is_lock()); keys that vanished are returned as free.
+std::vector<LockState> read_lock_states(Connection& conn, const std::vector<LockKeys>& keys);
+
+}  // namespace redlock

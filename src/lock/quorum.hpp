@@ -1,0 +1,90 @@
+// The Redlock algorithm over N >= 3 independent Redis masters (several -u): every operation goes
+// to all nodes at once, each bounded by --node-timeout, and counts as done when a majority agrees
+// in time. The per-node protocol is LockNode's, unchanged; this file adds the counting, the
+// validity arithmetic (quorum_math.hpp) and a fence that stays monotonic across the quorum.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lock/holder_info.hpp"
+#include "lock/keys.hpp"
+#include "lock/lock.hpp"
+#include "lock/options.hpp"
+#include "lock/renewable.hpp"
+#include "redis/connection.hpp"
+
+namespace redlock {
+
+// One node's failure in a quorum operation: its message and the exit code it would map to alone.
+struct NodeError {
+    std::string message;
+    int code = 0;
+};
+
+struct QuorumAttempt {
+    bool acquired = false;
+    long long fence = 0;       // when acquired: the quorum's fence (above every earlier one)
+    std::size_t nodes = 0;     // N
+    std::size_t answered = 0;  // nodes that replied to the acquire at all
+    std::size_t accepted = 0;  // nodes that gave us the lock
+    Deadline started{};        // when the attempt began: the validity counts from here
+    Millis elapsed{0};
+    std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
+    std::optional<NodeError> first_error;  // the first node that did not answer, if any
+    std::string why;  // when not acquired after a majority accepted: what went wrong
+};
+
+struct QuorumRelease {
+    std::size_t released = 0, absent = 0, not_owner = 0, failed = 0;
+    std::optional<NodeError> first_error;
+};
+
+class QuorumLock : public Renewable {
+  public:
+    // Each node gets its own connection, bounded by `per_node` (connect and each command).
+    QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node);
+
+    // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
+    // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
+    QuorumAttempt acquire(const LockKeys& keys, const std::string& token, Millis ttl,
+                          const HolderInfo* info);
+    // Releases (or, with keep > 0, shortens) on every node at once.
+    QuorumRelease release(const LockKeys& keys, const std::string& token, Millis keep);
+
+    RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                      Deadline deadline) override;
+    Deadline lease_end(Deadline sent, Millis ttl) const override;
+    void set_cancel_fd(int fd) override;
+    Millis renew_timeout() const override { return timeouts_.command; }
+
+    std::size_t size() const { return nodes_.size(); }
+    std::size_t majority() const;
+    Connection& connection(std::size_t i) { return *conns_[i]; }
+    LockNode& node(std::size_t i) { return *nodes_[i]; }
+
+    // Runs fn(i) for every node at once, one thread each, and returns when all are done: a node
+    // that times out delays the others by nothing. fn must not throw.
+    void in_parallel(const std::function<void(std::size_t)>& fn);
+
+  private:
+    std::vector<std::unique_ptr<Connection>> conns_;
+    std::vector<std::unique_ptr<LockNode>> nodes_;
+    Timeouts timeouts_;
+};
+
+// Each quorum node's bounds: --node-timeout for the connect and for every command, far below
+// the ttl, so that a dead or stalled node costs an attempt little of the lock's validity.
+Timeouts quorum_timeouts(const ConnectionOptions& options);
+
+// Runs `op` and turns any exception into a NodeError; what the per-node threads use.
+std::optional<NodeError> node_failure(const std::function<void()>& op);
+
+// "127.0.0.1:7001/0,127.0.0.1:7002/0,...": REDLOCK_REDIS for a quorum run.
+std::string quorum_identity(const std::vector<Endpoint>& endpoints);
+
+}  // namespace redlock

@@ -1,0 +1,53 @@
+#include "lock/replicas.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lock/lock.hpp"
+#include "util/duration.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+
+void confirm_replicated(Connection& conn, const ReplicaPolicy& policy, std::string_view what,
+                        Deadline cap) {
+    Deadline start = BootClock::now();
+    // The server answers after at most policy.timeout; the command timeout covers the trip.
+    Deadline deadline = std::min(cap, start + policy.timeout + conn.timeouts().command);
+    Reply reply = conn.command(
+        {"WAIT", std::to_string(policy.min_replicas), std::to_string(policy.timeout.count())},
+        deadline);
+    const redisReply& r = check(reply, fmt::format("waiting for replicas to acknowledge {}", what));
+    if (r.type != REDIS_REPLY_INTEGER) throw RedisError("unexpected reply type from WAIT");
+    if (r.integer >= policy.min_replicas) {
+        log::verbose("{} replica(s) acknowledged {} in {}", r.integer, what,
+                     format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - start)));
+        return;
+    }
+    throw TooFewReplicas(fmt::format(
+        "only {} of the {} replica(s) that --min-replicas asks for acknowledged {} on {} within "
+        "{} (--replica-timeout)",
+        r.integer, policy.min_replicas, what, conn.endpoint().describe(),
+        format_duration(policy.timeout)));
+}
+
+void confirm_acquired(LockNode& node, const LockKeys& keys, const std::string& token,
+                      const ReplicaPolicy& policy) {
+    try {
+        confirm_replicated(node.connection(), policy,
+                           fmt::format("the acquire of lock '{}'", keys.key), Deadline::max());
+    } catch (const RedisUnavailable& e) {
+        std::string outcome = "released it";
+        try {
+            node.release(keys, token);
+        } catch (const Error& release_error) {
+            outcome = fmt::format("could not release it ({}), it expires by itself",
+                                  release_error.what());
+        }
+        throw RedisUnavailable(
+            fmt::format("{}; {} and did not run the command", e.what(), outcome));
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,55 @@
+#include "lock/scripts.hpp"
+
+namespace redlock {
+
+namespace scripts_src {
+extern const char* const acquire_lua;
+extern const char* const acquire_lua_sha1;
+extern const char* const renew_lua;
+extern const char* const renew_lua_sha1;
+extern const char* const release_lua;
+extern const char* const release_lua_sha1;
+extern const char* const status_lua;
+extern const char* const status_lua_sha1;
+extern const char* const force_release_lua;
+extern const char* const force_release_lua_sha1;
+extern const char* const abandon_lua;
+extern const char* const abandon_lua_sha1;
+extern const char* const raise_fence_lua;
+extern const char* const raise_fence_lua_sha1;
+}  // namespace scripts_src
+
+namespace scripts {
+const Script& acquire() {
+    static const Script s("acquire", scripts_src::acquire_lua, scripts_src::acquire_lua_sha1);
+    return s;
+}
+const Script& renew() {
+    static const Script s("renew", scripts_src::renew_lua, scripts_src::renew_lua_sha1);
+    return s;
+}
+const Script& release() {
+    static const Script s("release", scripts_src::release_lua, scripts_src::release_lua_sha1);
+    return s;
+}
+const Script& status() {
+    static const Script s("status", scripts_src::status_lua, scripts_src::status_lua_sha1);
+    return s;
+}
+const Script& force_release() {
+    static const Script s("force_release", scripts_src::force_release_lua,
+                          scripts_src::force_release_lua_sha1);
+    return s;
+}
+const Script& abandon() {
+    static const Script s("abandon", scripts_src::abandon_lua, scripts_src::abandon_lua_sha1);
+    return s;
+}
+const Script& raise_fence() {
+    static const Script s("raise_fence", scripts_src::raise_fence_lua,
+                          scripts_src::raise_fence_lua_sha1);
+    return s;
+}
+}  // namespace scripts
+
+}  // namespace redlock

@@ -1,0 +1,136 @@
+#include "lock/waiter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "lock/acquire_retry.hpp"
+#include "redis/socket.hpp"
+#include "util/backoff.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+// Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
+// lock an unanswered acquire took expires by its TTL.
+// `quiet`: the run is already ending on a Redis error, whose one line says enough; a failed
+// clean-up for the same reason would only repeat it.
+void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
+             bool quiet = false) {
+    try {
+        if (node.abandon(keys, token))
+            log::warning("lock '{}' had been taken by an acquire whose reply was lost; released it",
+                         keys.key);
+    } catch (const std::exception& e) {
+        std::string message = fmt::format(
+            "could not give up lock '{}' cleanly ({}); if an unanswered acquire took it, it "
+            "expires by itself within {}",
+            keys.key, e.what(), format_duration(ttl));
+        if (quiet)
+            log::verbose("{}", message);
+        else
+            log::warning("{}", message);
+    }
+}
+
+WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
+                     const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached) {
+    Deadline start = BootClock::now();
+    Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
+    Connection& conn = node.connection();
+    const bool waiting = wait > Millis(0);
+    // The first busy attempt joins the queue's end; later ones keep the place.
+    const Queueing queueing = waiting ? Queueing::wait : Queueing::none;
+    WaitResult result;
+    Backoff interrupted(Millis(50), Millis(1000));  // between BLPOPs whose connection broke
+    for (int attempt = 1;; ++attempt) {
+        // Checked before every attempt: a waiter told to stop must never take the lock.
+        if ((result.interrupted_by = stopping_signal(signals))) {
+            if (attempt > 1) abandon(node, keys, token, ttl);
+            return result;
+        }
+        AcquireAttempt sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
+        result.last = sent.result;
+        result.lease_start = sent.sent;
+        if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
+            // Told to stop while the acquire was in flight: give the lock straight back (which
+            // wakes the next waiter) rather than start the command.
+            try {
+                node.release(keys, token);
+            } catch (const std::exception& e) {
+                log::warning("could not hand back lock '{}' ({}); it expires by itself", keys.key,
+                             e.what());
+            }
+            result.last.acquired = false;
+            return result;
+        }
+        if (result.last.acquired) {
+            if (attempt > 1)
+                log::verbose(
+                    "waited {} for lock '{}'",
+                    format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - start)),
+                    keys.key);
+            return result;
+        }
+        Deadline now = BootClock::now();
+        if (now >= give_up) {
+            if (waiting) abandon(node, keys, token, ttl);
+            return result;
+        }
+
+        Millis block = std::chrono::ceil<Millis>(give_up - now);
+        // Bounded by the holder's expiry (+1ms: wake just after it, not just before), so that a
+        // holder that died without releasing is taken over; the place in the queue is kept.
+        block = std::min(block, result.last.holder_pttl >= 0 ? Millis(result.last.holder_pttl + 1)
+                                                             : no_ttl_recheck);
+        block = std::max(block, Millis(1));  // BLPOP's 0 would mean "forever"
+        if (attempt == 1)
+            log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
+                         wait == Millis::max() ? std::string("forever") : format_duration(wait));
+        conn.set_cancel_fd(signals.fd());
+        try {
+            Reply r = conn.command(
+                {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
+                BootClock::now() + block + conn.timeouts().command);
+            check(r, fmt::format("waiting for lock '{}'", keys.key));
+            interrupted.reset();
+        } catch (const Cancelled&) {
+            // A signal arrived; the top of the loop decides whether it ends the wait.
+        } catch (const ReplyLost& e) {
+            // (An error reply to BLPOP itself is not transient and ends the wait below.)
+            conn.set_cancel_fd(-1);
+            // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
+            // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
+            // the queue and looks again; if Redis is really gone, that attempt fails.
+            Millis delay = interrupted.next();
+            log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}",
+                         keys.key, e.what(), format_duration(delay));
+            std::this_thread::sleep_for(delay);
+        } catch (...) {
+            conn.set_cancel_fd(-1);
+            throw;
+        }
+        conn.set_cancel_fd(-1);
+    }
+}
+
+}  // namespace
+
+WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
+                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals) {
+    bool reached = false;  // an acquire may have reached Redis: we may be queued, or even hold it
+    try {
+        return wait_loop(node, keys, token, ttl, info, wait, signals, reached);
+    } catch (...) {
+        // Whatever ends the run now (Redis gone, an error reply, a lost reply twice), it must not
+        // leave a lock of ours, or a place in the queue, behind.
+        if (reached) abandon(node, keys, token, ttl, /*quiet=*/true);
+        throw;
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,269 @@
+#include "redis/cluster.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "lock/keys.hpp"
+#include "redis/socket.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+#include "util/printable.hpp"
+
+namespace redlock {
+
+ClusterRouter::ClusterRouter(const Endpoint& cluster, Timeouts timeouts, const int& cancel_fd)
+    : cluster_(cluster), timeouts_(timeouts), cancel_fd_(cancel_fd) {
+    owner_.fill(no_owner);
+}
+
+ClusterRouter::~ClusterRouter() = default;
+
+void ClusterRouter::set_home_key(std::string_view key) {
+    home_slot_ = hash_slot(key);
+    home_key_ = std::string(key);
+    home_reported_ = false;
+}
+
+Connection& ClusterRouter::node(const NodeAddress& address) {
+    auto& slot = nodes_[address.describe()];
+    if (!slot) {
+        // Every node takes the cluster URL's credentials (and whatever else the URL set); only
+        // where to connect differs.
+        Endpoint ep = cluster_;
+        ep.cluster_seeds.clear();
+        ep.host = address.host;
+        ep.port = address.port;
+        ep.socket_path.clear();
+        ep.db = 0;
+        slot = std::make_unique<Connection>(std::move(ep), timeouts_);
+    }
+    slot->set_cancel_fd(cancel_fd_);
+    return *slot;
+}
+
+void ClusterRouter::learn(unsigned slot, const NodeAddress& master) {
+    auto it = std::find(masters_.begin(), masters_.end(), master);
+    if (it == masters_.end()) it = masters_.insert(masters_.end(), master);
+    owner_[slot] = static_cast<std::uint16_t>(it - masters_.begin());
+}
+
+void ClusterRouter::refresh(Deadline deadline) {
+    std::vector<NodeAddress> candidates = masters_;
+    for (const Endpoint& seed : cluster_.cluster_seeds) {
+        NodeAddress address{seed.host, seed.port};
+        if (std::find(candidates.begin(), candidates.end(), address) == candidates.end())
+            candidates.push_back(address);
+    }
+    std::string failures;
+    for (const NodeAddress& address : candidates) {
+        if (BootClock::now() >= deadline) break;
+        Connection& conn = node(address);
+        std::vector<SlotRange> ranges;
+        try {
+            conn.ensure_connected(deadline);
+            Reply reply = conn.command({"CLUSTER", "SLOTS"}, deadline);
+            std::string_view error = error_text(*reply);
+            if (error.find("cluster support disabled") != std::string_view::npos)
+                throw UsageError(fmt::format(
+                    "Redis at {} is not a Redis Cluster node ({}); use redis:// for a single "
+                    "server",
+                    address.describe(), error));
+            ranges = parse_cluster_slots(check(reply, "reading the Redis Cluster slot map"),
+                                         address.host);
+        } catch (const RedisUnavailable& e) {
+            // A seed or master that is down: the next one may know the map.
+            failures += fmt::format("{}{}", failures.empty() ? "" : "; ", e.what());
+            continue;
+        }
+        if (ranges.empty()) {
+            failures += fmt::format("{}{} serves no slots", failures.empty() ? "" : "; ",
+                                    address.describe());
+            continue;
+        }
+        masters_.clear();
+        owner_.fill(no_owner);
+        for (const SlotRange& range : ranges)
+            for (unsigned s = range.first; s <= range.last; ++s) learn(s, range.master);
+        stale_ = false;
+        log::verbose("read the Redis Cluster slot map from {}: {} masters", address.describe(),
+                     masters_.size());
+        return;
+    }
+    throw RedisUnavailable(fmt::format("no Redis Cluster node answered CLUSTER SLOTS ({})",
+                                       failures.empty() ? "out of time" : failures));
+}
+
+NodeAddress ClusterRouter::owner(unsigned slot, Deadline deadline) {
+    if (stale_ || owner_[slot] == no_owner) {
+        try {
+            refresh(deadline);
+        } catch (const RedisUnavailable& e) {
+            // What we knew may still be right (only the node we asked is down); the command
+            // itself will tell.
+            if (owner_[slot] == no_owner) throw;
+            log::verbose("keeping the old slot map: {}", e.what());
+        }
+    }
+    if (owner_[slot] == no_owner)
+        throw RedisUnavailable(
+            fmt::format("no Redis Cluster master serves slot {} (CLUSTERDOWN?)", slot));
+    return masters_[owner_[slot]];
+}
+
+NodeAddress ClusterRouter::any_master(Deadline deadline) {
+    if (home_slot_) return owner(*home_slot_, deadline);
+    if (stale_ || masters_.empty()) refresh(deadline);
+    return masters_.front();
+}
+
+void ClusterRouter::pause_for(Millis pause) const {
+    pollfd p{cancel_fd_, POLLIN, 0};
+    Deadline until = BootClock::now() + pause;
+    while (BootClock::now() < until) {
+        int n = ::poll(&p, cancel_fd_ >= 0 ? 1 : 0, millis_until(until));
+        if (n > 0) throw Cancelled();
+        if (n < 0 && errno != EINTR) return;
+    }
+}
+
+Reply ClusterRouter::send_asking(Connection& node, const std::vector<std::string>& argv,
+                                 Deadline deadline) {
+    // ASKING holds for the next command on the connection only, so both go in one write.
+    std::vector<Reply> replies = node.pipeline({{"ASKING"}, argv}, deadline);
+    check(replies[0], "sending ASKING for a migrating slot");
+    return std::move(replies[1]);
+}
+
+Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline deadline) {
+    auto key = routing_key(argv);
+    std::optional<unsigned> slot;
+    if (key) slot = hash_slot(*key);
+    std::optional<NodeAddress> ask;
+    Millis pause(10);
+    for (int redirects = 0;;) {
+        NodeAddress target = ask ? *ask : slot ? owner(*slot, deadline) : any_master(deadline);
+        if (!ask && slot && slot == home_slot_ && !home_reported_) {
+            home_reported_ = true;
+            log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}",
+                         printable(home_key_), *slot, target.describe());
+        }
+        Connection& conn = node(target);
+        Reply reply;
+        try {
+            reply = ask ? send_asking(conn, argv, deadline) : conn.command(argv, deadline);
+        } catch (const RedisUnavailable&) {
+            // The node may be down for good (failed over): ask the others for the map next time.
+            stale_ = true;
+            throw;
+        }
+        ask.reset();
+        std::string_view error = error_text(*reply);
+        if (auto redirect = parse_redirect(error)) {
+            if (++redirects > max_cluster_redirects)
+                throw RedisUnavailable(
+                    fmt::format("Redis Cluster redirected {} more than {} times; last: {}", argv[0],
+                                max_cluster_redirects, error));
+            if (redirect->to.host.empty()) redirect->to.host = target.host;
+            if (redirect->kind == Redirect::Kind::ask) {
+                log::verbose("Redis Cluster: slot {} is migrating; asking {} (ASK)", redirect->slot,
+                             redirect->to.describe());
+                ask = redirect->to;
+                continue;
+            }
+            log::verbose("Redis Cluster: slot {} moved to {} (MOVED); reading the slot map",
+                         redirect->slot, redirect->to.describe());
+            try {
+                refresh(deadline);
+            } catch (const RedisUnavailable& e) {
+                log::verbose("could not read the slot map: {}", e.what());
+            }
+            // The MOVED came from the slot's last owner: it outranks a map read from a node
+            // that has not heard of the move yet.
+            learn(redirect->slot, redirect->to);
+            slot = redirect->slot;
+            continue;
+        }
+        if (error.starts_with("TRYAGAIN") && BootClock::now() + pause < deadline) {
+            // A multi-key script on a slot being migrated whose keys are split between the two
+            // nodes: the migration moves the rest within moments.
+            log::verbose("Redis Cluster: {}; retrying in {}ms", error, pause.count());
+            pause_for(pause);
+            pause = std::min(pause * 2, Millis(200));
+            // Each round trip goes source -> ASK -> target -> TRYAGAIN: bounded by the deadline,
+            // not by the redirect limit, which would misname the cause.
+            redirects = 0;
+            continue;
+        }
+        if (error.starts_with("CLUSTERDOWN")) stale_ = true;
+        return reply;
+    }
+}
+
+std::vector<Reply> ClusterRouter::pipeline(const std::vector<std::vector<std::string>>& commands,
+                                           Deadline deadline) {
+    std::map<std::string, std::pair<NodeAddress, std::vector<std::size_t>>> by_node;
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        auto key = routing_key(commands[i]);
+        NodeAddress target = key ? owner(hash_slot(*key), deadline) : any_master(deadline);
+        auto& group = by_node[target.describe()];
+        group.first = target;
+        group.second.push_back(i);
+    }
+    std::vector<Reply> replies(commands.size());
+    for (auto& [name, group] : by_node) {
+        std::vector<std::vector<std::string>> batch;
+        for (std::size_t i : group.second) batch.push_back(commands[i]);
+        std::vector<Reply> got;
+        try {
+            got = node(group.first).pipeline(batch, deadline);
+        } catch (const RedisUnavailable&) {
+            stale_ = true;
+            throw;
+        }
+        for (std::size_t j = 0; j < got.size(); ++j) replies[group.second[j]] = std::move(got[j]);
+    }
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        std::string_view error = error_text(*replies[i]);
+        if (parse_redirect(error) || error.starts_with("TRYAGAIN"))
+            replies[i] = command(commands[i], deadline);
+    }
+    return replies;
+}
+
+void ClusterRouter::ensure_connected(std::optional<Deadline> cap) {
+    Deadline deadline = BootClock::now() + timeouts_.connect;
+    if (cap) deadline = std::min(deadline, *cap);
+    try {
+        node(any_master(deadline)).ensure_connected(deadline);
+    } catch (const RedisUnavailable&) {
+        stale_ = true;
+        throw;
+    }
+}
+
+void ClusterRouter::close() {
+    for (auto& [name, conn] : nodes_) conn->close();
+}
+
+bool ClusterRouter::connected() const {
+    return std::any_of(nodes_.begin(), nodes_.end(),
+                       [](const auto& entry) { return entry.second->connected(); });
+}
+
+void ClusterRouter::for_each_master(
+    const std::function<void(Connection&, const NodeAddress&)>& visit) {
+    refresh(BootClock::now() + timeouts_.connect + timeouts_.command);
+    for (const NodeAddress& master : std::vector<NodeAddress>(masters_)) {
+        try {
+            visit(node(master), master);
+        } catch (const RedisUnavailable&) {
+            stale_ = true;
+            throw;
+        }
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,227 @@
+#include "redis/connection.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "redis/cluster.hpp"
+#include "redis/reply_reader.hpp"
+#include "redis/sentinel.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+
+namespace {
+
+// One command in RESP, as hiredis formats it.
+std::string format_command(const std::vector<std::string>& argv) {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    ptrs.reserve(argv.size());
+    lens.reserve(argv.size());
+    for (const auto& a : argv) {
+        ptrs.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    char* raw = nullptr;
+    int len = redisFormatCommandArgv(&raw, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+    if (len < 0) throw std::bad_alloc();
+    std::unique_ptr<char, void (*)(char*)> formatted(raw, redisFreeCommand);
+    return std::string(raw, static_cast<size_t>(len));
+}
+
+}  // namespace
+
+Connection::Connection(Endpoint endpoint, Timeouts timeouts)
+    : endpoint_(std::move(endpoint)), timeouts_(timeouts) {
+    if (endpoint_.is_cluster())
+        cluster_ = std::make_unique<ClusterRouter>(endpoint_, timeouts_, cancel_fd_);
+}
+
+Connection::~Connection() = default;
+
+bool Connection::connected() const {
+    return cluster_ ? cluster_->connected() : socket_.has_value();
+}
+
+void Connection::set_home_key(std::string_view key) {
+    if (cluster_) cluster_->set_home_key(key);
+}
+
+void Connection::close() {
+    if (cluster_) cluster_->close();
+    socket_.reset();
+    reader_.reset();
+}
+
+void Connection::ensure_connected(std::optional<Deadline> cap) {
+    if (cluster_) return cluster_->ensure_connected(cap);
+    if (socket_) return;
+    Deadline deadline = BootClock::now() + timeouts_.connect;
+    if (cap) deadline = std::min(deadline, *cap);
+    // A sentinel URL names no server: ask the sentinels on every (re)connect, so that the first
+    // command after a failover finds the new master.
+    const Endpoint target = endpoint_.is_sentinel()
+                                ? resolve_master(endpoint_, timeouts_, deadline, cancel_fd_)
+                                : endpoint_;
+    socket_ = Socket::connect(target, deadline, cancel_fd_);
+    try {
+        reader_.reset(new_reply_reader());
+    } catch (...) {
+        close();
+        throw;
+    }
+    try {
+        handshake(deadline);
+        if (endpoint_.is_sentinel()) {
+            Reply role = roundtrip({"ROLE"}, deadline);
+            check_role_is_master(
+                check(role, fmt::format("asking {} for its ROLE", target.describe())), target,
+                endpoint_);
+            master_ = target.describe();
+        }
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+void Connection::handshake(Deadline deadline) {
+    if (endpoint_.password) {
+        std::vector<std::string> auth{"AUTH"};
+        if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
+        auth.push_back(*endpoint_.password);
+        Reply r = roundtrip(auth, deadline);
+        if (r->type == REDIS_REPLY_ERROR) {
+            std::string_view text = error_text(*r);
+            // Redis < 6 has no ACL users; say so instead of a confusing syntax error.
+            if (text.find("wrong number of arguments") != std::string_view::npos)
+                throw AuthError(fmt::format(
+                    "Redis at {} refused AUTH with a user name (Redis 6+ ACLs needed): {}",
+                    endpoint_.describe(), text));
+            throw AuthError(
+                fmt::format("Redis at {} refused authentication: {}", endpoint_.describe(), text));
+        }
+    }
+    if (endpoint_.db != 0) {
+        Reply r = roundtrip({"SELECT", std::to_string(endpoint_.db)}, deadline);
+        // A database that does not exist is a mistake in the URL, not an outage.
+        if (!error_text(*r).empty() && !error_text(*r).starts_with("NOAUTH") &&
+            !error_text(*r).starts_with("NOPERM"))
+            throw UsageError(fmt::format("Redis at {} cannot select database {}: {}",
+                                         endpoint_.describe(), endpoint_.db, error_text(*r)));
+        check(r, fmt::format("selecting database {}", endpoint_.db));
+    }
+}
+
+void Connection::follow_master(Deadline cap) {
+    if (!endpoint_.is_sentinel() || !socket_) return;
+    try {
+        std::string now_at = resolve_master(endpoint_, timeouts_, cap, cancel_fd_).describe();
+        if (now_at == master_) return;
+        log::verbose("master '{}' moved from {} to {}; reconnecting", endpoint_.master_name,
+                     master_, now_at);
+        close();
+    } catch (const Error& e) {
+        log::verbose("could not check where master '{}' is, staying on {}: {}",
+                     endpoint_.master_name, master_, e.what());
+    }
+}
+
+Reply Connection::command(const std::vector<std::string>& argv) {
+    return command(argv, BootClock::now() + timeouts_.command);
+}
+
+Reply Connection::command(const std::vector<std::string>& argv, Deadline deadline) {
+    if (cluster_) return cluster_->command(argv, deadline);
+    ensure_connected();
+    try {
+        Reply reply = roundtrip(argv, deadline);
+        // The master was demoted (a failover): drop it, so the next command asks the sentinels.
+        if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+        return reply;
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
+        // A timed-out or cancelled command may still be answered later; that late reply
+        // must never be read as the answer to the next command.
+        close();
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::string>>& commands,
+                                        Deadline deadline) {
+    if (cluster_) return cluster_->pipeline(commands, deadline);
+    ensure_connected();
+    try {
+        std::string out;
+        for (const auto& argv : commands) out += format_command(argv);
+        socket_->write_all(out, deadline, cancel_fd_);
+        std::vector<Reply> replies;
+        replies.reserve(commands.size());
+        for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply(deadline));
+        return replies;
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
+        close();  // as in command(): unread replies must not be taken for later answers
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+Reply Connection::roundtrip(const std::vector<std::string>& argv, Deadline deadline) {
+    socket_->write_all(format_command(argv), deadline, cancel_fd_);
+    return read_reply(deadline);
+}
+
+Reply Connection::read_reply(Deadline deadline) {
+    char buf[16384];
+    for (;;) {
+        void* out = nullptr;
+        if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
+            throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
+                                               endpoint_.describe(), reader_error(*reader_)));
+        if (out) return Reply(static_cast<redisReply*>(out));
+        std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
+        if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK)
+            throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
+                                               endpoint_.describe(), reader_error(*reader_)));
+    }
+}
+
+std::string_view error_text(const redisReply& r) {
+    if (r.type != REDIS_REPLY_ERROR) return {};
+    return std::string_view(r.str, r.len);
+}
+
+const redisReply& check(const Reply& reply, std::string_view context) {
+    std::string_view text = error_text(*reply);
+    if (reply->type != REDIS_REPLY_ERROR) return *reply;
+    std::string_view code = text.substr(0, text.find(' '));
+    std::string message = fmt::format("{}: {}", context, text);
+    if (code == "NOAUTH" || code == "WRONGPASS" || code == "NOPERM") throw AuthError(message);
+    // Before AUTH, Redis refuses commands with many arguments this way instead of with NOAUTH.
+    if (text.find("Protocol error: unauthenticated") != std::string_view::npos)
+        throw AuthError(
+            fmt::format("{}: NOAUTH Redis requires a password ({}); give it with "
+                        "REDISCLI_AUTH, --password-file or the URL",
+                        context, text));
+    if (code == "WRONGTYPE") throw DataError(message);
+    if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
+        code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||
+        code == "OOM" || code == "NOREPLICAS")
+        throw RedisUnavailable(message);
+    throw RedisError(message);
+}
+
+}  // namespace redlock

@@ -1,0 +1,99 @@
+// One connection to one Redis node: RESP encoding and decoding by hiredis, I/O by our Socket so
+// every command has a deadline. All hiredis calls and the mapping of Redis error replies to the
+// program's exceptions live here.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "redis/redis_url.hpp"
+#include "redis/socket.hpp"
+#include "util/clock.hpp"
+
+namespace redlock {
+
+struct ReplyDeleter {
+    void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+class ClusterRouter;  // cluster.hpp: what a redis-cluster:// Connection delegates to
+
+struct Timeouts {
+    Millis connect{2000};
+    Millis command{2000};
+};
+
+class Connection {
+  public:
+    // A redis-cluster:// endpoint makes this a Redis Cluster client (cluster.hpp): every command
+    // goes to the master of its key's slot, following redirections.
+    Connection(Endpoint endpoint, Timeouts timeouts);
+    ~Connection();
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // While set, a readable `fd` aborts any wait with Cancelled (the renewer's stop signal).
+    void set_cancel_fd(int fd) { cancel_fd_ = fd; }
+
+    // Sends one command and returns its reply, connecting (and logging in) first when needed.
+    // Error replies are returned, not thrown; use check() to map them. On any I/O failure the
+    // connection is closed so the next call starts fresh.
+    Reply command(const std::vector<std::string>& argv);
+    Reply command(const std::vector<std::string>& argv, Deadline deadline);
+    // Sends all `commands` at once, then reads their replies in order: one round trip for many
+    // independent commands (list reads every lock this way). Same error handling as command().
+    std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
+                                Deadline deadline);
+
+    // Connects (and logs in) if needed, within --connect-timeout or by `cap` if that is earlier:
+    // a renewal must not spend longer reconnecting than its lease has left.
+    void ensure_connected(std::optional<Deadline> cap = std::nullopt);
+    void close();
+    // Sentinel endpoints only: asks the sentinels where the master is now and, if it moved,
+    // closes the connection so that the next command goes to the new one. SENTINEL FAILOVER
+    // leaves the old master writable for seconds, so waiting for READONLY is not enough. When no
+    // sentinel answers by `cap`, the connection is left as it is.
+    void follow_master(Deadline cap);
+    bool connected() const;
+    const Endpoint& endpoint() const { return endpoint_; }
+    const Timeouts& timeouts() const { return timeouts_; }
+
+    // Redis Cluster only (no-op otherwise): the key whose slot this connection serves, so that a
+    // (re)connect goes straight to that slot's master. The lock layer sets it to the lock key.
+    void set_home_key(std::string_view key);
+    // The cluster router for a redis-cluster:// endpoint, else nullptr (list uses it to SCAN
+    // every master).
+    ClusterRouter* cluster() { return cluster_.get(); }
+
+  private:
+    Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
+    Reply read_reply(Deadline deadline);
+    void handshake(Deadline deadline);
+
+    struct ReaderDeleter {
+        void operator()(redisReader* r) const { redisReaderFree(r); }
+    };
+
+    Endpoint endpoint_;
+    Timeouts timeouts_;
+    int cancel_fd_ = -1;
+    std::optional<Socket> socket_;
+    std::unique_ptr<redisReader, ReaderDeleter> reader_;
+    std::unique_ptr<ClusterRouter> cluster_;
+    std::string master_;  // sentinel endpoints: the address of the master we are connected to
+};
+
+// Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,
+// RedisUnavailable for READONLY/LOADING/MASTERDOWN/..., DataError for WRONGTYPE, RedisError
+// otherwise); `context` says what we were doing. Returns the reply for chaining when it is fine.
+const redisReply& check(const Reply& reply, std::string_view context);
+
+// The error text of an error reply, or "" for any other reply.
+std::string_view error_text(const redisReply& r);
+
+}  // namespace redlock

@@ -1,0 +1,76 @@
+#include "redis/secrets.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/errors.hpp"
+#include "util/fd.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+std::optional<std::string> non_empty_env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    return std::string(v);
+}
+
+}  // namespace
+
+std::string read_password_file(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        throw UsageError(
+            fmt::format("cannot read the password file '{}': {}", path, std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IROTH))
+        log::warning("the password file '{}' is readable by every user (mode {:04o}); chmod o-r it",
+                     path, st.st_mode & 07777);
+    // A password is one line; reading a little more than any sane password is enough to see
+    // where it ends, and a huge file (or /dev/zero) cannot exhaust memory.
+    constexpr std::size_t limit = 64 * 1024;
+    std::string data;
+    char buf[4096];
+    while (data.size() < limit && data.find('\n') == std::string::npos) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            throw UsageError(
+                fmt::format("cannot read the password file '{}': {}", path, std::strerror(errno)));
+        if (n == 0) break;
+        data.append(buf, static_cast<std::size_t>(n));
+    }
+    auto eol = data.find('\n');
+    if (eol == std::string::npos && data.size() >= limit)
+        throw UsageError(fmt::format("the password file '{}' has no line end in its first {} bytes",
+                                     path, limit));
+    std::string line = data.substr(0, eol);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::fill(data.begin(), data.end(), '\0');
+    if (line.empty()) throw UsageError(fmt::format("the password file '{}' is empty", path));
+    return line;
+}
+
+std::optional<std::string> resolve_password(const std::string& file,
+                                            const std::optional<std::string>& from_url) {
+    if (!file.empty()) return read_password_file(file);
+    if (from_url) return from_url;
+    if (auto p = non_empty_env("REDLOCK_PASSWORD")) return p;
+    return non_empty_env("REDISCLI_AUTH");
+}
+
+void scrub_secret_environment() {
+    for (const char* name : secret_env_vars) {
+        if (char* value = std::getenv(name)) std::memset(value, 'x', std::strlen(value));
+        ::unsetenv(name);
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,161 @@
+#include "redis/sentinel.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <vector>
+
+#include "redis/connection.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+constexpr std::string_view scheme = "redis-sentinel://";
+
+// Parses `piece`, a redis:// URL made from part of the sentinel URL, with the redis:// parser, so
+// that both accept exactly the same hosts, ports, %-escapes and database numbers. Errors name
+// the URL the user gave, not the piece.
+Endpoint parse_piece(const std::string& piece, std::string_view url) {
+    try {
+        return parse_redis_url(piece);
+    } catch (const UsageError& e) {
+        std::string prefix = invalid_url(piece, "").what();
+        std::string_view why = e.what();
+        if (why.starts_with(prefix)) why.remove_prefix(prefix.size());
+        throw invalid_url(url, why);
+    }
+}
+
+// Whether "host:port" names a port, "[::1]:26380" included and "[::1]" not.
+bool has_port(std::string_view hostport) {
+    auto bracket = hostport.rfind(']');
+    auto colon = hostport.rfind(':');
+    return colon != std::string_view::npos &&
+           (bracket == std::string_view::npos || colon > bracket);
+}
+
+Endpoint sentinel_endpoint(const Endpoint& endpoint, const SentinelAddress& address) {
+    Endpoint sentinel;
+    sentinel.host = address.host;
+    sentinel.port = address.port;
+    sentinel.password = endpoint.sentinel_password;
+    return sentinel;
+}
+
+std::string reply_string(const redisReply& r) {
+    return r.type == REDIS_REPLY_STRING || r.type == REDIS_REPLY_STATUS ? std::string(r.str, r.len)
+                                                                        : std::string();
+}
+
+}  // namespace
+
+Endpoint parse_sentinel_url(std::string_view url) {
+    auto bad = [&](std::string_view why) { return invalid_url(url, why); };
+    std::string_view rest = url.substr(scheme.size());
+    auto slash = rest.find('/');
+    if (slash == std::string_view::npos)
+        throw bad("expected redis-sentinel://host[:port][,host[:port]...]/MASTERNAME[/db]");
+    std::string_view authority = rest.substr(0, slash);
+    std::string_view path = rest.substr(slash + 1);
+    std::string_view userinfo;  // with its '@', so the piece below can carry it as it is
+    if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+        userinfo = authority.substr(0, at + 1);
+        authority = authority.substr(at + 1);
+    }
+    auto path_slash = path.find('/');
+    std::string_view name = path.substr(0, path_slash);
+    std::string_view db = path_slash == std::string_view::npos ? "" : path.substr(path_slash + 1);
+    if (name.empty()) throw bad("missing the master name after the sentinels (/MASTERNAME)");
+
+    // The user, password and database are the master's: the piece has a placeholder host.
+    Endpoint ep = parse_piece(fmt::format("redis://{}sentinel/{}", userinfo, db), url);
+    ep.host.clear();
+    ep.master_name = std::string(name);
+    if (authority.empty()) throw bad("missing the sentinels' host[:port] list");
+    for (std::size_t start = 0;;) {
+        auto comma = authority.find(',', start);
+        std::string_view hostport = authority.substr(start, comma - start);
+        if (hostport.empty()) throw bad("empty sentinel address in the host list");
+        Endpoint one = parse_piece(fmt::format("redis://{}", hostport), url);
+        ep.sentinels.push_back({one.host, has_port(hostport) ? one.port : 26379});
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return ep;
+}
+
+std::string describe_sentinel(const Endpoint& endpoint) {
+    std::string list;
+    for (const auto& s : endpoint.sentinels) {
+        if (!list.empty()) list += ',';
+        list += sentinel_endpoint(endpoint, s).describe();
+    }
+    return fmt::format("master '{}' via sentinels {}", endpoint.master_name, list);
+}
+
+Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Deadline deadline,
+                        int cancel_fd) {
+    std::vector<std::string> failures;
+    const std::size_t count = endpoint.sentinels.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        Endpoint sentinel = sentinel_endpoint(endpoint, endpoint.sentinels[i]);
+        // An equal share of what is left: a sentinel that swallows packets must not use up the
+        // time the ones after it need.
+        Deadline now = BootClock::now();
+        Deadline share = now + (deadline - now) / static_cast<int>(count - i);
+        try {
+            Connection conn(sentinel, timeouts);
+            conn.set_cancel_fd(cancel_fd);
+            conn.ensure_connected(share);
+            Reply reply =
+                conn.command({"SENTINEL", "get-master-addr-by-name", endpoint.master_name}, share);
+            const redisReply& r =
+                check(reply, fmt::format("asking the sentinel at {} for master '{}'",
+                                         sentinel.describe(), endpoint.master_name));
+            if (r.type != REDIS_REPLY_ARRAY || r.elements != 2) {
+                failures.push_back(fmt::format("the sentinel at {} does not know master '{}'",
+                                               sentinel.describe(), endpoint.master_name));
+                continue;
+            }
+            Endpoint master;
+            master.host = reply_string(*r.element[0]);
+            std::string port = reply_string(*r.element[1]);
+            auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), master.port);
+            if (master.host.empty() || ec != std::errc() || ptr != port.data() + port.size()) {
+                failures.push_back(fmt::format("the sentinel at {} gave a malformed address",
+                                               sentinel.describe()));
+                continue;
+            }
+            master.user = endpoint.user;
+            master.password = endpoint.password;
+            master.db = endpoint.db;
+            log::verbose("sentinel {} says master '{}' is at {}", sentinel.describe(),
+                         endpoint.master_name, master.describe());
+            return master;
+        } catch (const RedisUnavailable& e) {
+            failures.push_back(e.what());
+        } catch (const RedisError& e) {  // e.g. "unknown command": not a sentinel at all
+            failures.push_back(e.what());
+        }
+    }
+    std::string why;
+    for (const auto& f : failures) why += (why.empty() ? "" : "; ") + f;
+    throw RedisUnavailable(
+        fmt::format("no sentinel could tell where master '{}' is: {}", endpoint.master_name, why));
+}
+
+void check_role_is_master(const redisReply& role, const Endpoint& master,
+                          const Endpoint& endpoint) {
+    std::string said = role.type == REDIS_REPLY_ARRAY && role.elements > 0
+                           ? reply_string(*role.element[0])
+                           : std::string("(no ROLE reply)");
+    if (said == "master") return;
+    throw RedisUnavailable(fmt::format(
+        "the sentinels named {} as master '{}', but it says it is a {}: a failover is under way "
+        "or a sentinel is out of date",
+        master.describe(), endpoint.master_name, said));
+}
+
+}  // namespace redlock

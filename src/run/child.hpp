@@ -1,0 +1,60 @@
+// The command redlock-run guards: started in its own process group, so signals reach a shell's
+// grandchildren too, killed if redlock-run dies, and always reaped.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/errors.hpp"
+
+namespace redlock {
+
+// The command could not be started: 127 when it does not exist, 126 when it cannot be run.
+struct SpawnError : Error {
+    SpawnError(const std::string& m, int code) : Error(m, code) {}
+};
+
+class Child {
+  public:
+    using Env = std::vector<std::pair<std::string, std::string>>;
+
+    // Starts argv[0] (searched in PATH) with `env` (distinct names) replacing or adding to our
+    // environment, and the signal mask `mask`. When we own the terminal's foreground, the
+    // child's group takes it over so an interactive command can read the terminal and gets ^C
+    // directly.
+    static Child spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask);
+
+    Child(Child&& other) noexcept;
+    Child& operator=(Child&&) = delete;
+    Child(const Child&) = delete;
+    // A child still running here (an exception unwound past the main loop) is killed and reaped.
+    ~Child();
+
+    pid_t pid() const { return pid_; }
+    bool running() const { return !status_; }
+    // Sends `sig` to the child's process group (or the child alone if the group is gone).
+    void signal(int sig) const;
+    // Reaps the child if it has exited; returns true once it has.
+    bool try_reap();
+    // The raw wait status; only after try_reap() returned true.
+    int wait_status() const { return *status_; }
+
+  private:
+    Child(pid_t pid, bool took_terminal) : pid_(pid), took_terminal_(took_terminal) {}
+    void restore_terminal();
+    void suspend_with_terminal();
+
+    pid_t pid_ = -1;
+    bool took_terminal_ = false;
+    std::optional<int> status_;
+};
+
+// The shell's convention: the exit code, or 128+N for a child killed by signal N.
+int exit_status_of(int wait_status);
+
+}  // namespace redlock

@@ -1,0 +1,72 @@
+// Keeps a held lock alive from a background thread and tracks how long this host can prove it
+// still holds it. The main loop owns the decision that the lock is lost: it compares the clock
+// with valid_until() and watches event_fd() for the renewer's "token gone" report, so a starved
+// or stuck renewer thread can only make us give up early, never late.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "lock/keys.hpp"
+#include "lock/lock.hpp"
+#include "lock/renewable.hpp"
+#include "util/clock.hpp"
+#include "util/fd.hpp"
+
+namespace redlock {
+
+class Renewer {
+  public:
+    // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
+    // no earlier than that, so counting from it errs on the safe side. `lock` decides how long a
+    // renewal proves the lock is ours (Renewable::lease_end).
+    Renewer(Renewable& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
+            Deadline lease_start);
+    ~Renewer();
+    Renewer(const Renewer&) = delete;
+    Renewer& operator=(const Renewer&) = delete;
+
+    // Called after each renewal Redis accepted, before the lease is extended, with the lease's
+    // current end; throwing counts as a failed renewal (retried until the lease runs out).
+    // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
+    void set_confirm(std::function<void(Deadline)> confirm) { confirm_ = std::move(confirm); }
+
+    // When the first renewal is due. Run starts the thread then rather than with the command:
+    // a command that ends sooner (many do) never pays for creating and joining a thread.
+    Deadline first_renewal() const { return lease_start_ + every_; }
+    bool started() const { return thread_.joinable(); }
+    void start();
+    // Stops and joins the thread; aborts an in-flight renewal at once. Idempotent.
+    void stop();
+
+    // Readable once the renewer has seen that the key no longer holds our token.
+    int event_fd() const { return event_.get(); }
+    Deadline valid_until() const { return Deadline(BootClock::duration(valid_until_ns_.load())); }
+    std::string lost_reason() const;
+    // Why the latest renewal attempt failed ("" after a success), for the lost-lock message.
+    std::string last_failure() const;
+
+  private:
+    void run();
+    void report_lost(std::string reason);
+
+    Renewable& lock_;
+    LockKeys keys_;
+    std::string token_;
+    Millis ttl_;
+    Millis every_;
+    Deadline lease_start_;
+    std::atomic<BootClock::rep> valid_until_ns_;
+    Fd cancel_;
+    Fd event_;
+    mutable std::mutex mutex_;
+    std::string lost_reason_;
+    std::string last_failure_;
+    std::function<void(Deadline)> confirm_;
+    std::thread thread_;
+};
+
+}  // namespace redlock

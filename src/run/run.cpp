@@ -1,0 +1,375 @@
+#include "run/run.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "lock/eviction_check.hpp"
+#include "lock/holder.hpp"
+#include "lock/lock.hpp"
+#include "lock/quorum.hpp"
+#include "lock/quorum_wait.hpp"
+#include "lock/replicas.hpp"
+#include "lock/token.hpp"
+#include "lock/waiter.hpp"
+#include "redis/secrets.hpp"
+#include "run/child.hpp"
+#include "run/reentry.hpp"
+#include "run/renewer.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+#include "util/signals.hpp"
+
+namespace redlock {
+namespace {
+
+Millis since(Deadline start) {
+    return std::chrono::duration_cast<Millis>(BootClock::now() - start);
+}
+
+std::string last_failure_text(const Renewer& renewer) {
+    std::string why = renewer.last_failure();
+    return why.empty() ? why : fmt::format(" (last renewal error: {})", why);
+}
+
+class Run {
+  public:
+    explicit Run(const RunOptions& o)
+        : opt_(o),
+          keys_(LockKeys::make(o.name, o.conn.prefix)),
+          conn_(o.conn.endpoint, o.conn.timeouts),
+          node_(conn_),
+          token_(new_token()) {
+        if (o.hold_info) info_ = this_process_info(o.command);
+        if (!o.conn.quorum.empty())
+            quorum_ = std::make_unique<QuorumLock>(o.conn.quorum, quorum_timeouts(o.conn));
+        conn_.set_home_key(keys_.key);  // Redis Cluster: renewals reconnect to the lock's master
+    }
+
+    int execute();
+
+  private:
+    bool acquire();
+    bool acquire_quorum();
+    void release_quorum(Millis keep);
+    std::string busy_message(const AcquireResult& r) const;
+    int supervise(Child& child, Renewer& renewer);
+    // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
+    void lose(Child& child, Renewer& renewer, const std::string& reason,
+              std::optional<Deadline> kill_by = std::nullopt);
+    Millis term_lead() const;
+    void release(Millis keep = Millis(0));
+    Millis min_hold_left() const;
+
+    const RunOptions& opt_;
+    SignalEvents signals_;  // first: every thread created later inherits the blocked mask
+    LockKeys keys_;
+    Connection conn_;
+    LockNode node_;
+    SingleNodeLease single_lease_{node_};
+    std::unique_ptr<QuorumLock> quorum_;  // several -u: the Redlock quorum replaces node_
+    std::string token_;
+    long long fence_ = 0;
+    Deadline lease_start_{};
+    bool lost_ = false;
+    std::optional<Deadline> kill_at_;
+    std::optional<HolderInfo> info_;       // --hold-info: recorded beside the lock
+    Deadline acquired_at_{};               // when the acquire reply arrived (for --min-hold)
+    std::optional<Deadline> runtime_end_;  // --max-runtime: when to stop the command
+    bool timed_out_ = false;               // --max-runtime stopped the command
+    std::optional<int> interrupted_by_;    // a signal ended --wait before the lock was taken
+};
+
+bool Run::acquire() {
+    if (quorum_) return acquire_quorum();
+    if (opt_.conn.verbose) warn_if_evicting(conn_);
+    WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                                   opt_.wait.value_or(Millis(0)), signals_);
+    if (w.interrupted_by) {
+        interrupted_by_ = w.interrupted_by;
+        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
+        return false;
+    }
+    lease_start_ = w.lease_start;
+    if (w.last.acquired) {
+        acquired_at_ = BootClock::now();
+        fence_ = w.last.fence;
+        log::verbose("acquired lock '{}' on {} (fence {}) in {}", keys_.key, node_.describe(),
+                     fence_, format_duration(since(lease_start_)));
+        if (opt_.replicas.enabled()) confirm_acquired(node_, keys_, token_, opt_.replicas);
+        return true;
+    }
+    if (!opt_.quiet) log::info("{}", busy_message(w.last));
+    return false;
+}
+
+std::string Run::busy_message(const AcquireResult& r) const {
+    std::string waited =
+        opt_.wait ? fmt::format("; gave up after waiting {}", format_duration(*opt_.wait))
+                  : std::string("; not running the command");
+    return fmt::format("lock '{}' is held by {}{}", keys_.key, describe_holder(r), waited);
+}
+
+void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
+               std::optional<Deadline> kill_by) {
+    if (lost_) return;
+    lost_ = true;
+    Deadline now = BootClock::now();
+    switch (opt_.on_lost) {
+        case OnLost::term: {
+            Deadline kill_at = now + opt_.kill_after;
+            if (kill_by) kill_at = std::min(kill_at, *kill_by);
+            log::error("lock '{}' lost: {}; sending SIGTERM to the command (SIGKILL in {})",
+                       keys_.key, reason,
+                       format_duration(std::chrono::ceil<Millis>(kill_at - now)));
+            child.signal(SIGTERM);
+            child.signal(SIGCONT);  // a stopped command must wake up to die
+            kill_at_ = kill_at_ ? std::min(*kill_at_, kill_at) : kill_at;
+            break;
+        }
+        case OnLost::kill:
+            log::error("lock '{}' lost: {}; sending SIGKILL to the command", keys_.key, reason);
+            child.signal(SIGKILL);
+            break;
+        case OnLost::ignore:
+            log::error("lock '{}' lost: {}; the command keeps running (--on-lost ignore)",
+                       keys_.key, reason);
+            break;
+    }
+    // Never extend a lock we have declared lost. Stopped after the signal, not before: joining
+    // may wait for a renewal in flight, and the command must not wait for that.
+    renewer.stop();
+}
+
+// How long before the lease ends --on-lost term starts stopping the command, so that the SIGKILL
+// at the end of --kill-after lands no later than the lease end: after that Redis may already have
+// handed the lock to someone else. Capped at half the slack between a due renewal and the lease
+// end, so a long --kill-after cannot turn one slow renewal into a lost lock.
+Millis Run::term_lead() const {
+    if (opt_.on_lost != OnLost::term) return Millis(0);
+    return std::min(opt_.kill_after, (opt_.ttl - opt_.renew_every) / 2);
+}
+
+int Run::supervise(Child& child, Renewer& renewer) {
+    while (!child.try_reap()) {
+        Deadline now = BootClock::now();
+        if (!lost_ && !renewer.started() && now >= renewer.first_renewal()) renewer.start();
+        Deadline lease_end = renewer.valid_until();
+        if (!lost_ && now >= lease_end - term_lead())
+            lose(child, renewer,
+                 fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
+                             "Redis may give the lock to someone else{}",
+                             format_duration(
+                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now))),
+                             last_failure_text(renewer)),
+                 lease_end);
+        if (kill_at_ && now >= *kill_at_) {
+            log::error(
+                "the command under lock '{}' is still running after SIGTERM; sending "
+                "SIGKILL",
+                keys_.key);
+            child.signal(SIGKILL);
+            kill_at_.reset();
+        }
+        if (runtime_end_ && now >= *runtime_end_) {
+            runtime_end_.reset();
+            timed_out_ = true;
+            log::error(
+                "the command under lock '{}' ran longer than --max-runtime {}; sending "
+                "SIGTERM (SIGKILL after {})",
+                keys_.key, format_duration(*opt_.max_runtime), format_duration(opt_.kill_after));
+            child.signal(SIGTERM);
+            child.signal(SIGCONT);  // a stopped command must wake up to die
+            if (!kill_at_) kill_at_ = now + opt_.kill_after;
+        }
+
+        Deadline wake = Deadline::max();
+        if (!lost_) wake = renewer.valid_until() - term_lead();
+        if (!lost_ && !renewer.started()) wake = std::min(wake, renewer.first_renewal());
+        if (kill_at_) wake = std::min(wake, *kill_at_);
+        if (runtime_end_) wake = std::min(wake, *runtime_end_);
+        pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {renewer.event_fd(), POLLIN, 0}};
+        int n = ::poll(fds, lost_ ? 1 : 2, wake == Deadline::max() ? -1 : millis_until(wake));
+        if (n <= 0) continue;
+        if (!lost_ && (fds[1].revents & POLLIN)) lose(child, renewer, renewer.lost_reason());
+        if (fds[0].revents & POLLIN) {
+            while (auto sig = signals_.next()) {
+                if (*sig == SIGCHLD) continue;  // reaped at the top of the loop
+                log::verbose("forwarding signal {} to the command", *sig);
+                child.signal(*sig);
+            }
+        }
+    }
+    return exit_status_of(child.wait_status());
+}
+
+// What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
+// earlier than when Redis set the key, so the remainder errs long: Redis, which applies it, never
+// ends the hold before min-hold has passed since the key was set.
+Millis Run::min_hold_left() const {
+    if (!opt_.min_hold) return Millis(0);
+    return std::max(Millis(0), *opt_.min_hold - since(acquired_at_));
+}
+
+void Run::release(Millis keep) {
+    if (quorum_) return release_quorum(keep);
+    Deadline start = BootClock::now();
+    auto unreleased = [&](const Error& e) {
+        log::warning("could not release lock '{}' ({}); it expires by itself within {}", keys_.key,
+                     e.what(), format_duration(opt_.ttl));
+    };
+    // After a failover the release must reach the new master, as the renewals do.
+    conn_.follow_master(BootClock::now() + opt_.conn.timeouts.connect);
+    for (int attempt = 1;; ++attempt) {
+        try {
+            switch (node_.release(keys_, token_, keep)) {
+                case ReleaseResult::released:
+                    if (keep > Millis(0))
+                        log::verbose("kept lock '{}' for another {} (--min-hold {}) in {}",
+                                     keys_.key, format_duration(keep),
+                                     format_duration(*opt_.min_hold),
+                                     format_duration(since(start)));
+                    else
+                        log::verbose("released lock '{}' in {}", keys_.key,
+                                     format_duration(since(start)));
+                    break;
+                // Either way the lock went away while the command ran, unnoticed by the renewer
+                // (data loss in Redis, a deletion between renewals): report it as lost.
+                case ReleaseResult::absent:
+                    if (!lost_)
+                        log::error(
+                            "lock '{}' was gone at release: the command ran without it "
+                            "for a while",
+                            keys_.key);
+                    lost_ = true;
+                    break;
+                case ReleaseResult::not_owner:
+                    if (!lost_)
+                        log::error(
+                            "lock '{}' was taken over by another holder while the command "
+                            "ran; left it alone",
+                            keys_.key);
+                    lost_ = true;
+                    break;
+            }
+            return;
+        } catch (const RedisUnavailable& e) {
+            // The connection may simply have gone stale during a long run: one fresh try.
+            if (attempt < 2) continue;
+            unreleased(e);
+            return;
+        } catch (const Error& e) {
+            unreleased(e);
+            return;
+        }
+    }
+}
+
+bool Run::acquire_quorum() {
+    QuorumWaitResult w =
+        quorum_acquire_waiting(*quorum_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                               opt_.wait.value_or(Millis(0)), signals_);
+    if (w.interrupted_by) {
+        interrupted_by_ = w.interrupted_by;
+        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
+        return false;
+    }
+    if (w.last.acquired) {
+        // The lease counts from when the attempt began (QuorumLock::lease_end).
+        lease_start_ = w.last.started;
+        acquired_at_ = BootClock::now();
+        fence_ = w.last.fence;
+        log::verbose("acquired lock '{}' on {} of {} nodes (fence {}) in {}", keys_.key,
+                     w.last.accepted, w.last.nodes, fence_, format_duration(w.last.elapsed));
+        return true;
+    }
+    if (!opt_.quiet) log::info("{}", quorum_busy_message(keys_, w.last, opt_.wait));
+    return false;
+}
+
+// Like release(): a lock found gone or taken on so many nodes that no majority can have held it
+// to the end means it was lost while the command ran.
+void Run::release_quorum(Millis keep) {
+    Deadline start = BootClock::now();
+    QuorumRelease r = quorum_->release(keys_, token_, keep);
+    std::size_t n = quorum_->size();
+    if (r.released >= quorum_->majority()) {
+        log::verbose("{} lock '{}' on {} of {} nodes in {}", keep > Millis(0) ? "kept" : "released",
+                     keys_.key, r.released, n, format_duration(since(start)));
+        return;
+    }
+    if (r.absent + r.not_owner > n - quorum_->majority()) {
+        if (!lost_)
+            log::error(
+                "lock '{}' was gone or taken on {} of {} nodes at release: the command ran "
+                "without a majority for a while",
+                keys_.key, r.absent + r.not_owner, n);
+        lost_ = true;
+        return;
+    }
+    log::warning(
+        "could not release lock '{}' on a majority ({} of {} nodes released, {} did not "
+        "answer{}); it expires by itself within {}",
+        keys_.key, r.released, n, r.failed,
+        r.first_error ? ": " + r.first_error->message : std::string(), format_duration(opt_.ttl));
+}
+
+int Run::execute() {
+    if (!acquire())
+        return interrupted_by_ ? exit_code::signal_base + *interrupted_by_
+                               : opt_.conflict_exit_code;
+
+    Child::Env env{{"REDLOCK_NAME", keys_.name},
+                   {"REDLOCK_KEY", keys_.key},
+                   {"REDLOCK_TOKEN", token_},
+                   {"REDLOCK_FENCE", std::to_string(fence_)},
+                   {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
+                   // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
+                   {"REDLOCK_REDIS", quorum_ ? quorum_identity(opt_.conn.quorum)
+                                             : redis_identity(opt_.conn.endpoint)}};
+    std::optional<Child> child;
+    try {
+        child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
+    } catch (const SpawnError&) {
+        release();
+        throw;
+    }
+    log::verbose("started '{}' as pid {}", opt_.command.front(), child->pid());
+    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
+
+    int status;
+    {
+        Renewer renewer(quorum_ ? static_cast<Renewable&>(*quorum_) : single_lease_, keys_, token_,
+                        opt_.ttl, opt_.renew_every, lease_start_);
+        if (opt_.replicas.enabled())
+            renewer.set_confirm([this](Deadline lease_end) {
+                confirm_replicated(conn_, opt_.replicas,
+                                   fmt::format("the renewal of lock '{}'", keys_.key), lease_end);
+            });
+        status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
+    }  // the renewer is stopped and joined before release: it must never outlive the lock
+    release(min_hold_left());
+    // A lost lock outranks --max-runtime: it says the command may have overlapped another
+    // holder, which is what the caller most needs to know.
+    if (lost_) return exit_code::lock_lost;
+    return timed_out_ ? exit_code::max_runtime : status;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+    log::set_verbose(options.conn.verbose);
+    log::set_syslog(options.syslog);
+    // Before the command can inherit the environment, by either path below.
+    if (!options.keep_env) scrub_secret_environment();
+    // Before Run blocks signals: the command inherits the mask. Not for a quorum: a single-node
+    // parent's lock on one of the nodes must not pass for a quorum hold.
+    if (options.conn.quorum.empty()) exec_if_held_by_ancestor(options);
+    Run run(options);
+    return run.execute();
+}
+
+}  // namespace redlock

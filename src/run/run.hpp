@@ -1,0 +1,38 @@
+// The run action: take the lock, run the command under it, keep the lock alive, stop the command
+// if the lock is lost, release, and report the command's status.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lock/options.hpp"
+#include "lock/replicas.hpp"
+
+namespace redlock {
+
+enum class OnLost { term, kill, ignore };
+
+struct RunOptions {
+    ConnectionOptions conn;
+    std::string name;
+    Millis ttl{30'000};
+    Millis renew_every{10'000};
+    std::optional<Millis> wait;  // nullopt: do not wait; Millis::max(): wait forever
+    int conflict_exit_code = 75;
+    bool quiet = false;
+    std::vector<std::string> command;  // already wrapped in /bin/sh -c for --shell
+    OnLost on_lost = OnLost::term;
+    Millis kill_after{10'000};
+    std::optional<Millis> min_hold;     // keep the lock at least this long after taking it
+    std::optional<Millis> max_runtime;  // stop the command after this long (exit 124)
+    bool syslog = false;                // messages also go to syslog
+    bool hold_info = false;             // record host, pid, user, command beside the lock
+    ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
+    bool keep_env = false;              // the command inherits the password variables too
+};
+
+// Returns the process exit status; throws Error for failures before the command started.
+int run_command(const RunOptions& options);
+
+}  // namespace redlock

@@ -1,0 +1,78 @@
+#include "util/duration.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "util/errors.hpp"
+#include "util/excerpt.hpp"
+
+namespace redlock {
+namespace {
+
+// Ten years: far beyond any sensible TTL or wait, and far inside what the nanosecond deadline
+// arithmetic (about 292 years from boot) can hold.
+constexpr std::int64_t max_millis = 3650LL * 86'400'000;
+
+std::int64_t unit_millis(std::string_view unit) {
+    if (unit == "ms") return 1;
+    if (unit == "s" || unit.empty()) return 1000;
+    if (unit == "m") return 60'000;
+    if (unit == "h") return 3'600'000;
+    if (unit == "d") return 86'400'000;
+    return 0;
+}
+
+}  // namespace
+
+std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what) {
+    auto bad = [&](std::string_view why) {
+        return UsageError(
+            fmt::format("invalid duration '{}' for {}: {}", excerpt(text), what, why));
+    };
+    if (text.empty()) throw bad("empty");
+    std::int64_t total = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '-') throw bad("must be positive");
+        if (text[i] < '0' || text[i] > '9')
+            throw bad("expected a number like 250ms, 30s, 5m, 1h30m");
+        std::size_t number_start = i;
+        std::int64_t value = 0;
+        for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+            if (value > (max_millis - (text[i] - '0')) / 10) throw bad("too large");
+            value = value * 10 + (text[i] - '0');
+        }
+        std::size_t unit_start = i;
+        while (i < text.size() && (text[i] < '0' || text[i] > '9')) ++i;
+        std::string_view unit = text.substr(unit_start, i - unit_start);
+        // Only a lone number may omit its unit: "1h30" is more likely a typo than 1h30s.
+        if (unit.empty() && number_start != 0) throw bad("missing unit");
+        std::int64_t scale = unit_millis(unit);
+        if (scale == 0)
+            throw bad(fmt::format("unknown unit '{}' (use ms, s, m, h, d)", excerpt(unit, 20)));
+        if (value > (max_millis - total) / scale) throw bad("too large");
+        total += value * scale;
+    }
+    if (total <= 0) throw bad("must be greater than zero");
+    return std::chrono::milliseconds(total);
+}
+
+std::string format_duration(std::chrono::milliseconds d) {
+    std::int64_t ms = d.count();
+    // fmt rather than "-" + ...: GCC 12 at -O3 warns (-Wrestrict) about the inlined operator+.
+    if (ms < 0) return fmt::format("-{}", format_duration(-d));
+    if (ms < 1000) return fmt::format("{}ms", ms);
+    std::int64_t s = ms / 1000;
+    std::int64_t h = s / 3600, m = (s / 60) % 60, sec = s % 60;
+    std::int64_t frac = ms % 1000;
+    std::string out;
+    if (h > 0) out += fmt::format("{}h", h);
+    if (h > 0 || m > 0) out += fmt::format("{}m", m);
+    if (h == 0 && m == 0 && frac != 0) return fmt::format("{}.{:03}s", sec, frac);
+    out += fmt::format("{}s", sec);
+    return out;
+}
+
+}  // namespace redlock

@@ -1,0 +1,63 @@
+// The program's exception family: each carries the exit status it maps to, so main.cpp can turn
+// any failure into one "redlock-run: ..." line and a documented code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "util/exit_codes.hpp"
+
+namespace redlock {
+
+class Error : public std::runtime_error {
+  public:
+    Error(const std::string& message, int code) : std::runtime_error(message), code_(code) {}
+    int code() const noexcept { return code_; }
+
+  private:
+    int code_;
+};
+
+struct UsageError : Error {
+    explicit UsageError(const std::string& m) : Error(m, exit_code::usage) {}
+};
+
+// Network failure, timeout, or a server that cannot serve writes right now. Retryable.
+struct RedisUnavailable : Error {
+    explicit RedisUnavailable(const std::string& m) : Error(m, exit_code::unavailable) {}
+};
+
+// A command was (or may have been) sent and its reply never came: a timeout, a reset, a closed
+// connection. Unlike an error reply, Redis may have run it, which an acquire must not forget
+// (acquire_retry.hpp).
+struct ReplyLost : RedisUnavailable {
+    explicit ReplyLost(const std::string& m) : RedisUnavailable(m) {}
+};
+
+struct AuthError : Error {
+    explicit AuthError(const std::string& m) : Error(m, exit_code::auth) {}
+};
+
+// The key exists but is not a string lock (WRONGTYPE, or a fence counter that is not a number).
+struct DataError : Error {
+    explicit DataError(const std::string& m) : Error(m, exit_code::data) {}
+};
+
+// Redis answered with an error we have no better mapping for.
+struct RedisError : Error {
+    explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}
+};
+
+// A rediss:// connection failed in TLS itself: the server's certificate did not verify (unknown
+// CA, wrong host name, expired), the server refused ours, or the other end does not speak TLS.
+// Unlike RedisUnavailable, retrying does not help until someone changes the configuration.
+struct TlsError : Error {
+    explicit TlsError(const std::string& m) : Error(m, exit_code::tls) {}
+};
+
+// release --token T refused: the lock is held under another token (left untouched).
+struct NotOwner : Error {
+    explicit NotOwner(const std::string& m) : Error(m, exit_code::not_owner) {}
+};
+
+}  // namespace redlock

@@ -1,0 +1,77 @@
+#include "util/log.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "util/excerpt.hpp"
+#include "util/syslog_sink.hpp"
+
+namespace redlock::log {
+namespace {
+std::atomic<bool> verbose_on{false};
+std::atomic<bool> syslog_on{false};
+
+syslog_sink::Severity severity_of(Level level) {
+    switch (level) {
+        case Level::error:
+            return syslog_sink::Severity::err;
+        case Level::warning:
+            return syslog_sink::Severity::warning;
+        case Level::info:
+            return syslog_sink::Severity::notice;
+        case Level::verbose:
+            break;
+    }
+    return syslog_sink::Severity::info;
+}
+}  // namespace
+
+void set_verbose(bool on) {
+    verbose_on = on;
+}
+bool verbose_enabled() {
+    return verbose_on;
+}
+void set_syslog(bool on) {
+    syslog_on = on;
+}
+
+// Lock names and Redis error texts are arbitrary bytes: a newline in one would forge a second
+// message (in cron mail, in syslog) and an escape sequence would drive the operator's terminal.
+// Control characters are shown as \xNN; everything else passes unchanged.
+namespace {
+std::string one_line(std::string_view message) {
+    std::string out;
+    out.reserve(message.size());
+    for (unsigned char c : message) {
+        if (c < 0x20 || c == 0x7f)
+            out += fmt::format("\\x{:02x}", c);
+        else
+            out += static_cast<char>(c);
+    }
+    return out;
+}
+}  // namespace
+
+// A line long enough for any message of ours with a 1 KiB key and holder command in it; a
+// longer one can only come from quoting something hostile (a server's 100 KB error reply).
+constexpr std::size_t max_message_bytes = 4096;
+
+void emit(Level level, const std::string& raw) {
+    std::string message = excerpt(one_line(raw), max_message_bytes);
+    if (syslog_on) syslog_sink::send(severity_of(level), message);
+    std::string line = "redlock-run: " + message + "\n";
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+        ssize_t n = ::write(STDERR_FILENO, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace redlock::log

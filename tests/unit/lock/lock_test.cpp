@@ -1,0 +1,208 @@
+// The lock protocol against a real redis-server (skipped when none is installed): fences grow,
+// only the token's owner renews or releases, scripts survive SCRIPT FLUSH, and a key of the
+// wrong type is a DataError.
+#include "lock/lock.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "lock/keys.hpp"
+#include "lock/token.hpp"
+#include "util/errors.hpp"
+#include "util/fd.hpp"
+
+using namespace redlock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// A loopback port nothing listens on right now (the kernel's pick, released again).
+int free_port() {
+    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+        return 0;
+    return ntohs(addr.sin_port);
+}
+
+class Lock : public ::testing::Test {
+  protected:
+    static inline int port = 0;
+    static inline pid_t pid = 0;
+    static inline std::string dir;
+
+    static void SetUpTestSuite() {
+        if (std::system("command -v redis-server >/dev/null 2>&1") != 0) return;
+        char tmpl[] = "/tmp/redlock-lock-test.XXXXXX";
+        dir = mkdtemp(tmpl);
+        for (int attempt = 0; attempt < 5 && !pid; ++attempt) {
+            port = free_port();
+            std::string cmd = "redis-server --port " + std::to_string(port) +
+                              " --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --dir " +
+                              dir + " --pidfile " + dir + "/pid --logfile " + dir + "/log";
+            if (std::system(cmd.c_str()) != 0) continue;
+            for (int i = 0; i < 250 && !pid; ++i) {
+                std::this_thread::sleep_for(milliseconds(20));
+                std::ifstream in(dir + "/pid");
+                pid_t p = 0;
+                if (in >> p && p > 0 && ping()) pid = p;
+            }
+        }
+    }
+
+    static void TearDownTestSuite() {
+        if (pid > 0) ::kill(pid, SIGTERM);
+        pid = 0;
+        if (!dir.empty()) std::system(("rm -rf " + dir).c_str());
+    }
+
+    static bool ping() {
+        try {
+            Connection c(endpoint(), Timeouts{milliseconds(500), milliseconds(500)});
+            Reply r = c.command({"PING"});
+            return r->type == REDIS_REPLY_STATUS;
+        } catch (const Error&) {
+            return false;
+        }
+    }
+
+    static Endpoint endpoint() {
+        Endpoint ep;
+        ep.host = "127.0.0.1";
+        ep.port = port;
+        return ep;
+    }
+
+    void SetUp() override {
+        if (!pid) GTEST_SKIP() << "redis-server is not available";
+        raw("FLUSHALL");
+    }
+
+    std::string raw(std::initializer_list<std::string> argv) {
+        Reply r = conn.command(std::vector<std::string>(argv));
+        if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ||
+            r->type == REDIS_REPLY_ERROR)
+            return std::string(r->str, r->len);
+        if (r->type == REDIS_REPLY_INTEGER) return std::to_string(r->integer);
+        return "";
+    }
+    std::string raw(const char* one) { return raw({std::string(one)}); }
+
+    Deadline soon() { return BootClock::now() + milliseconds(2000); }
+
+    Connection conn{endpoint(), Timeouts{}};
+    LockNode node{conn};
+    LockKeys keys = LockKeys::make("job", "test:");
+};
+
+}  // namespace
+
+TEST_F(Lock, AcquireStoresThePlainTokenWithTheTtl) {
+    std::string token = new_token();
+    AcquireResult r = node.acquire(keys, token, milliseconds(5000));
+    ASSERT_TRUE(r.acquired);
+    EXPECT_EQ(raw({"GET", "test:job"}), token);
+    long long pttl = std::stoll(raw({"PTTL", "test:job"}));
+    EXPECT_GT(pttl, 4000);
+    EXPECT_LE(pttl, 5000);
+    // The counter never expires.
+    EXPECT_EQ(raw({"PTTL", keys.fence}), "-1");
+}
+
+TEST_F(Lock, FencesGrowByOneAndSurviveRelease) {
+    std::string t1 = new_token(), t2 = new_token();
+    AcquireResult a = node.acquire(keys, t1, milliseconds(5000));
+    ASSERT_TRUE(a.acquired);
+    EXPECT_GT(a.fence, 0);
+    EXPECT_EQ(node.release(keys, t1), ReleaseResult::released);
+    AcquireResult b = node.acquire(keys, t2, milliseconds(5000));
+    ASSERT_TRUE(b.acquired);
+    EXPECT_EQ(b.fence, a.fence + 1);
+}
+
+TEST_F(Lock, BusyLockReportsTheHoldersTtl) {
+    raw({"SET", "test:job", "someone", "PX", "8000"});
+    AcquireResult r = node.acquire(keys, new_token(), milliseconds(5000));
+    EXPECT_FALSE(r.acquired);
+    EXPECT_GT(r.holder_pttl, 7000);
+    EXPECT_EQ(raw({"GET", "test:job"}), "someone");
+    raw({"SET", "test:job", "forever"});
+    EXPECT_EQ(node.acquire(keys, new_token(), milliseconds(5000)).holder_pttl, -1);
+}
+
+TEST_F(Lock, OnlyTheOwnerRenews) {
+    std::string token = new_token();
+    ASSERT_TRUE(node.acquire(keys, token, milliseconds(1000)).acquired);
+    EXPECT_EQ(node.renew(keys, token, milliseconds(9000), soon()), RenewResult::renewed);
+    EXPECT_GT(std::stoll(raw({"PTTL", "test:job"})), 8000);
+    EXPECT_EQ(node.renew(keys, new_token(), milliseconds(60'000), soon()), RenewResult::not_owner);
+    EXPECT_LE(std::stoll(raw({"PTTL", "test:job"})), 9000);
+    raw({"DEL", "test:job"});
+    EXPECT_EQ(node.renew(keys, token, milliseconds(9000), soon()), RenewResult::not_owner);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+}
+
+TEST_F(Lock, ReleaseNeverDeletesAnotherTokensLock) {
+    std::string token = new_token();
+    ASSERT_TRUE(node.acquire(keys, token, milliseconds(5000)).acquired);
+    raw({"SET", "test:job", "other"});
+    EXPECT_EQ(node.release(keys, token), ReleaseResult::not_owner);
+    EXPECT_EQ(raw({"GET", "test:job"}), "other");
+    raw({"DEL", "test:job"});
+    EXPECT_EQ(node.release(keys, token), ReleaseResult::absent);
+}
+
+TEST_F(Lock, ScriptsAreResentAfterScriptFlush) {
+    std::string token = new_token();
+    ASSERT_TRUE(node.acquire(keys, token, milliseconds(5000)).acquired);
+    raw({"SCRIPT", "FLUSH"});
+    EXPECT_EQ(node.renew(keys, token, milliseconds(5000), soon()), RenewResult::renewed);
+    raw({"SCRIPT", "FLUSH"});
+    EXPECT_EQ(node.release(keys, token), ReleaseResult::released);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+}
+
+TEST_F(Lock, AKeyOfAnotherTypeIsADataErrorAndUntouched) {
+    raw({"HSET", "test:job", "f", "v"});
+    EXPECT_THROW(node.acquire(keys, new_token(), milliseconds(5000)), DataError);
+    EXPECT_EQ(raw({"HGET", "test:job", "f"}), "v");
+    // Release treats it as someone else's, never deletes it.
+    EXPECT_EQ(node.release(keys, new_token()), ReleaseResult::not_owner);
+    EXPECT_EQ(raw({"HGET", "test:job", "f"}), "v");
+}
+
+TEST_F(Lock, AFenceCounterThatIsNotANumberLeavesNoLockBehind) {
+    raw({"SET", keys.fence, "abc"});
+    EXPECT_THROW(node.acquire(keys, new_token(), milliseconds(5000)), DataError);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+    EXPECT_EQ(raw({"GET", keys.fence}), "abc");
+}
+
+// The token is what keeps one holder from renewing or releasing another's lock: 10,000 real
+// acquisitions must store 10,000 different tokens.
+TEST_F(Lock, TenThousandAcquisitionsStoreTenThousandDistinctTokens) {
+    std::set<std::string> stored;
+    for (int i = 0; i < 10'000; ++i) {
+        std::string token = new_token();
+        ASSERT_TRUE(node.acquire(keys, token, milliseconds(5000)).acquired) << i;
+        std::string value = raw({"GET", "test:job"});
+        ASSERT_EQ(value, token);
+        stored.insert(value);
+        ASSERT_EQ(node.release(keys, token), ReleaseResult::released) << i;
+    }
+    EXPECT_EQ(stored.size(), 10'000u);
+}

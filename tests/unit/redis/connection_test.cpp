@@ -1,0 +1,131 @@
+// The connection's guarantees that need no Redis: deadlines on a server that never answers, the
+// cancel descriptor, refused connections, and the mapping of error replies to exceptions.
+#include "redis/connection.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "../silent_server.hpp"
+#include "redis/socket.hpp"
+#include "util/errors.hpp"
+#include "util/fd.hpp"
+
+using namespace redlock;
+using std::chrono::milliseconds;
+
+namespace {
+
+using redlock_test::SilentServer;
+
+Endpoint loopback(int port) {
+    Endpoint ep;
+    ep.host = "127.0.0.1";
+    ep.port = port;
+    return ep;
+}
+
+int closed_port() {
+    SilentServer s;  // bound, then closed at the end of scope
+    return s.port;
+}
+
+Reply parse_reply(const std::string& resp) {
+    redisReader* reader = redisReaderCreate();
+    redisReaderFeed(reader, resp.data(), resp.size());
+    void* out = nullptr;
+    EXPECT_EQ(redisReaderGetReply(reader, &out), REDIS_OK);
+    redisReaderFree(reader);
+    return Reply(static_cast<redisReply*>(out));
+}
+
+template <typename Exception>
+void expect_check_throws(const std::string& error_line) {
+    Reply r = parse_reply("-" + error_line + "\r\n");
+    EXPECT_THROW(check(r, "doing x"), Exception) << error_line;
+}
+
+long long ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start)
+        .count();
+}
+
+}  // namespace
+
+TEST(Connection, RefusedConnectionIsUnavailable) {
+    Connection conn(loopback(closed_port()), Timeouts{});
+    try {
+        conn.command({"PING"});
+        FAIL();
+    } catch (const RedisUnavailable& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot connect"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(conn.connected());
+}
+
+TEST(Connection, SilentServerTimesOutAtTheCommandDeadline) {
+    SilentServer server;
+    Connection conn(loopback(server.port), Timeouts{milliseconds(2000), milliseconds(200)});
+    auto start = std::chrono::steady_clock::now();
+    try {
+        conn.command({"PING"});
+        FAIL();
+    } catch (const RedisUnavailable& e) {
+        EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    }
+    long long took = ms_since(start);
+    EXPECT_GE(took, 190);
+    EXPECT_LT(took, 1500);
+    // A reply that might still arrive must never be read as the next command's.
+    EXPECT_FALSE(conn.connected());
+}
+
+TEST(Connection, CancelFdAbortsAWaitAtOnce) {
+    SilentServer server;
+    Connection conn(loopback(server.port), Timeouts{milliseconds(2000), milliseconds(10'000)});
+    Fd cancel(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    conn.set_cancel_fd(cancel.get());
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(milliseconds(100));
+        std::uint64_t one = 1;
+        EXPECT_EQ(::write(cancel.get(), &one, sizeof one), 8);
+    });
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(conn.command({"PING"}), Cancelled);
+    canceller.join();
+    EXPECT_LT(ms_since(start), 2000);
+    EXPECT_FALSE(conn.connected());
+}
+
+TEST(Connection, ErrorRepliesMapToTheProgramsErrors) {
+    expect_check_throws<AuthError>("NOAUTH Authentication required.");
+    expect_check_throws<AuthError>("WRONGPASS invalid username-password pair");
+    expect_check_throws<AuthError>("NOPERM this user has no permissions");
+    expect_check_throws<DataError>("WRONGTYPE Operation against a key holding the wrong kind");
+    expect_check_throws<RedisUnavailable>("READONLY You can't write against a read only replica.");
+    expect_check_throws<RedisUnavailable>("LOADING Redis is loading the dataset in memory");
+    expect_check_throws<RedisUnavailable>("MASTERDOWN Link with MASTER is down");
+    expect_check_throws<RedisUnavailable>("BUSY Redis is busy running a script.");
+    expect_check_throws<RedisError>("ERR unknown command");
+}
+
+TEST(Connection, CheckPassesOtherRepliesThroughAndNamesTheContext) {
+    Reply ok = parse_reply("+OK\r\n");
+    EXPECT_EQ(check(ok, "x").type, REDIS_REPLY_STATUS);
+    EXPECT_EQ(error_text(*ok), "");
+    Reply err = parse_reply("-ERR boom\r\n");
+    EXPECT_EQ(error_text(*err), "ERR boom");
+    try {
+        check(err, "renewing lock 'a'");
+        FAIL();
+    } catch (const RedisError& e) {
+        EXPECT_EQ(std::string(e.what()), "renewing lock 'a': ERR boom");
+    }
+}

@@ -1,0 +1,171 @@
+// Starting and reaping the command: exit statuses in the shell's convention, 126/127 for a
+// command that cannot start, its own process group, and the mask it is given.
+#include "run/child.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "util/exit_codes.hpp"
+
+using redlock::Child;
+using redlock::exit_status_of;
+using redlock::SpawnError;
+
+namespace {
+
+sigset_t empty_mask() {
+    sigset_t s;
+    sigemptyset(&s);
+    return s;
+}
+
+int run_to_end(Child& child) {
+    for (int i = 0; i < 1000 && !child.try_reap(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(child.try_reap());
+    return exit_status_of(child.wait_status());
+}
+
+std::string temp_dir() {
+    char tmpl[] = "/tmp/redlock-child-test.XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    EXPECT_NE(d, nullptr);
+    return d ? d : "/tmp";
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST(ExitStatus, ExitCodeAsIs) {
+    EXPECT_EQ(exit_status_of(0), 0);
+    EXPECT_EQ(exit_status_of(3 << 8), 3);
+    EXPECT_EQ(exit_status_of(255 << 8), 255);
+}
+
+TEST(ExitStatus, KilledBySignalIs128PlusN) {
+    EXPECT_EQ(exit_status_of(SIGKILL), 128 + 9);
+    EXPECT_EQ(exit_status_of(SIGTERM), 128 + 15);
+    EXPECT_EQ(exit_status_of(SIGINT | 0x80), 128 + 2);  // with a core dump
+}
+
+TEST(ExitStatus, MatchesRealChildren) {
+    Child exits = Child::spawn({"sh", "-c", "exit 42"}, {}, empty_mask());
+    EXPECT_EQ(run_to_end(exits), 42);
+    Child killed = Child::spawn({"sh", "-c", "kill -USR1 $$"}, {}, empty_mask());
+    EXPECT_EQ(run_to_end(killed), 128 + SIGUSR1);
+}
+
+TEST(Spawn, MissingCommandIs127) {
+    try {
+        Child::spawn({"redlock-no-such-command-xyz"}, {}, empty_mask());
+        FAIL();
+    } catch (const SpawnError& e) {
+        EXPECT_EQ(e.code(), redlock::exit_code::not_found);
+        EXPECT_NE(std::string(e.what()).find("redlock-no-such-command-xyz"), std::string::npos);
+    }
+    EXPECT_THROW(Child::spawn({"/nonexistent/dir/cmd"}, {}, empty_mask()), SpawnError);
+}
+
+TEST(Spawn, NonExecutableFileIs126) {
+    std::string dir = temp_dir();
+    std::string file = dir + "/not-executable";
+    std::ofstream(file) << "#!/bin/sh\nexit 0\n";
+    chmod(file.c_str(), 0644);
+    try {
+        Child::spawn({file}, {}, empty_mask());
+        FAIL();
+    } catch (const SpawnError& e) {
+        EXPECT_EQ(e.code(), redlock::exit_code::not_executable);
+    }
+    try {
+        Child::spawn({dir}, {}, empty_mask());  // a directory
+        FAIL();
+    } catch (const SpawnError& e) {
+        EXPECT_EQ(e.code(), redlock::exit_code::not_executable);
+    }
+    unlink(file.c_str());
+    rmdir(dir.c_str());
+}
+
+TEST(Spawn, EnvironmentIsAddedAndOverrides) {
+    setenv("REDLOCK_CHILD_TEST_KEEP", "kept", 1);
+    setenv("REDLOCK_CHILD_TEST_OVER", "old", 1);
+    std::string dir = temp_dir();
+    std::string out = dir + "/env";
+    Child c = Child::spawn(
+        {"sh", "-c",
+         "echo \"$REDLOCK_CHILD_TEST_KEEP $REDLOCK_CHILD_TEST_OVER $REDLOCK_CHILD_TEST_NEW\" > " +
+             out},
+        {{"REDLOCK_CHILD_TEST_OVER", "new"}, {"REDLOCK_CHILD_TEST_NEW", "added"}}, empty_mask());
+    EXPECT_EQ(run_to_end(c), 0);
+    EXPECT_EQ(read_file(out), "kept new added\n");
+    unsetenv("REDLOCK_CHILD_TEST_KEEP");
+    unsetenv("REDLOCK_CHILD_TEST_OVER");
+    unlink(out.c_str());
+    rmdir(dir.c_str());
+}
+
+TEST(Spawn, RunsInItsOwnProcessGroupWithTheGivenMask) {
+    // Block a signal here; the child must get the mask it is handed, not ours.
+    sigset_t usr2, old;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &usr2, &old);
+    std::string dir = temp_dir();
+    std::string out = dir + "/status";
+    Child c = Child::spawn(
+        {"sh", "-c",
+         // /proc/self of the commands, not of the shell: a shell blocks every signal around
+         // its own fork, so reading its status while it forks sees a transient full mask.
+         "grep -E '^SigBlk' /proc/self/status > " + out + "; cut -d' ' -f5 /proc/self/stat >> " +
+             out},
+        {}, empty_mask());
+    EXPECT_EQ(run_to_end(c), 0);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    std::string status = read_file(out);
+    EXPECT_NE(status.find("SigBlk:\t0000000000000000"), std::string::npos) << status;
+    // fmt rather than "\n" + ...: GCC 12 at -O3 warns (-Wrestrict) about the inlined operator+.
+    EXPECT_NE(status.find(fmt::format("\n{}\n", c.pid())), std::string::npos) << status;
+    unlink(out.c_str());
+    rmdir(dir.c_str());
+}
+
+TEST(Spawn, SignalReachesTheWholeGroup) {
+    // A grandchild in the pipeline must die with the group, not linger.
+    std::string dir = temp_dir();
+    std::string gpid_file = dir + "/gpid";
+    Child c = Child::spawn({"sh", "-c", "sh -c 'echo $$ > " + gpid_file + "; exec sleep 30' | cat"},
+                           {}, empty_mask());
+    for (int i = 0; i < 500 && read_file(gpid_file).empty(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::string gpid = read_file(gpid_file);
+    ASSERT_FALSE(gpid.empty());
+    gpid.pop_back();
+    c.signal(SIGTERM);
+    EXPECT_EQ(run_to_end(c), 128 + SIGTERM);
+    // The orphaned grandchild is reaped by init, which may take its time: dead is enough.
+    auto dead = [&] {
+        std::string stat = read_file("/proc/" + gpid + "/stat");
+        return stat.empty() || stat.substr(stat.rfind(')') + 2, 1) == "Z";
+    };
+    for (int i = 0; i < 200 && !dead(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(dead()) << read_file("/proc/" + gpid + "/stat");
+    unlink(gpid_file.c_str());
+    rmdir(dir.c_str());
+}
