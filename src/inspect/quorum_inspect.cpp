@@ -51,7 +51,7 @@ std::string node_line(const NodeState& n, bool verbose) {
 
 int quorum_status_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
-    QuorumLock quorum(options.conn.quorum, quorum_timeouts(options.conn));
+    QuorumLock quorum(options.conn.quorum, quorum_timeouts(options.conn), ReplicaPolicy{});
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);
     const std::size_t n = quorum.size();
     std::vector<NodeState> nodes(n);
@@ -127,7 +127,7 @@ int quorum_status_command(const InspectOptions& options) {
 
 int quorum_release_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
-    QuorumLock quorum(options.conn.quorum, quorum_timeouts(options.conn));
+    QuorumLock quorum(options.conn.quorum, quorum_timeouts(options.conn), ReplicaPolicy{});
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);
     const std::size_t n = quorum.size();
     std::vector<std::string> outcome(n);

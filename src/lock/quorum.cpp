@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "lock/quorum_math.hpp"
+#include "lock/replicas.hpp"
 #include "lock/scripts.hpp"
 #include "redis/socket.hpp"
 #include "util/duration.hpp"
@@ -43,8 +44,9 @@ std::optional<NodeError> node_failure(const std::function<void()>& op) {
     }
 }
 
-QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node)
-    : timeouts_(per_node) {
+QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node,
+                       ReplicaPolicy replicas)
+    : timeouts_(per_node), replicas_(replicas) {
     for (const Endpoint& ep : endpoints) {
         conns_.push_back(std::make_unique<Connection>(ep, per_node));
         nodes_.push_back(std::make_unique<LockNode>(*conns_.back()));
@@ -81,7 +83,15 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::vector<std::optional<AcquireResult>> results(n);
     std::vector<std::optional<NodeError>> errors(n);
     in_parallel([&](std::size_t i) {
-        errors[i] = node_failure([&] { results[i] = nodes_[i]->acquire(keys, token, ttl, info); });
+        errors[i] = node_failure([&] {
+            results[i] = nodes_[i]->acquire(keys, token, ttl, info);
+            // A node whose replicas do not have the lock does not count (its key is given back
+            // with the rest when the attempt fails, or at release).
+            if (results[i]->acquired && replicas_.enabled())
+                confirm_replicated(*conns_[i], replicas_,
+                                   fmt::format("the acquire of lock '{}'", keys.key),
+                                   Deadline::max());
+        });
     });
     long long max_counter = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -186,8 +196,12 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
     std::vector<std::optional<RenewResult>> results(n);
     std::vector<std::optional<NodeError>> errors(n);
     in_parallel([&](std::size_t i) {
-        errors[i] =
-            node_failure([&] { results[i] = nodes_[i]->renew(keys, token, ttl, deadline); });
+        errors[i] = node_failure([&] {
+            results[i] = nodes_[i]->renew(keys, token, ttl, deadline);
+            if (*results[i] == RenewResult::renewed && replicas_.enabled())
+                confirm_replicated(*conns_[i], replicas_,
+                                   fmt::format("the renewal of lock '{}'", keys.key), deadline);
+        });
     });
     std::size_t renewed = 0, not_owner = 0, answered = 0;
     const NodeError* first_error = nullptr;
@@ -215,6 +229,19 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
     throw RedisUnavailable(fmt::format(
         "renewed on {} in {}{}", counts(renewed, n, answered), format_duration(elapsed),
         first_error ? fmt::format(" (first error: {})", first_error->message) : std::string()));
+}
+
+bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {
+    const std::size_t n = nodes_.size();
+    std::vector<char> held(n, 0);
+    in_parallel([&](std::size_t i) {
+        node_failure([&] {
+            Reply reply = conns_[i]->command({"GET", keys.key});
+            const redisReply& r = check(reply, fmt::format("checking lock '{}'", keys.key));
+            held[i] = r.type == REDIS_REPLY_STRING && std::string(r.str, r.len) == token;
+        });
+    });
+    return static_cast<std::size_t>(std::count(held.begin(), held.end(), 1)) >= majority();
 }
 
 std::string quorum_identity(const std::vector<Endpoint>& endpoints) {

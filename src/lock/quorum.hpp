@@ -15,7 +15,7 @@
 #include "lock/keys.hpp"
 #include "lock/lock.hpp"
 #include "lock/options.hpp"
-#include "lock/renewable.hpp"
+#include "lock/replicas.hpp"
 #include "redis/connection.hpp"
 
 namespace redlock {
@@ -44,10 +44,12 @@ struct QuorumRelease {
     std::optional<NodeError> first_error;
 };
 
-class QuorumLock : public Renewable {
+class QuorumLock {
   public:
     // Each node gets its own connection, bounded by `per_node` (connect and each command).
-    QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node);
+    // --min-replicas (`replicas`) is counted per node: a node whose WAIT falls short after an
+    // acquire or a renewal does not count towards the majority.
+    QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas);
 
     // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
     // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
@@ -57,10 +59,15 @@ class QuorumLock : public Renewable {
     QuorumRelease release(const LockKeys& keys, const std::string& token, Millis keep);
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
-                      Deadline deadline) override;
-    Deadline lease_end(Deadline sent, Millis ttl) const override;
-    void set_cancel_fd(int fd) override;
-    Millis renew_timeout() const override { return timeouts_.command; }
+                      Deadline deadline);
+    Deadline lease_end(Deadline sent, Millis ttl) const;
+    void set_cancel_fd(int fd);
+    // A renewal's round trip, and the WAIT after it when --min-replicas asks for one.
+    Millis renew_timeout() const {
+        return timeouts_.command + (replicas_.enabled() ? replicas_.timeout : Millis(0));
+    }
+    // Whether `token` holds the lock on a majority right now.
+    bool holds(const LockKeys& keys, const std::string& token);
 
     std::size_t size() const { return nodes_.size(); }
     std::size_t majority() const;
@@ -75,6 +82,7 @@ class QuorumLock : public Renewable {
     std::vector<std::unique_ptr<Connection>> conns_;
     std::vector<std::unique_ptr<LockNode>> nodes_;
     Timeouts timeouts_;
+    ReplicaPolicy replicas_;
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

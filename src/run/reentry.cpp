@@ -36,31 +36,25 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-void exec_if_held_by_ancestor(const RunOptions& options) {
-    std::string key = LockKeys::make(options.name, options.conn.prefix).key;
+void exec_if_held_by_ancestor(LockBackend& lock, const std::vector<std::string>& command) {
+    const std::string& key = lock.keys().key;
     std::string token = env_or_empty("REDLOCK_TOKEN");
     if (token.empty() || env_or_empty("REDLOCK_KEY") != key ||
-        env_or_empty("REDLOCK_REDIS") != redis_identity(options.conn.endpoint))
+        env_or_empty("REDLOCK_REDIS") != lock.identity())
         return;
 
     // The environment alone proves nothing: the ancestor may have lost the lock, or this may be
     // a stale environment (a job started from a shell that once ran under the lock).
-    Connection conn(options.conn.endpoint, options.conn.timeouts);
-    Reply reply = conn.command({"GET", key});
-    const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}' on {}", key,
-                                                   options.conn.endpoint.describe()));
-    bool current = r.type == REDIS_REPLY_STRING && std::string(r.str, r.len) == token;
-    conn.close();
-    if (!current)
+    if (!lock.holds(token))
         throw Error(fmt::format("lock '{}' on {} is no longer held by the parent redlock-run (the "
                                 "key does not hold REDLOCK_TOKEN); not running the command",
-                                key, options.conn.endpoint.describe()),
+                                key, lock.identity()),
                     exit_code::lock_lost);
     log::verbose(
         "lock '{}' on {} is held by a parent redlock-run (token verified); running the "
         "command directly",
-        key, options.conn.endpoint.describe());
-    exec_command(options.command);
+        key, lock.identity());
+    exec_command(command);
 }
 
 }  // namespace redlock

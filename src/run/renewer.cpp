@@ -42,7 +42,7 @@ bool sleep_until(Deadline until, int cancel_fd) {
 
 }  // namespace
 
-Renewer::Renewer(Renewable& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
+Renewer::Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
                  Deadline lease_start)
     : lock_(lock),
       keys_(std::move(keys)),
@@ -108,7 +108,7 @@ void Renewer::run() {
                 report_lost("the key no longer holds this run's token");
                 return;
             }
-            if (confirm_) confirm_(valid_until);
+            lock_.confirm_renewal(valid_until);
             valid_until_ns_ = lock_.lease_end(sent, ttl_).time_since_epoch().count();
             log::verbose(
                 "renewed lock '{}' in {}", keys_.key,

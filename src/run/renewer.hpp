@@ -10,9 +10,9 @@
 #include <string>
 #include <thread>
 
+#include "lock/backend.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock.hpp"
-#include "lock/renewable.hpp"
 #include "util/clock.hpp"
 #include "util/fd.hpp"
 
@@ -22,17 +22,12 @@ class Renewer {
   public:
     // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
     // no earlier than that, so counting from it errs on the safe side. `lock` decides how long a
-    // renewal proves the lock is ours (Renewable::lease_end).
-    Renewer(Renewable& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
+    // renewal proves the lock is ours (LockBackend::lease_end).
+    Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
             Deadline lease_start);
     ~Renewer();
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
-
-    // Called after each renewal Redis accepted, before the lease is extended, with the lease's
-    // current end; throwing counts as a failed renewal (retried until the lease runs out).
-    // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
-    void set_confirm(std::function<void(Deadline)> confirm) { confirm_ = std::move(confirm); }
 
     // When the first renewal is due. Run starts the thread then rather than with the command:
     // a command that ends sooner (many do) never pays for creating and joining a thread.
@@ -53,7 +48,7 @@ class Renewer {
     void run();
     void report_lost(std::string reason);
 
-    Renewable& lock_;
+    LockBackend& lock_;
     LockKeys keys_;
     std::string token_;
     Millis ttl_;
@@ -65,7 +60,6 @@ class Renewer {
     mutable std::mutex mutex_;
     std::string lost_reason_;
     std::string last_failure_;
-    std::function<void(Deadline)> confirm_;
     std::thread thread_;
 };
 

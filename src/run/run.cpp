@@ -6,14 +6,9 @@
 #include <memory>
 #include <optional>
 
-#include "lock/eviction_check.hpp"
+#include "lock/backend.hpp"
 #include "lock/holder.hpp"
-#include "lock/lock.hpp"
-#include "lock/quorum.hpp"
-#include "lock/quorum_wait.hpp"
-#include "lock/replicas.hpp"
 #include "lock/token.hpp"
-#include "lock/waiter.hpp"
 #include "redis/secrets.hpp"
 #include "run/child.hpp"
 #include "run/reentry.hpp"
@@ -37,25 +32,15 @@ std::string last_failure_text(const Renewer& renewer) {
 
 class Run {
   public:
-    explicit Run(const RunOptions& o)
-        : opt_(o),
-          keys_(LockKeys::make(o.name, o.conn.prefix)),
-          conn_(o.conn.endpoint, o.conn.timeouts),
-          node_(conn_),
-          token_(new_token()) {
+    Run(const RunOptions& o, LockBackend& lock)
+        : opt_(o), lock_(lock), keys_(lock.keys()), token_(new_token()) {
         if (o.hold_info) info_ = this_process_info(o.command);
-        if (!o.conn.quorum.empty())
-            quorum_ = std::make_unique<QuorumLock>(o.conn.quorum, quorum_timeouts(o.conn));
-        conn_.set_home_key(keys_.key);  // Redis Cluster: renewals reconnect to the lock's master
     }
 
     int execute();
 
   private:
     bool acquire();
-    bool acquire_quorum();
-    void release_quorum(Millis keep);
-    std::string busy_message(const AcquireResult& r) const;
     int supervise(Child& child, Renewer& renewer);
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
     void lose(Child& child, Renewer& renewer, const std::string& reason,
@@ -66,11 +51,8 @@ class Run {
 
     const RunOptions& opt_;
     SignalEvents signals_;  // first: every thread created later inherits the blocked mask
-    LockKeys keys_;
-    Connection conn_;
-    LockNode node_;
-    SingleNodeLease single_lease_{node_};
-    std::unique_ptr<QuorumLock> quorum_;  // several -u: the Redlock quorum replaces node_
+    LockBackend& lock_;
+    const LockKeys& keys_;
     std::string token_;
     long long fence_ = 0;
     Deadline lease_start_{};
@@ -84,33 +66,27 @@ class Run {
 };
 
 bool Run::acquire() {
-    if (quorum_) return acquire_quorum();
-    if (opt_.conn.verbose) warn_if_evicting(conn_);
-    WaitResult w = acquire_waiting(node_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
-                                   opt_.wait.value_or(Millis(0)), signals_);
-    if (w.interrupted_by) {
-        interrupted_by_ = w.interrupted_by;
-        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
+    Acquisition a = lock_.acquire(token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                                  opt_.wait.value_or(Millis(0)), signals_);
+    if (a.interrupted_by) {
+        interrupted_by_ = a.interrupted_by;
+        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *a.interrupted_by);
         return false;
     }
-    lease_start_ = w.lease_start;
-    if (w.last.acquired) {
-        acquired_at_ = BootClock::now();
-        fence_ = w.last.fence;
-        log::verbose("acquired lock '{}' on {} (fence {}) in {}", keys_.key, node_.describe(),
-                     fence_, format_duration(since(lease_start_)));
-        if (opt_.replicas.enabled()) confirm_acquired(node_, keys_, token_, opt_.replicas);
-        return true;
+    if (!a.acquired) {
+        if (!opt_.quiet)
+            log::info("{}{}", a.busy,
+                      opt_.wait
+                          ? fmt::format("; gave up after waiting {}", format_duration(*opt_.wait))
+                          : std::string("; not running the command"));
+        return false;
     }
-    if (!opt_.quiet) log::info("{}", busy_message(w.last));
-    return false;
-}
-
-std::string Run::busy_message(const AcquireResult& r) const {
-    std::string waited =
-        opt_.wait ? fmt::format("; gave up after waiting {}", format_duration(*opt_.wait))
-                  : std::string("; not running the command");
-    return fmt::format("lock '{}' is held by {}{}", keys_.key, describe_holder(r), waited);
+    lease_start_ = a.lease_start;
+    acquired_at_ = BootClock::now();
+    fence_ = a.fence;
+    log::verbose("acquired lock '{}' {} (fence {}) in {}", keys_.key, a.where, fence_,
+                 format_duration(since(lease_start_)));
+    return true;
 }
 
 void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
@@ -215,106 +191,26 @@ Millis Run::min_hold_left() const {
 }
 
 void Run::release(Millis keep) {
-    if (quorum_) return release_quorum(keep);
     Deadline start = BootClock::now();
-    auto unreleased = [&](const Error& e) {
-        log::warning("could not release lock '{}' ({}); it expires by itself within {}", keys_.key,
-                     e.what(), format_duration(opt_.ttl));
-    };
-    // After a failover the release must reach the new master, as the renewals do.
-    conn_.follow_master(BootClock::now() + opt_.conn.timeouts.connect);
-    for (int attempt = 1;; ++attempt) {
-        try {
-            switch (node_.release(keys_, token_, keep)) {
-                case ReleaseResult::released:
-                    if (keep > Millis(0))
-                        log::verbose("kept lock '{}' for another {} (--min-hold {}) in {}",
-                                     keys_.key, format_duration(keep),
-                                     format_duration(*opt_.min_hold),
-                                     format_duration(since(start)));
-                    else
-                        log::verbose("released lock '{}' in {}", keys_.key,
-                                     format_duration(since(start)));
-                    break;
-                // Either way the lock went away while the command ran, unnoticed by the renewer
-                // (data loss in Redis, a deletion between renewals): report it as lost.
-                case ReleaseResult::absent:
-                    if (!lost_)
-                        log::error(
-                            "lock '{}' was gone at release: the command ran without it "
-                            "for a while",
-                            keys_.key);
-                    lost_ = true;
-                    break;
-                case ReleaseResult::not_owner:
-                    if (!lost_)
-                        log::error(
-                            "lock '{}' was taken over by another holder while the command "
-                            "ran; left it alone",
-                            keys_.key);
-                    lost_ = true;
-                    break;
-            }
-            return;
-        } catch (const RedisUnavailable& e) {
-            // The connection may simply have gone stale during a long run: one fresh try.
-            if (attempt < 2) continue;
-            unreleased(e);
-            return;
-        } catch (const Error& e) {
-            unreleased(e);
-            return;
-        }
+    Release r = lock_.release(token_, keep);
+    switch (r.outcome) {
+        case Release::Outcome::released:
+            if (keep > Millis(0))
+                log::verbose("kept lock '{}' for another {} (--min-hold {}) in {}", keys_.key,
+                             format_duration(keep), format_duration(*opt_.min_hold),
+                             format_duration(since(start)));
+            else
+                log::verbose("released lock '{}' in {}", keys_.key, format_duration(since(start)));
+            break;
+        case Release::Outcome::lost:
+            if (!lost_) log::error("lock '{}' {}", keys_.key, r.detail);
+            lost_ = true;
+            break;
+        case Release::Outcome::unknown:
+            log::warning("could not release lock '{}' ({}); it expires by itself within {}",
+                         keys_.key, r.detail, format_duration(opt_.ttl));
+            break;
     }
-}
-
-bool Run::acquire_quorum() {
-    QuorumWaitResult w =
-        quorum_acquire_waiting(*quorum_, keys_, token_, opt_.ttl, info_ ? &*info_ : nullptr,
-                               opt_.wait.value_or(Millis(0)), signals_);
-    if (w.interrupted_by) {
-        interrupted_by_ = w.interrupted_by;
-        log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *w.interrupted_by);
-        return false;
-    }
-    if (w.last.acquired) {
-        // The lease counts from when the attempt began (QuorumLock::lease_end).
-        lease_start_ = w.last.started;
-        acquired_at_ = BootClock::now();
-        fence_ = w.last.fence;
-        log::verbose("acquired lock '{}' on {} of {} nodes (fence {}) in {}", keys_.key,
-                     w.last.accepted, w.last.nodes, fence_, format_duration(w.last.elapsed));
-        return true;
-    }
-    if (!opt_.quiet) log::info("{}", quorum_busy_message(keys_, w.last, opt_.wait));
-    return false;
-}
-
-// Like release(): a lock found gone or taken on so many nodes that no majority can have held it
-// to the end means it was lost while the command ran.
-void Run::release_quorum(Millis keep) {
-    Deadline start = BootClock::now();
-    QuorumRelease r = quorum_->release(keys_, token_, keep);
-    std::size_t n = quorum_->size();
-    if (r.released >= quorum_->majority()) {
-        log::verbose("{} lock '{}' on {} of {} nodes in {}", keep > Millis(0) ? "kept" : "released",
-                     keys_.key, r.released, n, format_duration(since(start)));
-        return;
-    }
-    if (r.absent + r.not_owner > n - quorum_->majority()) {
-        if (!lost_)
-            log::error(
-                "lock '{}' was gone or taken on {} of {} nodes at release: the command ran "
-                "without a majority for a while",
-                keys_.key, r.absent + r.not_owner, n);
-        lost_ = true;
-        return;
-    }
-    log::warning(
-        "could not release lock '{}' on a majority ({} of {} nodes released, {} did not "
-        "answer{}); it expires by itself within {}",
-        keys_.key, r.released, n, r.failed,
-        r.first_error ? ": " + r.first_error->message : std::string(), format_duration(opt_.ttl));
 }
 
 int Run::execute() {
@@ -328,8 +224,7 @@ int Run::execute() {
                    {"REDLOCK_FENCE", std::to_string(fence_)},
                    {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
-                   {"REDLOCK_REDIS", quorum_ ? quorum_identity(opt_.conn.quorum)
-                                             : redis_identity(opt_.conn.endpoint)}};
+                   {"REDLOCK_REDIS", lock_.identity()}};
     std::optional<Child> child;
     try {
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
@@ -342,13 +237,7 @@ int Run::execute() {
 
     int status;
     {
-        Renewer renewer(quorum_ ? static_cast<Renewable&>(*quorum_) : single_lease_, keys_, token_,
-                        opt_.ttl, opt_.renew_every, lease_start_);
-        if (opt_.replicas.enabled())
-            renewer.set_confirm([this](Deadline lease_end) {
-                confirm_replicated(conn_, opt_.replicas,
-                                   fmt::format("the renewal of lock '{}'", keys_.key), lease_end);
-            });
+        Renewer renewer(lock_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
     release(min_hold_left());
@@ -365,10 +254,12 @@ int run_command(const RunOptions& options) {
     log::set_syslog(options.syslog);
     // Before the command can inherit the environment, by either path below.
     if (!options.keep_env) scrub_secret_environment();
-    // Before Run blocks signals: the command inherits the mask. Not for a quorum: a single-node
-    // parent's lock on one of the nodes must not pass for a quorum hold.
-    if (options.conn.quorum.empty()) exec_if_held_by_ancestor(options);
-    Run run(options);
+    std::unique_ptr<LockBackend> lock = make_backend(
+        LockKeys::make(options.name, options.conn.prefix), options.conn, options.replicas);
+    // Before Run blocks signals: the command inherits the mask. REDLOCK_REDIS names the whole
+    // quorum, so a single-node parent's lock on one of its nodes never passes for a quorum hold.
+    exec_if_held_by_ancestor(*lock, options.command);
+    Run run(options, *lock);
     return run.execute();
 }
 

@@ -1,0 +1,101 @@
+// One lock, every topology: what the run (and its renewer) asks of "a lock on some Redis". The
+// single-node backend serves redis://, rediss://, unix://, redis-sentinel:// and
+// redis-cluster:// alike (they differ only below the Connection); the quorum backend composes N
+// nodes with the Redlock algorithm. Nothing above this interface asks which one it has, so a
+// feature written against it works on every topology, and tests plug a fake in here.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lock/holder_info.hpp"
+#include "lock/keys.hpp"
+#include "lock/lock.hpp"
+#include "lock/options.hpp"
+#include "lock/replicas.hpp"
+#include "util/clock.hpp"
+#include "util/signals.hpp"
+
+namespace redlock {
+
+// How much earlier than Redis we treat the lease as over: room for clock-rate differences
+// between this host and the Redis host (1%, as the Redlock spec's drift factor) plus a fixed
+// allowance for delivering the signal to the command.
+Millis lease_margin(Millis ttl);
+
+struct Acquisition {
+    bool acquired = false;
+    long long fence = 0;     // when acquired: the fencing token, above every earlier one
+    Deadline lease_start{};  // when acquired: the lease counts from here (lease_end below)
+    std::string where;       // when acquired: "on 127.0.0.1:6379", "on 3 of 3 nodes"
+    std::string busy;        // when not: "lock 'k' is held by ...", without what we did about it
+    std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
+};
+
+struct Release {
+    enum class Outcome {
+        released,  // ours until now, given back (or shortened to `keep`)
+        lost,      // found gone or taken: the command ran without the lock for a while
+        unknown,   // could not be reached; the lock expires by itself
+    } outcome = Outcome::released;
+    std::string detail;  // for lost and unknown: what was seen, for the message
+};
+
+class LockBackend {
+  public:
+    virtual ~LockBackend() = default;
+    const LockKeys& keys() const { return keys_; }
+
+    // Takes the lock for `token`, waiting up to `wait` (zero: one try; Millis::max(): no bound)
+    // for a hand-off. The signals that end a run (TERM, INT, ...) end the wait; a waiter told
+    // to stop never takes the lock. Throws Error when Redis cannot decide (unreachable, ...);
+    // whatever a failed attempt may have left behind is cleaned up first.
+    virtual Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info,
+                                Millis wait, SignalEvents& signals) = 0;
+    // Gives the lock back, or with keep > 0 shortens it to `keep` (--min-hold). Never throws.
+    virtual Release release(const std::string& token, Millis keep) = 0;
+    // Whether `token` holds the lock right now (a nested run checks its parent's token).
+    virtual bool holds(const std::string& token) = 0;
+    // Where the lock lives, as REDLOCK_REDIS says it: a nested run of the same name on the same
+    // identity is the parent's lock (run/reentry.hpp).
+    virtual std::string identity() const = 0;
+
+    // What the renewer (run/renewer.hpp) needs, from its own thread.
+
+    // Extends the lock; not_owner when it can no longer be ours. Throws (RedisUnavailable, ...)
+    // when the outcome is unknown, which the renewer retries until the lease runs out.
+    virtual RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                              Deadline deadline) = 0;
+    // The latest moment this host may still believe it holds the lock after an acquire or renew
+    // that started at `sent` and succeeded.
+    virtual Deadline lease_end(Deadline sent, Millis ttl) const = 0;
+    // While set (>= 0), a readable `fd` aborts a renewal in flight (the renewer's stop signal).
+    virtual void set_cancel_fd(int fd) = 0;
+    // The longest a single renewal may take before it counts as failed.
+    virtual Millis renew_timeout() const = 0;
+    // Before each renewal: find out where the lock's node is now (Sentinel), by `cap` at most.
+    virtual void follow_master(Deadline /*cap*/) {}
+    // After each renewal Redis accepted, before the lease is extended; `cap` is the lease's
+    // current end. Throwing counts as a failed renewal (retried until the lease runs out).
+    // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
+    virtual void confirm_renewal(Deadline /*cap*/) {}
+
+  protected:
+    explicit LockBackend(LockKeys keys) : keys_(std::move(keys)) {}
+
+  private:
+    LockKeys keys_;
+};
+
+// The backend for `conn`'s topology: a quorum when it names several nodes, else a single node.
+// --min-replicas is honoured by both: a quorum node whose WAIT falls short does not count.
+std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
+                                          const ReplicaPolicy& replicas);
+std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const ConnectionOptions& conn,
+                                               const ReplicaPolicy& replicas);
+std::unique_ptr<LockBackend> make_quorum_backend(const LockKeys& keys,
+                                                 const ConnectionOptions& conn,
+                                                 const ReplicaPolicy& replicas);
+
+}  // namespace redlock

@@ -1,0 +1,126 @@
+// The lock on one Redis master: plain, TLS, unix socket, Sentinel or Cluster, which differ only
+// below the Connection. The protocol per node is LockNode's; this adds the waiters' queue
+// (waiter.hpp), --min-replicas and the release policy.
+#include <fmt/format.h>
+
+#include "lock/backend.hpp"
+#include "lock/eviction_check.hpp"
+#include "lock/holder.hpp"
+#include "lock/lock.hpp"
+#include "lock/waiter.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+class NodeBackend final : public LockBackend {
+  public:
+    NodeBackend(const LockKeys& keys, const ConnectionOptions& conn, const ReplicaPolicy& replicas)
+        : LockBackend(keys),
+          conn_(conn.endpoint, conn.timeouts),
+          node_(conn_),
+          replicas_(replicas),
+          verbose_(conn.verbose) {
+        conn_.set_home_key(keys.key);  // Redis Cluster: (re)connect straight to the lock's master
+    }
+
+    Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
+                        SignalEvents& signals) override {
+        if (verbose_) warn_if_evicting(conn_);
+        WaitResult w = acquire_waiting(node_, keys(), token, ttl, info, wait, signals);
+        Acquisition a;
+        a.interrupted_by = w.interrupted_by;
+        if (w.interrupted_by) return a;
+        if (!w.last.acquired) {
+            a.busy = fmt::format("lock '{}' is held by {}", keys().key, describe_holder(w.last));
+            return a;
+        }
+        if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
+        a.acquired = true;
+        a.fence = w.last.fence;
+        a.lease_start = w.lease_start;
+        a.where = "on " + node_.describe();
+        return a;
+    }
+
+    Release release(const std::string& token, Millis keep) override {
+        // After a failover the release must reach the new master, as the renewals do.
+        conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
+        for (int attempt = 1;; ++attempt) {
+            try {
+                switch (node_.release(keys(), token, keep)) {
+                    case ReleaseResult::released:
+                        return {};
+                    // Either way the lock went away while the command ran, unnoticed by the
+                    // renewer (data loss in Redis, a deletion between renewals).
+                    case ReleaseResult::absent:
+                        return {Release::Outcome::lost,
+                                "was gone at release: the command ran without it for a while"};
+                    case ReleaseResult::not_owner:
+                        return {Release::Outcome::lost,
+                                "was taken over by another holder while the command ran; left "
+                                "it alone"};
+                }
+            } catch (const RedisUnavailable& e) {
+                // The connection may simply have gone stale during a long run: one fresh try.
+                if (attempt < 2) continue;
+                return {Release::Outcome::unknown, e.what()};
+            } catch (const Error& e) {
+                return {Release::Outcome::unknown, e.what()};
+            }
+        }
+    }
+
+    bool holds(const std::string& token) override {
+        Reply reply = conn_.command({"GET", keys().key});
+        const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}' on {}",
+                                                       keys().key, node_.describe()));
+        return r.type == REDIS_REPLY_STRING && std::string(r.str, r.len) == token;
+    }
+
+    std::string identity() const override { return redis_identity(conn_.endpoint()); }
+
+    RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                      Deadline deadline) override {
+        return node_.renew(keys, token, ttl, deadline);
+    }
+    // Redis started the TTL no earlier than `sent`, so counting from it errs on the safe side.
+    Deadline lease_end(Deadline sent, Millis ttl) const override {
+        return sent + ttl - lease_margin(ttl);
+    }
+    void set_cancel_fd(int fd) override { conn_.set_cancel_fd(fd); }
+    Millis renew_timeout() const override { return conn_.timeouts().command; }
+    void follow_master(Deadline cap) override { conn_.follow_master(cap); }
+    void confirm_renewal(Deadline cap) override {
+        if (replicas_.enabled())
+            confirm_replicated(conn_, replicas_,
+                               fmt::format("the renewal of lock '{}'", keys().key), cap);
+    }
+
+  private:
+    Connection conn_;
+    LockNode node_;
+    ReplicaPolicy replicas_;
+    bool verbose_;
+};
+
+}  // namespace
+
+Millis lease_margin(Millis ttl) {
+    return ttl / 100 + Millis(10);
+}
+
+std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const ConnectionOptions& conn,
+                                               const ReplicaPolicy& replicas) {
+    return std::make_unique<NodeBackend>(keys, conn, replicas);
+}
+
+std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
+                                          const ReplicaPolicy& replicas) {
+    if (!conn.quorum.empty()) return make_quorum_backend(keys, conn, replicas);
+    return make_node_backend(keys, conn, replicas);
+}
+
+}  // namespace redlock

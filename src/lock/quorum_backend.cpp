@@ -1,0 +1,174 @@
+// The Redlock quorum as a lock backend: N independent masters (several -u), the lock held while
+// a majority holds it. Every operation goes to all nodes at once (QuorumLock).
+//
+// Waiting: the single-node waiters' queue lives on one node and cannot order waiters across
+// several, so a quorum waiter retries after a random delay instead, as the Redlock spec does:
+// contenders that collided desynchronise instead of splitting the votes again.
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <random>
+
+#include "lock/backend.hpp"
+#include "lock/holder.hpp"
+#include "lock/quorum.hpp"
+#include "lock/quorum_math.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+// Throws when too few nodes answered to decide anything: the lock is not known to be busy.
+[[noreturn]] void throw_unreachable(const LockKeys& keys, const QuorumAttempt& a) {
+    std::string first = a.first_error ? a.first_error->message : std::string("no reply");
+    int code = a.first_error ? a.first_error->code : exit_code::unavailable;
+    // A usage or auth problem on a node says more than "unavailable"; a plain internal error
+    // (an unexpected reply) does not.
+    if (code == exit_code::internal) code = exit_code::unavailable;
+    throw Error(fmt::format("cannot take lock '{}': only {} of {} Redis nodes answered ({} "
+                            "needed for a majority); first error: {}",
+                            keys.key, a.answered, a.nodes, majority(a.nodes), first),
+                code);
+}
+
+// "lock 'k' is held elsewhere: 1 of 5 nodes accepted it (5 answered, 3 needed), held by ..."
+// for an attempt that reached a majority but did not get the lock.
+std::string busy_message(const LockKeys& keys, const QuorumAttempt& a) {
+    if (!a.why.empty())
+        return fmt::format("lock '{}' not taken: {} of {} nodes accepted it ({} answered) but {}",
+                           keys.key, a.accepted, a.nodes, a.answered, a.why);
+    std::string holder = a.busy ? fmt::format(", held by {}", describe_holder(*a.busy)) : "";
+    return fmt::format(
+        "lock '{}' is held elsewhere: only {} of {} nodes accepted it ({} answered, {} needed){}",
+        keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes), holder);
+}
+
+struct QuorumWaitResult {
+    QuorumAttempt last;
+    std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
+};
+
+// The bounds of the random pause between two attempts.
+inline constexpr Millis quorum_retry_min{50};
+inline constexpr Millis quorum_retry_max{250};
+
+// Tries until acquired or `wait` has passed (zero: a single try; Millis::max(): no bound).
+// When the last attempt reached fewer than a majority, throws the error it saw (RedisUnavailable
+// unless every node failed in a more specific way) with how many nodes answered.
+QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
+                                        const std::string& token, Millis ttl,
+                                        const HolderInfo* info, Millis wait,
+                                        SignalEvents& signals) {
+    Deadline start = BootClock::now();
+    Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
+    std::mt19937 random{std::random_device{}()};
+    std::uniform_int_distribution<Millis::rep> pause(quorum_retry_min.count(),
+                                                     quorum_retry_max.count());
+    QuorumWaitResult result;
+    for (int attempt = 1;; ++attempt) {
+        // Checked before every attempt: a waiter told to stop must never take the lock.
+        if ((result.interrupted_by = stopping_signal(signals))) return result;
+        result.last = lock.acquire(keys, token, ttl, info);
+        if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
+            lock.release(keys, token, Millis(0));
+            result.last.acquired = false;
+            return result;
+        }
+        if (result.last.acquired) {
+            if (attempt > 1)
+                log::verbose("waited {} ({} attempts) for lock '{}'",
+                             format_duration(std::chrono::ceil<Millis>(BootClock::now() - start)),
+                             attempt, keys.key);
+            return result;
+        }
+        bool decided = result.last.answered >= majority(result.last.nodes);
+        Deadline now = BootClock::now();
+        if (now >= give_up) {
+            if (!decided) throw_unreachable(keys, result.last);
+            return result;
+        }
+        if (attempt == 1)
+            log::verbose(
+                "lock '{}' not taken ({} of {} nodes accepted, {} answered); retrying "
+                "after random pauses (up to {})",
+                keys.key, result.last.accepted, result.last.nodes, result.last.answered,
+                wait == Millis::max() ? std::string("forever") : format_duration(wait));
+        Deadline resume = std::min(give_up, now + Millis(pause(random)));
+        pollfd p{signals.fd(), POLLIN, 0};
+        ::poll(&p, 1, millis_until(resume));  // a signal cuts the pause short
+    }
+}
+
+class QuorumBackend final : public LockBackend {
+  public:
+    QuorumBackend(const LockKeys& keys, const ConnectionOptions& conn,
+                  const ReplicaPolicy& replicas)
+        : LockBackend(keys),
+          lock_(conn.quorum, quorum_timeouts(conn), replicas),
+          identity_(quorum_identity(conn.quorum)) {}
+
+    Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
+                        SignalEvents& signals) override {
+        QuorumWaitResult w = quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals);
+        Acquisition a;
+        a.interrupted_by = w.interrupted_by;
+        if (w.interrupted_by) return a;
+        if (!w.last.acquired) {
+            a.busy = busy_message(keys(), w.last);
+            return a;
+        }
+        a.acquired = true;
+        a.fence = w.last.fence;
+        // The validity counts from when the attempt began (QuorumLock::lease_end).
+        a.lease_start = w.last.started;
+        a.where = fmt::format("on {} of {} nodes", w.last.accepted, w.last.nodes);
+        return a;
+    }
+
+    // A lock found gone or taken on so many nodes that no majority can have held it to the end
+    // was lost while the command ran.
+    Release release(const std::string& token, Millis keep) override {
+        QuorumRelease r = lock_.release(keys(), token, keep);
+        const std::size_t n = lock_.size();
+        if (r.released >= lock_.majority()) return {};
+        if (r.absent + r.not_owner > n - lock_.majority())
+            return {Release::Outcome::lost,
+                    fmt::format("was gone or taken on {} of {} nodes at release: the command ran "
+                                "without a majority for a while",
+                                r.absent + r.not_owner, n)};
+        return {
+            Release::Outcome::unknown,
+            fmt::format("released on {} of {} nodes, {} did not answer{}", r.released, n, r.failed,
+                        r.first_error ? ": " + r.first_error->message : std::string())};
+    }
+
+    bool holds(const std::string& token) override { return lock_.holds(keys(), token); }
+    std::string identity() const override { return identity_; }
+
+    RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                      Deadline deadline) override {
+        return lock_.renew(keys, token, ttl, deadline);
+    }
+    Deadline lease_end(Deadline sent, Millis ttl) const override {
+        return lock_.lease_end(sent, ttl);
+    }
+    void set_cancel_fd(int fd) override { lock_.set_cancel_fd(fd); }
+    Millis renew_timeout() const override { return lock_.renew_timeout(); }
+
+  private:
+    QuorumLock lock_;
+    std::string identity_;
+};
+
+}  // namespace
+
+std::unique_ptr<LockBackend> make_quorum_backend(const LockKeys& keys,
+                                                 const ConnectionOptions& conn,
+                                                 const ReplicaPolicy& replicas) {
+    return std::make_unique<QuorumBackend>(keys, conn, replicas);
+}
+
+}  // namespace redlock
