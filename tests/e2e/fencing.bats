@@ -108,7 +108,8 @@ paused_holder() {
         while [ ! -e "$d/go" ]; do sleep 0.02; done
         status=0
         "$@" > "$d/a.output" 2>&1 || status=$?
-        echo "$status" > "$d/a.status"
+        # Renamed into place: the test reads it as soon as it exists.
+        echo "$status" > "$d/a.status.tmp" && mv "$d/a.status.tmp" "$d/a.status"
         # Still running when redlock-run wakes up, which must see its lock gone and end us.
         while [ ! -e "$d/end" ]; do sleep 0.02; done' holder-a "$d" "$@" "$a_last"
     wait_for 5 file_exists "$d/a.ready"
