@@ -38,4 +38,6 @@ install(FILES ${completions_out}/redlock-run.fish
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 
 install(FILES README.md packaging/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The whole tree, fencing/ included. Its scripts lose their executable bit (install(DIRECTORY)'s
+# default 644), as dh_fixperms would do to anything under /usr/share/doc: they are for copying.
 install(DIRECTORY packaging/examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)

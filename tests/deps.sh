@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(g++ cmake make pkg-config libhiredis-dev libcli11-dev libfmt-dev libssl-dev libgtest-dev
           bats bats-support bats-assert redis-server redis-sentinel redis-tools python3 python3-redis jq
-          openssl git mandoc man-db dpkg-dev rpm bash-completion zsh fish)
+          openssl git mandoc man-db dpkg-dev rpm bash-completion zsh fish postgresql)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -14,3 +14,11 @@ SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# postgresql is there for tests/e2e/fencing.bats, which runs a throwaway server of its own on a
+# free port. The package creates and may start a "main" cluster on 5432: stop the one this
+# install created (only then), so that no server is left running for nothing.
+if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v pg_lsclusters > /dev/null; then
+    pg_lsclusters --no-header | while read -r version cluster _port status _; do
+        [ "$status" != online ] || $SUDO pg_ctlcluster "$version" "$cluster" stop || true
+    done
+fi

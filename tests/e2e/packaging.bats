@@ -99,6 +99,10 @@ cpack_deb() {
     [ -f "$root/usr/share/doc/redlock-run/examples/nightly-report.service" ]
     [ -f "$root/usr/share/doc/redlock-run/examples/nightly-report.timer" ]
     [ -f "$root/usr/share/doc/redlock-run/examples/redlock-run.cron" ]
+    local fencing
+    for fencing in README.md postgresql.sql postgresql-write.sh redis-write.sh file-write.sh; do
+        [ -f "$root/usr/share/doc/redlock-run/examples/fencing/$fencing" ]
+    done
     [ -f "$root/usr/share/doc/redlock-run/README.md" ]
     # Under /usr/local, zsh's completion goes where Debian's zsh looks for it there.
     root="$BATS_TEST_TMPDIR/local"
@@ -130,6 +134,7 @@ cpack_deb() {
     assert_output --partial ' ./usr/share/zsh/vendor-completions/_redlock-run'
     assert_output --partial ' ./usr/share/fish/vendor_completions.d/redlock-run.fish'
     assert_output --partial ' ./usr/share/doc/redlock-run/examples/nightly-report.timer'
+    assert_output --partial ' ./usr/share/doc/redlock-run/examples/fencing/postgresql-write.sh'
     assert_output --partial ' ./usr/share/doc/redlock-run/copyright'
     run dpkg-deb -f "$DEB" Version
     assert_output "$(project_version)"
