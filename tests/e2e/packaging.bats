@@ -74,16 +74,41 @@ cpack_deb() {
     refute_output --regexp 'std::w?(cout|cerr|clog|cin)$'
 }
 
-@test "the man page is clean under mandoc -Tlint and renders with man" {
+@test "the man page is clean under groff -ww and mandoc -Tlint and renders with man" {
     command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
     run mandoc -Tlint "$SRC_DIR/man/redlock-run.1"
     assert_success
     assert_output ''
+    # Every groff warning (-ww), on what man-db renders with on Debian.
+    run --separate-stderr groff -ww -man -Tutf8 "$SRC_DIR/man/redlock-run.1"
+    assert_success
+    [ -z "$stderr" ] || { echo "$stderr" >&2; false; }
     cd "$SRC_DIR"
     run env MANPAGER=cat MANWIDTH=80 man ./man/redlock-run.1
     assert_success
     assert_output --partial 'redlock-run'
     assert_output --regexp 'EXIT STATUS|EXIT CODES'
+}
+
+@test "the man page never breaks a URL scheme at its hyphen, in groff or mandoc" {
+    command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
+    local page="$SRC_DIR/man/redlock-run.1" width out
+    # The page has them: a check that finds no scheme would prove nothing.
+    grep -q 'redis\\-sentinel://' "$page"
+    grep -q 'redis\\-cluster://' "$page"
+    for width in 50 57 64 71 78 85 92 99 106 113 120; do
+        for out in "$(MANWIDTH=$width MANPAGER=cat man -l "$page" 2>/dev/null)" \
+            "$(mandoc -Tutf8 -O width=$width "$page" | col -b)"; do
+            # A scheme split over two lines: "redis-" (or "redis‐") ends one line, the next
+            # starts with "sentinel://" or "cluster://".
+            if awk 'split_ && /^[[:space:]]*(sentinel|cluster):\/\// { print NR ": " $0; bad = 1 }
+                    { split_ = /redis(-|‐)$/ } END { exit !bad }' <<< "$out" >&2; then
+                echo "a redis- scheme breaks at width $width" >&2
+                return 1
+            fi
+            [[ $out == *redis-sentinel://* && $out == *redis-cluster://* ]]
+        done
+    done
 }
 
 @test "cmake --install puts each file in its standard place" {
