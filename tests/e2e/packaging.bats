@@ -14,6 +14,17 @@ setup() {
 teardown() {
     stop_holder
     redis_stop
+    # The cron tests' users, group, files and /usr/local install, whatever failed.
+    local user
+    if [ -e "$BATS_TEST_TMPDIR/users" ]; then
+        while read -r user; do userdel "$user" 2>/dev/null || true; done < "$BATS_TEST_TMPDIR/users"
+    fi
+    [ -e "$BATS_TEST_TMPDIR/group" ] && groupdel "$(cat "$BATS_TEST_TMPDIR/group")" 2>/dev/null
+    [ -n "${CRON_TMP:-}" ] && rm -rf "$CRON_TMP"
+    if [ -e "$BATS_TEST_TMPDIR/local-installed" ] && [ -f "$BUILD_DIR/install_manifest.txt" ]; then
+        xargs rm -f < "$BUILD_DIR/install_manifest.txt"
+        xargs rmdir < "$BUILD_DIR/install_created_dirs.txt" 2>/dev/null || true
+    fi
     # Never leave the package behind, whatever failed.
     if [ -e "$INSTALLED_FLAG" ]; then
         dpkg_retry --purge redlock-run > /dev/null 2>&1 || true
@@ -222,9 +233,12 @@ cpack_deb() {
 @test "the systemd example units pass systemd-analyze verify" {
     local dir="$BATS_TEST_TMPDIR/units"
     mkdir "$dir"
+    # ExecStart names redlock-run without a directory, for systemd to find in /usr/local/bin
+    # (cmake --install) or /usr/bin (the .deb).
+    grep -qx 'ExecStart=redlock-run .*' "$SRC_DIR/packaging/examples/nightly-report.service"
     # verify checks that ExecStart's program exists: point it at the binary under test.
-    sed "s|/usr/bin/redlock-run|$RL|" "$SRC_DIR/packaging/examples/nightly-report.service" \
-        > "$dir/nightly-report.service"
+    sed "s|^ExecStart=redlock-run |ExecStart=$RL |" \
+        "$SRC_DIR/packaging/examples/nightly-report.service" > "$dir/nightly-report.service"
     cp "$SRC_DIR/packaging/examples/nightly-report.timer" "$dir/"
     if command -v systemd-analyze > /dev/null; then
         cd "$dir"
@@ -250,44 +264,114 @@ cpack_deb() {
     # Run ExecStart as systemd would (no shell), with the unit's environment; the lock is held,
     # so the report must not start (it does not exist here: it would give 127).
     local -a argv
-    read -ra argv <<< "${exec_start/\/usr\/bin\/redlock-run/$RL}"
+    read -ra argv <<< "$exec_start"
+    [ "${argv[0]}" = redlock-run ]
+    argv[0]=$RL
     run -"$success" env REDLOCK_URL="$REDIS_URL" "${argv[@]}"
     assert_output --partial "lock 'nightly-report' is held"
     touch "$BATS_TEST_TMPDIR/gate"
     wait "$HOLDER"
 }
 
-@test "the cron.d example is valid and each job skips silently while its lock is busy" {
-    redis_start
-    local cron="$SRC_DIR/packaging/examples/redlock-run.cron"
-    local field='(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*'
-    local jobs=0 line
-    local -a env_vars=()
-    # cron runs the command with the file's variables; redlock-run from PATH is the one under
-    # test, and every word of the line is taken as a lock first, so each job finds its lock busy.
-    mkdir "$BATS_TEST_TMPDIR/bin"
-    ln -s "$RL" "$BATS_TEST_TMPDIR/bin/redlock-run"
-    while IFS= read -r line; do
-        [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
-        if [[ $line =~ ^([A-Z_]+)=(.*)$ ]]; then
-            case ${BASH_REMATCH[1]} in
-                REDLOCK_URL) env_vars+=("REDLOCK_URL=$REDIS_URL") ;;
-                REDLOCK_PASSWORD_FILE) ;;
-                PATH) env_vars+=("PATH=$BATS_TEST_TMPDIR/bin:${BASH_REMATCH[2]}") ;;
-                *) env_vars+=("$line") ;;
-            esac
-            continue
+@test "the cron.d example's jobs run under the cron daemon, as their users, and skip silently" {
+    need_cron_daemon
+    local pw=cron-secret-$RANDOM group=rltest$$ user
+    RCLI_OPTS="-a $pw --no-auth-warning"
+    redis_start --requirepass "$pw"
+    # A directory the jobs' users can reach: the password file, redlock-run and their output.
+    CRON_TMP=$(mktemp -d /tmp/redlock-run-cron.XXXXXX)
+    chmod 0755 "$CRON_TMP"
+    mkdir -m 0755 "$CRON_TMP/bin" && mkdir -m 1777 "$CRON_TMP/out"
+    cp "$RL" "$CRON_TMP/bin/redlock-run"
+    # The set-up the file's comments describe: one group for the three users, the password
+    # file 0640 root:group. Users missing here are made for the test (and removed after).
+    groupadd --system "$group"
+    echo "$group" > "$BATS_TEST_TMPDIR/group"
+    for user in $(sed -nE 's/^[^#A-Z][^ ]* +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +([a-z_][a-z0-9_-]*) .*/\1/p' \
+            "$SRC_DIR/packaging/examples/redlock-run.cron"); do
+        if ! id -u "$user" > /dev/null 2>&1; then
+            useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin "$user"
+            echo "$user" >> "$BATS_TEST_TMPDIR/users"
         fi
-        [[ $line =~ ^($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+([a-z_][a-z0-9_-]*)[[:space:]]+(redlock-run .*)$ ]] ||
-            { echo "not a cron.d job line: $line" >&2; return 1; }
-        local command=${BASH_REMATCH[-1]} word
-        for word in $command; do rcli SET "$word" someone-else PX 60000 NX > /dev/null; done
-        run env -i "${env_vars[@]}" /bin/sh -c "$command"
-        assert_success
-        assert_output ''
-        jobs=$((jobs + 1))
-    done < "$cron"
-    [ "$jobs" -ge 1 ]
+        usermod -a -G "$group" "$user"
+    done
+    printf '%s\n' "$pw" | install -m 0640 -g "$group" /dev/stdin "$CRON_TMP/cron.pass"
+    # The file as shipped, with this test's Redis, password file and binary first on its PATH.
+    sed -e "s|^REDLOCK_URL=.*|REDLOCK_URL=$REDIS_URL|" \
+        -e "s|^REDLOCK_PASSWORD_FILE=.*|REDLOCK_PASSWORD_FILE=$CRON_TMP/cron.pass|" \
+        -e "s|^PATH=|PATH=$CRON_TMP/bin:|" \
+        "$SRC_DIR/packaging/examples/redlock-run.cron" > "$CRON_TMP/src"
+    cron_jobs "$CRON_TMP/src" "$CRON_TMP/out" > "$CRON_TMP/cron.d"
+    # Every word of each line is taken as a lock first, so each job finds its lock busy.
+    local n word
+    for n in $(seq 0 $(($(compgen -G "$CRON_TMP/out/*.command" | wc -l) - 1))); do
+        for word in $(cat "$CRON_TMP/out/$n.command"); do
+            rcli SET "$word" someone-else PX 60000 NX > /dev/null
+        done
+    done
+    run_cron_daemon "$CRON_TMP/cron.d" "$CRON_TMP/out"
+    [ "$n" -ge 2 ]
+    for n in $(seq 0 "$n"); do
+        # Run as the line's user (who wrote the status), exit 0 and not a word (-E 0 -q).
+        [ "$(stat -c %U "$CRON_TMP/out/$n.status")" = "$(cat "$CRON_TMP/out/$n.user")" ]
+        run cat "$CRON_TMP/out/$n.status" "$CRON_TMP/out/$n.out"
+        assert_output '0'
+    done
+}
+
+@test "the README's crontab lines work under cron after the README's install, which uninstalls" {
+    need_cron_daemon
+    need_build_tree
+    if [ -e /usr/local/bin/redlock-run ] || [ -e /usr/local/share/doc/redlock-run ]; then
+        skip "redlock-run is installed in /usr/local on this machine; not touching it"
+    fi
+    grep -qx 'cmake --install build --strip *#.*' "$SRC_DIR/README.md"
+    redis_start
+    local before="$BATS_TEST_TMPDIR/before"
+    find /usr/local | sort > "$before"
+    touch "$BATS_TEST_TMPDIR/local-installed"
+    run cmake --install "$BUILD_DIR" --strip
+    assert_success
+    # Stripped: no symbol table.
+    run nm /usr/local/bin/redlock-run
+    assert_output --partial 'no symbols'
+    CRON_TMP=$(mktemp -d /tmp/redlock-run-cron.XXXXXX)
+    chmod 0755 "$CRON_TMP"
+    # Each ```cron block of the README as a crontab of root's; cron's own PATH (/usr/bin:/bin),
+    # this test's Redis, and neither a password nor TLS (another test covers those).
+    local block=0 n word
+    awk -v dir="$CRON_TMP" '/^```cron/ { f = 1; n++; next } /^```/ { f = 0 } f { print > (dir "/block" n) }' \
+        "$SRC_DIR/README.md"
+    [ -e "$CRON_TMP/block3" ]
+    for src in "$CRON_TMP"/block*; do
+        block=$((block + 1))
+        mkdir -m 1777 "$CRON_TMP/out$block"
+        ! grep -q '^PATH=' "$src"
+        { echo "REDLOCK_URL=$REDIS_URL"; grep -vE '^REDLOCK_(URL|PASSWORD_FILE|TLS_[A-Z]+)=' "$src"; } |
+            cron_jobs /dev/stdin "$CRON_TMP/out$block" root > "$CRON_TMP/cron$block"
+        for n in "$CRON_TMP/out$block"/*.command; do
+            local prev=
+            # Each word, and each pair for "--prefix P NAME" (key P + NAME).
+            for word in $(cat "$n"); do
+                rcli SET "$word" someone-else PX 60000 NX > /dev/null
+                rcli SET "$prev$word" someone-else PX 60000 NX > /dev/null
+                prev=$word
+            done
+        done
+        run_cron_daemon "$CRON_TMP/cron$block" "$CRON_TMP/out$block"
+        for n in "$CRON_TMP/out$block"/*.status; do
+            run cat "$n" "${n%.status}.out"
+            assert_output '0'
+        done
+    done
+    # The README's uninstall leaves /usr/local as it found it.
+    local uninstall
+    uninstall=$(sed -n 's/^\(xargs rm.*install_manifest.txt.*\)$/\1/p' "$SRC_DIR/README.md")
+    [ -n "$uninstall" ]
+    (cd "$(dirname "$BUILD_DIR")" && eval "${uninstall//build\//$(basename "$BUILD_DIR")/}")
+    rm -f "$BATS_TEST_TMPDIR/local-installed"
+    run diff "$before" <(find /usr/local | sort)
+    assert_success
 }
 
 @test "the completion scripts parse in bash, zsh and fish" {
