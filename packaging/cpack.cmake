@@ -1,15 +1,21 @@
-# Binary packages with CPack, from an ordinary build tree:
+# SPDX-License-Identifier: MIT
+# A Debian package with CPack, from an ordinary build tree:
 #   cd build && cpack -G DEB      (redlock-run_X.Y.Z_<arch>.deb)
-#   cd build && cpack -G RPM      (needs rpmbuild: apt-get install rpm)
-# The package holds exactly what `cmake --install` installs, under /usr. Runtime dependencies
-# are computed from the binary: dpkg-shlibdeps for the .deb, rpmbuild's own scan for the .rpm.
+# The package holds what `cmake --install` installs, under /usr, plus what Debian's policy
+# wants of a package and a plain install does not need (deb-prebuild.cmake): the man page
+# compressed and the changelog. Runtime dependencies are computed from the binary by
+# dpkg-shlibdeps. No RPM: see packaging/README.md.
 # OpenSSL is the exception: the binary loads libssl with dlopen for rediss:// only
 # (src/redis/openssl_library.cpp), so no scan of the binary can see it, and it is added below from the
 # same place dpkg-shlibdeps looks a library up: its package's shlibs entry.
+
+# What goes into a package is built hardened (on for every build: see the file).
+include(${CMAKE_CURRENT_LIST_DIR}/hardening.cmake)
+
 set(CPACK_PACKAGE_NAME redlock-run)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "redlock-run developers <dev@redlock-run.invalid>")
-set(CPACK_PACKAGE_VENDOR "redlock-run developers")
+set(CPACK_PACKAGE_CONTACT "The redlock-run authors <dev@redlock-run.invalid>")
+set(CPACK_PACKAGE_VENDOR "The redlock-run authors")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "run a command while holding a Redis lock")
 set(CPACK_PACKAGE_DESCRIPTION_FILE ${CMAKE_CURRENT_LIST_DIR}/description.txt)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -43,20 +49,10 @@ if(NOT CPACK_DEBIAN_PACKAGE_DEPENDS)
 endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-server, bash-completion")
 
-set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
-set(CPACK_RPM_PACKAGE_LICENSE "Undecided")
-set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
-set(CPACK_RPM_PACKAGE_AUTOREQ ON)
-if(CMAKE_SIZEOF_VOID_P EQUAL 8)
-  set(CPACK_RPM_PACKAGE_REQUIRES "${libssl_soname}()(64bit)")  # rpm's name for the library
-else()
-  set(CPACK_RPM_PACKAGE_REQUIRES "${libssl_soname}")
-endif()
-set(CPACK_RPM_PACKAGE_SUGGESTS "redis")
-# Directories that the filesystem package owns on RPM systems.
-set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
-    /usr/share/man /usr/share/man/man1 /usr/share/bash-completion
-    /usr/share/bash-completion/completions /usr/share/zsh /usr/share/zsh/vendor-completions
-    /usr/share/fish /usr/share/fish/vendor_completions.d /usr/share/doc)
+# Compress the man page and add changelog.gz in the staging tree (after the install, before
+# dpkg-deb): lintian's no-changelog and uncompressed-manual-page.
+set(CPACK_REDLOCK_SOURCE_DIR ${PROJECT_SOURCE_DIR})
+set(CPACK_REDLOCK_OBJCOPY ${CMAKE_OBJCOPY})
+set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/deb-prebuild.cmake)
 
 include(CPack)

@@ -1,8 +1,46 @@
+# SPDX-License-Identifier: MIT
 # What `cmake --install` puts beside the binary and the man page: shell completions (built from
 # packaging/completions/*.in and options.list), the examples and the documentation.
 
 # The option table is substituted into each completion script, so that a new option is one line
 # in options.list. fish has no here-documents: its copy goes into a single-quoted string.
+# Uninstalling: `xargs rm < build/install_manifest.txt` removes the files, not the directories
+# the install had to create (share/doc/redlock-run, and under /usr/local often share/fish,
+# share/bash-completion, share/man/man1, ...). This rule writes those to
+# build/install_created_dirs.txt, deepest first, so that
+# `xargs rmdir < build/install_created_dirs.txt` leaves the tree as it was (README.md, "Install").
+# It runs after the binary and the man page are installed (their rules come first) and before
+# the rules below: share/man/man1 counts as created when it holds nothing but our page; bin is
+# the prefix's own (FHS) and is never listed.
+install(CODE "set(created_dirs_file \"${CMAKE_BINARY_DIR}/install_created_dirs.txt\")")
+install(CODE [[
+  set(root "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}")
+  set(created "")
+  file(GLOB man1 "${root}/share/man/man1/*")
+  if(man1 STREQUAL "${root}/share/man/man1/redlock-run.1")
+    list(APPEND created "${root}/share/man/man1")
+  endif()
+  foreach(dir share/bash-completion/completions share/zsh/site-functions
+              share/zsh/vendor-completions share/fish/vendor_completions.d
+              share/doc/redlock-run/examples)
+    set(path "${root}/${dir}")
+    while(NOT EXISTS "${path}" AND NOT path STREQUAL root)
+      list(APPEND created "${path}")
+      get_filename_component(path "${path}" DIRECTORY)
+    endwhile()
+  endforeach()
+  # zsh's completion goes to one of its two directories only; the other was never made.
+  if(CMAKE_INSTALL_PREFIX MATCHES "/usr$")
+    list(FILTER created EXCLUDE REGEX "/site-functions$")
+  else()
+    list(FILTER created EXCLUDE REGEX "/vendor-completions$")
+  endif()
+  list(REMOVE_DUPLICATES created)
+  list(SORT created ORDER DESCENDING)  # a directory before its parent
+  list(JOIN created "\n" created)
+  file(WRITE "${created_dirs_file}" "${created}\n")
+]])
+
 set(REDLOCK_COMPLETIONS_DIR ${CMAKE_CURRENT_LIST_DIR}/completions)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${REDLOCK_COMPLETIONS_DIR}/options.list)
 file(STRINGS ${REDLOCK_COMPLETIONS_DIR}/options.list option_lines REGEX "^[^#]")

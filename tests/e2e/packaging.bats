@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Packaging: --version, the man page, `cmake --install`, the CPack .deb (installed for real when
-# run as root) and .rpm, the systemd and cron examples, and the bash/zsh/fish completions.
+# SPDX-License-Identifier: MIT
+# Packaging: --version, the man page, `cmake --install`, the CPack .deb (lintian, and installed
+# for real when run as root), the systemd and cron examples, and the bash/zsh/fish completions.
 load helpers
 load packaging_helpers
 
@@ -13,6 +14,17 @@ setup() {
 teardown() {
     stop_holder
     redis_stop
+    # The cron tests' users, group, files and /usr/local install, whatever failed.
+    local user
+    if [ -e "$BATS_TEST_TMPDIR/users" ]; then
+        while read -r user; do userdel "$user" 2>/dev/null || true; done < "$BATS_TEST_TMPDIR/users"
+    fi
+    [ -e "$BATS_TEST_TMPDIR/group" ] && groupdel "$(cat "$BATS_TEST_TMPDIR/group")" 2>/dev/null
+    [ -n "${CRON_TMP:-}" ] && rm -rf "$CRON_TMP"
+    if [ -e "$BATS_TEST_TMPDIR/local-installed" ] && [ -f "$BUILD_DIR/install_manifest.txt" ]; then
+        xargs rm -f < "$BUILD_DIR/install_manifest.txt"
+        xargs rmdir < "$BUILD_DIR/install_created_dirs.txt" 2>/dev/null || true
+    fi
     # Never leave the package behind, whatever failed.
     if [ -e "$INSTALLED_FLAG" ]; then
         dpkg_retry --purge redlock-run > /dev/null 2>&1 || true
@@ -74,16 +86,41 @@ cpack_deb() {
     refute_output --regexp 'std::w?(cout|cerr|clog|cin)$'
 }
 
-@test "the man page is clean under mandoc -Tlint and renders with man" {
+@test "the man page is clean under groff -ww and mandoc -Tlint and renders with man" {
     command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
     run mandoc -Tlint "$SRC_DIR/man/redlock-run.1"
     assert_success
     assert_output ''
+    # Every groff warning (-ww), on what man-db renders with on Debian.
+    run --separate-stderr groff -ww -man -Tutf8 "$SRC_DIR/man/redlock-run.1"
+    assert_success
+    [ -z "$stderr" ] || { echo "$stderr" >&2; false; }
     cd "$SRC_DIR"
     run env MANPAGER=cat MANWIDTH=80 man ./man/redlock-run.1
     assert_success
     assert_output --partial 'redlock-run'
     assert_output --regexp 'EXIT STATUS|EXIT CODES'
+}
+
+@test "the man page never breaks a URL scheme at its hyphen, in groff or mandoc" {
+    command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
+    local page="$SRC_DIR/man/redlock-run.1" width out
+    # The page has them: a check that finds no scheme would prove nothing.
+    grep -q 'redis\\-sentinel://' "$page"
+    grep -q 'redis\\-cluster://' "$page"
+    for width in 50 57 64 71 78 85 92 99 106 113 120; do
+        for out in "$(MANWIDTH=$width MANPAGER=cat man -l "$page" 2>/dev/null)" \
+            "$(mandoc -Tutf8 -O width=$width "$page" | col -b)"; do
+            # A scheme split over two lines: "redis-" (or "redis‐") ends one line, the next
+            # starts with "sentinel://" or "cluster://".
+            if awk 'split_ && /^[[:space:]]*(sentinel|cluster):\/\// { print NR ": " $0; bad = 1 }
+                    { split_ = /redis(-|‐)$/ } END { exit !bad }' <<< "$out" >&2; then
+                echo "a redis- scheme breaks at width $width" >&2
+                return 1
+            fi
+            [[ $out == *redis-sentinel://* && $out == *redis-cluster://* ]]
+        done
+    done
 }
 
 @test "cmake --install puts each file in its standard place" {
@@ -129,7 +166,9 @@ cpack_deb() {
     done < <(needed_libraries)
     run dpkg-deb -c "$DEB"
     assert_output --partial ' ./usr/bin/redlock-run'
-    assert_output --partial ' ./usr/share/man/man1/redlock-run.1'
+    # Compressed in the package (Debian policy 12.1), with the changelog that policy 12.7 wants.
+    assert_output --partial ' ./usr/share/man/man1/redlock-run.1.gz'
+    assert_output --partial ' ./usr/share/doc/redlock-run/changelog.gz'
     assert_output --partial ' ./usr/share/bash-completion/completions/redlock-run'
     assert_output --partial ' ./usr/share/zsh/vendor-completions/_redlock-run'
     assert_output --partial ' ./usr/share/fish/vendor_completions.d/redlock-run.fish'
@@ -138,6 +177,35 @@ cpack_deb() {
     assert_output --partial ' ./usr/share/doc/redlock-run/copyright'
     run dpkg-deb -f "$DEB" Version
     assert_output "$(project_version)"
+}
+
+@test "lintian finds no error and no warning in the .deb" {
+    command -v lintian > /dev/null || skip "lintian missing (apt-get install lintian)"
+    # What is shipped is an optimised build; a sanitizer build's package is not meant to be.
+    ! grep -qE '^REDLOCK_SANITIZE:STRING=.+' "$BUILD_DIR/CMakeCache.txt" ||
+        skip "a sanitizer build: lintian checks the release build's package"
+    cpack_deb
+    # lintian says it prefers not to run as root, on stderr; its findings go to stdout.
+    run --separate-stderr lintian --display-info "$DEB"
+    # Informational tags (I:) are allowed; errors and warnings are not.
+    refute_output --regexp '(^|'$'\n'')[EW]: '
+    # It did look at the package: the hardening flags are checked on the binary (no
+    # hardening-no-fortify-functions even among the informational tags).
+    refute_output --partial 'hardening-no-'
+}
+
+@test "the changelog's latest entry is the project version, and the package carries it" {
+    cpack_deb
+    run dpkg-parsechangelog -l "$SRC_DIR/packaging/changelog" -S Version
+    assert_success
+    assert_output "$(project_version)"
+    local dir="$BATS_TEST_TMPDIR/x"
+    dpkg-deb -x "$DEB" "$dir"
+    cmp <(gzip -dc "$dir/usr/share/doc/redlock-run/changelog.gz") "$SRC_DIR/packaging/changelog"
+    cmp <(gzip -dc "$dir/usr/share/man/man1/redlock-run.1.gz") "$SRC_DIR/man/redlock-run.1"
+    # gzip -n: no file name or time stamp in the header (flags byte 0, MTIME 0).
+    run od -An -tx1 -j3 -N5 "$dir/usr/share/man/man1/redlock-run.1.gz"
+    assert_output ' 00 00 00 00 00'
 }
 
 @test "the .deb installs with dpkg -i, runs, has its man page, and removes cleanly" {
@@ -161,39 +229,21 @@ cpack_deb() {
     assert_success
     rm -f "$INSTALLED_FLAG"
     [ ! -e /usr/bin/redlock-run ]
-    [ ! -e /usr/share/man/man1/redlock-run.1 ]
+    [ ! -e /usr/share/man/man1/redlock-run.1.gz ]
+    [ ! -e /usr/share/doc/redlock-run ]
     run dpkg-query -W -f='${Status}' redlock-run
     refute_output --partial 'install ok installed'
-}
-
-@test "the CPack RPM configuration builds an .rpm that requires every library the binary uses" {
-    need_build_tree
-    command -v rpmbuild > /dev/null || skip "rpmbuild missing (apt-get install rpm)"
-    local out="$BATS_TEST_TMPDIR/rpm"
-    mkdir -p "$out"
-    (cd "$BUILD_DIR" && cpack -G RPM -B "$out") > "$out/cpack.log" 2>&1 ||
-        { cat "$out/cpack.log" >&2; false; }
-    local rpm
-    rpm=$(compgen -G "$out/redlock-run-*.rpm")
-    run rpm -qpR "$rpm"
-    assert_output --partial 'libhiredis.so.0.14'
-    assert_line 'libssl.so.3()(64bit)'  # loaded with dlopen, required apart
-    local lib
-    while read -r lib; do
-        assert_output --partial "$lib"
-    done < <(needed_libraries)
-    run rpm -qpl "$rpm"
-    assert_line /usr/bin/redlock-run
-    assert_line /usr/share/man/man1/redlock-run.1
-    assert_line /usr/share/bash-completion/completions/redlock-run
 }
 
 @test "the systemd example units pass systemd-analyze verify" {
     local dir="$BATS_TEST_TMPDIR/units"
     mkdir "$dir"
+    # ExecStart names redlock-run without a directory, for systemd to find in /usr/local/bin
+    # (cmake --install) or /usr/bin (the .deb).
+    grep -qx 'ExecStart=redlock-run .*' "$SRC_DIR/packaging/examples/nightly-report.service"
     # verify checks that ExecStart's program exists: point it at the binary under test.
-    sed "s|/usr/bin/redlock-run|$RL|" "$SRC_DIR/packaging/examples/nightly-report.service" \
-        > "$dir/nightly-report.service"
+    sed "s|^ExecStart=redlock-run |ExecStart=$RL |" \
+        "$SRC_DIR/packaging/examples/nightly-report.service" > "$dir/nightly-report.service"
     cp "$SRC_DIR/packaging/examples/nightly-report.timer" "$dir/"
     if command -v systemd-analyze > /dev/null; then
         cd "$dir"
@@ -219,44 +269,114 @@ cpack_deb() {
     # Run ExecStart as systemd would (no shell), with the unit's environment; the lock is held,
     # so the report must not start (it does not exist here: it would give 127).
     local -a argv
-    read -ra argv <<< "${exec_start/\/usr\/bin\/redlock-run/$RL}"
+    read -ra argv <<< "$exec_start"
+    [ "${argv[0]}" = redlock-run ]
+    argv[0]=$RL
     run -"$success" env REDLOCK_URL="$REDIS_URL" "${argv[@]}"
     assert_output --partial "lock 'nightly-report' is held"
     touch "$BATS_TEST_TMPDIR/gate"
     wait "$HOLDER"
 }
 
-@test "the cron.d example is valid and each job skips silently while its lock is busy" {
-    redis_start
-    local cron="$SRC_DIR/packaging/examples/redlock-run.cron"
-    local field='(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*'
-    local jobs=0 line
-    local -a env_vars=()
-    # cron runs the command with the file's variables; redlock-run from PATH is the one under
-    # test, and every word of the line is taken as a lock first, so each job finds its lock busy.
-    mkdir "$BATS_TEST_TMPDIR/bin"
-    ln -s "$RL" "$BATS_TEST_TMPDIR/bin/redlock-run"
-    while IFS= read -r line; do
-        [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
-        if [[ $line =~ ^([A-Z_]+)=(.*)$ ]]; then
-            case ${BASH_REMATCH[1]} in
-                REDLOCK_URL) env_vars+=("REDLOCK_URL=$REDIS_URL") ;;
-                REDLOCK_PASSWORD_FILE) ;;
-                PATH) env_vars+=("PATH=$BATS_TEST_TMPDIR/bin:${BASH_REMATCH[2]}") ;;
-                *) env_vars+=("$line") ;;
-            esac
-            continue
+@test "the cron.d example's jobs run under the cron daemon, as their users, and skip silently" {
+    need_cron_daemon
+    local pw=cron-secret-$RANDOM group=rltest$$ user
+    RCLI_OPTS="-a $pw --no-auth-warning"
+    redis_start --requirepass "$pw"
+    # A directory the jobs' users can reach: the password file, redlock-run and their output.
+    CRON_TMP=$(mktemp -d /tmp/redlock-run-cron.XXXXXX)
+    chmod 0755 "$CRON_TMP"
+    mkdir -m 0755 "$CRON_TMP/bin" && mkdir -m 1777 "$CRON_TMP/out"
+    cp "$RL" "$CRON_TMP/bin/redlock-run"
+    # The set-up the file's comments describe: one group for the three users, the password
+    # file 0640 root:group. Users missing here are made for the test (and removed after).
+    groupadd --system "$group"
+    echo "$group" > "$BATS_TEST_TMPDIR/group"
+    for user in $(sed -nE 's/^[^#A-Z][^ ]* +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +([a-z_][a-z0-9_-]*) .*/\1/p' \
+            "$SRC_DIR/packaging/examples/redlock-run.cron"); do
+        if ! id -u "$user" > /dev/null 2>&1; then
+            useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin "$user"
+            echo "$user" >> "$BATS_TEST_TMPDIR/users"
         fi
-        [[ $line =~ ^($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+($field)[[:space:]]+([a-z_][a-z0-9_-]*)[[:space:]]+(redlock-run .*)$ ]] ||
-            { echo "not a cron.d job line: $line" >&2; return 1; }
-        local command=${BASH_REMATCH[-1]} word
-        for word in $command; do rcli SET "$word" someone-else PX 60000 NX > /dev/null; done
-        run env -i "${env_vars[@]}" /bin/sh -c "$command"
-        assert_success
-        assert_output ''
-        jobs=$((jobs + 1))
-    done < "$cron"
-    [ "$jobs" -ge 1 ]
+        usermod -a -G "$group" "$user"
+    done
+    printf '%s\n' "$pw" | install -m 0640 -g "$group" /dev/stdin "$CRON_TMP/cron.pass"
+    # The file as shipped, with this test's Redis, password file and binary first on its PATH.
+    sed -e "s|^REDLOCK_URL=.*|REDLOCK_URL=$REDIS_URL|" \
+        -e "s|^REDLOCK_PASSWORD_FILE=.*|REDLOCK_PASSWORD_FILE=$CRON_TMP/cron.pass|" \
+        -e "s|^PATH=|PATH=$CRON_TMP/bin:|" \
+        "$SRC_DIR/packaging/examples/redlock-run.cron" > "$CRON_TMP/src"
+    cron_jobs "$CRON_TMP/src" "$CRON_TMP/out" > "$CRON_TMP/cron.d"
+    # Every word of each line is taken as a lock first, so each job finds its lock busy.
+    local n word
+    for n in $(seq 0 $(($(compgen -G "$CRON_TMP/out/*.command" | wc -l) - 1))); do
+        for word in $(cat "$CRON_TMP/out/$n.command"); do
+            rcli SET "$word" someone-else PX 60000 NX > /dev/null
+        done
+    done
+    run_cron_daemon "$CRON_TMP/cron.d" "$CRON_TMP/out"
+    [ "$n" -ge 2 ]
+    for n in $(seq 0 "$n"); do
+        # Run as the line's user (who wrote the status), exit 0 and not a word (-E 0 -q).
+        [ "$(stat -c %U "$CRON_TMP/out/$n.status")" = "$(cat "$CRON_TMP/out/$n.user")" ]
+        run cat "$CRON_TMP/out/$n.status" "$CRON_TMP/out/$n.out"
+        assert_output '0'
+    done
+}
+
+@test "the README's crontab lines work under cron after the README's install, which uninstalls" {
+    need_cron_daemon
+    need_build_tree
+    if [ -e /usr/local/bin/redlock-run ] || [ -e /usr/local/share/doc/redlock-run ]; then
+        skip "redlock-run is installed in /usr/local on this machine; not touching it"
+    fi
+    grep -qx 'cmake --install build --strip *#.*' "$SRC_DIR/README.md"
+    redis_start
+    local before="$BATS_TEST_TMPDIR/before"
+    find /usr/local | sort > "$before"
+    touch "$BATS_TEST_TMPDIR/local-installed"
+    run cmake --install "$BUILD_DIR" --strip
+    assert_success
+    # Stripped: no symbol table.
+    run nm /usr/local/bin/redlock-run
+    assert_output --partial 'no symbols'
+    CRON_TMP=$(mktemp -d /tmp/redlock-run-cron.XXXXXX)
+    chmod 0755 "$CRON_TMP"
+    # Each ```cron block of the README as a crontab of root's; cron's own PATH (/usr/bin:/bin),
+    # this test's Redis, and neither a password nor TLS (another test covers those).
+    local block=0 n word
+    awk -v dir="$CRON_TMP" '/^```cron/ { f = 1; n++; next } /^```/ { f = 0 } f { print > (dir "/block" n) }' \
+        "$SRC_DIR/README.md"
+    [ -e "$CRON_TMP/block3" ]
+    for src in "$CRON_TMP"/block*; do
+        block=$((block + 1))
+        mkdir -m 1777 "$CRON_TMP/out$block"
+        ! grep -q '^PATH=' "$src"
+        { echo "REDLOCK_URL=$REDIS_URL"; grep -vE '^REDLOCK_(URL|PASSWORD_FILE|TLS_[A-Z]+)=' "$src"; } |
+            cron_jobs /dev/stdin "$CRON_TMP/out$block" root > "$CRON_TMP/cron$block"
+        for n in "$CRON_TMP/out$block"/*.command; do
+            local prev=
+            # Each word, and each pair for "--prefix P NAME" (key P + NAME).
+            for word in $(cat "$n"); do
+                rcli SET "$word" someone-else PX 60000 NX > /dev/null
+                rcli SET "$prev$word" someone-else PX 60000 NX > /dev/null
+                prev=$word
+            done
+        done
+        run_cron_daemon "$CRON_TMP/cron$block" "$CRON_TMP/out$block"
+        for n in "$CRON_TMP/out$block"/*.status; do
+            run cat "$n" "${n%.status}.out"
+            assert_output '0'
+        done
+    done
+    # The README's uninstall leaves /usr/local as it found it.
+    local uninstall
+    uninstall=$(sed -n 's/^\(xargs rm.*install_manifest.txt.*\)$/\1/p' "$SRC_DIR/README.md")
+    [ -n "$uninstall" ]
+    (cd "$(dirname "$BUILD_DIR")" && eval "${uninstall//build\//$(basename "$BUILD_DIR")/}")
+    rm -f "$BATS_TEST_TMPDIR/local-installed"
+    run diff "$before" <(find /usr/local | sort)
+    assert_success
 }
 
 @test "the completion scripts parse in bash, zsh and fish" {

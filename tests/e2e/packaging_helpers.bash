@@ -96,3 +96,68 @@ library_package() {
     path=$(realpath "$path")
     dpkg -S "$path" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null || dpkg -S "${path#/usr}"
 }
+
+# cron_jobs SRC OUT [USER]: writes to stdout the cron.d file that runs, once, at the start of a
+# cron daemon (@reboot), each job of SRC (a cron.d file, or a crontab when USER is given: its
+# jobs then run as USER), keeping SRC's variable lines. Job N's stdout and stderr go to OUT/N.out
+# and its exit status to OUT/N.status; the command itself is the line's, unchanged, run by cron's
+# shell as cron runs it.
+cron_jobs() {
+    local src=$1 out=$2 user=${3:-} line n=0 rest
+    local field='(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?(,(\*|[0-9]+(-[0-9]+)?)(/[0-9]+)?)*'
+    local sched="^$field[[:space:]]+$field[[:space:]]+$field[[:space:]]+$field[[:space:]]+$field[[:space:]]+"
+    while IFS= read -r line; do
+        if [[ $line =~ ^[[:space:]]*(#|$) || $line =~ ^[A-Z_]+= ]]; then
+            printf '%s\n' "$line"
+            continue
+        fi
+        [[ $line =~ $sched(.*)$ ]] || { echo "not a cron job line: $line" >&2; return 1; }
+        rest=${BASH_REMATCH[-1]}
+        if [ -z "$user" ]; then
+            [[ $rest =~ ^([a-z_][a-z0-9_-]*)[[:space:]]+(.*)$ ]] ||
+                { echo "no user field: $line" >&2; return 1; }
+            printf '%s\n' "${BASH_REMATCH[1]}" > "$out/$n.user"
+            rest="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+        else
+            printf '%s\n' "$user" > "$out/$n.user"
+            rest="$user $rest"
+        fi
+        [[ $rest != *%* ]] || { echo "% is special to cron: $line" >&2; return 1; }
+        local job=${rest#* }
+        printf '%s\n' "$job" > "$out/$n.command"
+        printf '@reboot %s { %s; } > %s/%d.out 2>&1; echo $? > %s/%d.status\n' \
+            "${rest%% *}" "$job" "$out" "$n" "$out" "$n"
+        n=$((n + 1))
+    done < "$src"
+}
+
+# run_cron_daemon FILE OUT: installs FILE (from cron_jobs) in /etc/cron.d, runs Debian's cron
+# daemon in the foreground until every job of FILE has written OUT/N.status (20 s at most), and
+# takes both away again. Needs root and no cron daemon already running.
+run_cron_daemon() {
+    local file=$1 out=$2 jobs name="redlock-run-test-$$-$RANDOM" pid had_reboot=0 status=0
+    jobs=$(compgen -G "$out/*.command" | wc -l)
+    install -m 0644 "$file" "/etc/cron.d/$name"
+    # cron runs @reboot jobs only at its first start after a boot, which /run/crond.reboot records.
+    [ -e /run/crond.reboot ] && had_reboot=1 && rm -f /run/crond.reboot
+    cron -f &
+    pid=$!
+    wait_for 20 cron_jobs_done "$out" "$jobs" || status=1
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    rm -f "/etc/cron.d/$name" /run/crond.pid
+    [ "$had_reboot" = 1 ] || rm -f /run/crond.reboot
+    [ "$status" = 0 ] || { echo "cron ran $(compgen -G "$out/*.status" | wc -l) of $jobs jobs" >&2; return 1; }
+}
+
+# cron_jobs_done OUT N: N jobs have written their exit status.
+cron_jobs_done() { [ "$(find "$1" -name '*.status' -size +0 | wc -l)" -ge "$2" ]; }
+
+# need_cron_daemon: skips unless Debian's cron can be started here, as root, with none running.
+need_cron_daemon() {
+    [ "$(id -u)" -eq 0 ] || skip "running cron jobs as their users needs root"
+    command -v cron > /dev/null || skip "cron missing (apt-get install cron)"
+    if [ -e /run/crond.pid ] && kill -0 "$(cat /run/crond.pid)" 2>/dev/null; then
+        skip "a cron daemon is running on this machine; not starting another"
+    fi
+}
