@@ -12,9 +12,10 @@ if(REDLOCK_HARDENING)
     list(APPEND hardening_compile
          $<$<CONFIG:Release,RelWithDebInfo,MinSizeRel>:-D_FORTIFY_SOURCE=2>)
   endif()
-  foreach(target redlock_core redlock-run)
-    target_compile_options(${target} PRIVATE ${hardening_compile})
+  foreach(layer IN LISTS REDLOCK_LAYERS)
+    target_compile_options(redlock_${layer} PRIVATE ${hardening_compile})
   endforeach()
+  target_compile_options(redlock-run PRIVATE ${hardening_compile})
   # Read-only relocations, resolved at start-up (relro + bindnow).
   target_link_options(redlock-run PRIVATE -Wl,-z,relro -Wl,-z,now)
 endif()
