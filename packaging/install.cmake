@@ -22,7 +22,7 @@ install(CODE [[
   endif()
   foreach(dir share/bash-completion/completions share/zsh/site-functions
               share/zsh/vendor-completions share/fish/vendor_completions.d
-              share/doc/redlock-run/examples)
+              share/doc/redlock-run/examples/fencing)
     set(path "${root}/${dir}")
     while(NOT EXISTS "${path}" AND NOT path STREQUAL root)
       list(APPEND created "${path}")
