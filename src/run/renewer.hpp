@@ -33,6 +33,11 @@ class Renewer {
     // current end; throwing counts as a failed renewal (retried until the lease runs out).
     // --min-replicas WAITs here: a renewal the replicas do not have proves nothing durable.
     void set_confirm(std::function<void(Deadline)> confirm) { confirm_ = std::move(confirm); }
+    // Called on the renewer thread each time a renewal moved valid_until(), with the new value:
+    // the watchdog enforces the same lease end as the main loop.
+    void set_on_extended(std::function<void(Deadline)> on_extended) {
+        on_extended_ = std::move(on_extended);
+    }
 
     // When the first renewal is due. Run starts the thread then rather than with the command:
     // a command that ends sooner (many do) never pays for creating and joining a thread.
@@ -66,6 +71,7 @@ class Renewer {
     std::string lost_reason_;
     std::string last_failure_;
     std::function<void(Deadline)> confirm_;
+    std::function<void(Deadline)> on_extended_;
     std::thread thread_;
 };
 

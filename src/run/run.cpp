@@ -18,6 +18,7 @@
 #include "run/child.hpp"
 #include "run/reentry.hpp"
 #include "run/renewer.hpp"
+#include "run/watchdog.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
@@ -56,6 +57,8 @@ class Run {
     bool acquire_quorum();
     void release_quorum(Millis keep);
     std::string busy_message(const AcquireResult& r) const;
+    void start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
+               std::optional<Child>& child);
     int supervise(Child& child, Renewer& renewer);
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
     void lose(Child& child, Renewer& renewer, const std::string& reason,
@@ -203,7 +206,38 @@ int Run::supervise(Child& child, Renewer& renewer) {
             }
         }
     }
+    // Reaped only after the lease end, which the loop above did not see coming (redlock-run was
+    // stopped or starved, and the watchdog may have killed the command): nothing proves that the
+    // command ended while the lock was ours.
+    if (!lost_ && BootClock::now() >= renewer.valid_until()) {
+        lost_ = true;
+        log::error(
+            "lock '{}' lost: the lease ended before redlock-run saw the command end (was "
+            "redlock-run stopped?); the command may have run without the lock",
+            keys_.key);
+    }
     return exit_status_of(child.wait_status());
+}
+
+// Starts the watchdog, then the command under it. The watchdog's first deadline is the lease end
+// the renewer starts from, and every renewal moves it (set_on_extended), so it kills the group at
+// the same lease end as supervise() does, and does so only when supervise() could not act.
+void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
+                std::optional<Child>& child) {
+    try {
+        // --on-lost ignore lets the command outlive the lease by choice: the watchdog then acts
+        // only when redlock-run dies.
+        bool enforce = opt_.on_lost != OnLost::ignore;
+        watchdog.emplace(keys_.key, enforce ? renewer.valid_until() : Deadline::max());
+        if (enforce) renewer.set_on_extended([&w = *watchdog](Deadline d) { w.extend(d); });
+        child.emplace(Child::spawn(opt_.command, env, signals_.original_mask(), &*watchdog));
+    } catch (const Error&) {
+        release();
+        throw;
+    }
+    log::verbose("started '{}' as pid {} (watchdog pid {})", opt_.command.front(), child->pid(),
+                 watchdog->pid());
+    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
 }
 
 // What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
@@ -330,16 +364,10 @@ int Run::execute() {
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
                    {"REDLOCK_REDIS", quorum_ ? quorum_identity(opt_.conn.quorum)
                                              : redis_identity(opt_.conn.endpoint)}};
+    // Outside the block below: the watchdog outlives the renewer (which extends it from its
+    // thread) and the Child (which dismisses it before reaping).
+    std::optional<Watchdog> watchdog;
     std::optional<Child> child;
-    try {
-        child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
-    } catch (const SpawnError&) {
-        release();
-        throw;
-    }
-    log::verbose("started '{}' as pid {}", opt_.command.front(), child->pid());
-    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
-
     int status;
     {
         Renewer renewer(quorum_ ? static_cast<Renewable&>(*quorum_) : single_lease_, keys_, token_,
@@ -349,6 +377,7 @@ int Run::execute() {
                 confirm_replicated(conn_, opt_.replicas,
                                    fmt::format("the renewal of lock '{}'", keys_.key), lease_end);
             });
+        start(renewer, env, watchdog, child);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
     release(min_hold_left());
