@@ -57,6 +57,7 @@ class Run {
     bool acquire_quorum();
     void release_quorum(Millis keep);
     std::string busy_message(const AcquireResult& r) const;
+    void refuse_if_too_late(const Renewer& renewer);
     void start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
                std::optional<Child>& child);
     int supervise(Child& child, Renewer& renewer);
@@ -125,6 +126,16 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
         case OnLost::term: {
             Deadline kill_at = now + opt_.kill_after;
             if (kill_by) kill_at = std::min(kill_at, *kill_by);
+            if (kill_at <= now) {
+                // Noticed only after the lease end (redlock-run was stopped or starved, the host
+                // slept): the lock may be someone else's already, no time is left for SIGTERM.
+                log::error(
+                    "lock '{}' lost: {}; the lease has already ended, sending SIGKILL to the "
+                    "command",
+                    keys_.key, reason);
+                child.signal(SIGKILL);
+                break;
+            }
             log::error("lock '{}' lost: {}; sending SIGTERM to the command (SIGKILL in {})",
                        keys_.key, reason,
                        format_duration(std::chrono::ceil<Millis>(kill_at - now)));
@@ -163,11 +174,14 @@ int Run::supervise(Child& child, Renewer& renewer) {
         Deadline lease_end = renewer.valid_until();
         if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
-                 fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
-                             "Redis may give the lock to someone else{}",
-                             format_duration(
-                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now))),
-                             last_failure_text(renewer)),
+                 fmt::format(
+                     "no renewal succeeded in time and the lease {}, after which "
+                     "Redis may give the lock to someone else{}",
+                     lease_end > now
+                         ? "ends in " + format_duration(std::chrono::ceil<Millis>(lease_end - now))
+                         : "ended " + format_duration(std::chrono::floor<Millis>(now - lease_end)) +
+                               " ago",
+                     last_failure_text(renewer)),
                  lease_end);
         if (kill_at_ && now >= *kill_at_) {
             log::error(
@@ -219,11 +233,30 @@ int Run::supervise(Child& child, Renewer& renewer) {
     return exit_status_of(child.wait_status());
 }
 
+// The supervisor stops the command at valid_until() - term_lead() unless a renewal moves that
+// point. When the acquire itself was so slow that less time is left before that point than the
+// acquire took, the first renewal cannot be expected to arrive in time: the command would be
+// started only to be stopped (or it would run past a lease end nobody renewed). Not starting it
+// at all is the honest outcome, and safe to retry.
+void Run::refuse_if_too_late(const Renewer& renewer) {
+    Deadline now = BootClock::now();
+    Millis took = std::chrono::ceil<Millis>(now - lease_start_);
+    Deadline stop_at = renewer.valid_until() - term_lead();
+    if (stop_at - now >= took) return;
+    release();
+    throw RedisUnavailable(fmt::format(
+        "lock '{}' acquired too late: the acquire took {} of the {} ttl, leaving less than that "
+        "before the command would have to be stopped; released the lock without running the "
+        "command",
+        keys_.key, format_duration(took), format_duration(opt_.ttl)));
+}
+
 // Starts the watchdog, then the command under it. The watchdog's first deadline is the lease end
 // the renewer starts from, and every renewal moves it (set_on_extended), so it kills the group at
 // the same lease end as supervise() does, and does so only when supervise() could not act.
 void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
                 std::optional<Child>& child) {
+    refuse_if_too_late(renewer);
     try {
         // --on-lost ignore lets the command outlive the lease by choice: the watchdog then acts
         // only when redlock-run dies.
