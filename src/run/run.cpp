@@ -65,6 +65,7 @@ class Run {
     void lose(Child& child, Renewer& renewer, const std::string& reason,
               std::optional<Deadline> kill_by = std::nullopt);
     Millis term_lead() const;
+    Millis watchdog_lead() const { return std::min(Millis(50), opt_.ttl / 20); }
     void release(Millis keep = Millis(0));
     Millis min_hold_left() const;
 
@@ -171,7 +172,10 @@ int Run::supervise(Child& child, Renewer& renewer) {
     while (!child.try_reap()) {
         Deadline now = BootClock::now();
         if (!lost_ && !renewer.started() && now >= renewer.first_renewal()) renewer.start();
-        Deadline lease_end = renewer.valid_until();
+        // The watchdog kills the group at valid_until(); the supervisor finishes a little
+        // earlier, so that the watchdog acts only when the supervisor could not (was stopped or
+        // starved), not in a tie with a supervisor that is on time.
+        Deadline lease_end = renewer.valid_until() - watchdog_lead();
         if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
                  fmt::format(
@@ -204,7 +208,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
         }
 
         Deadline wake = Deadline::max();
-        if (!lost_) wake = renewer.valid_until() - term_lead();
+        if (!lost_) wake = renewer.valid_until() - watchdog_lead() - term_lead();
         if (!lost_ && !renewer.started()) wake = std::min(wake, renewer.first_renewal());
         if (kill_at_) wake = std::min(wake, *kill_at_);
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
@@ -233,15 +237,15 @@ int Run::supervise(Child& child, Renewer& renewer) {
     return exit_status_of(child.wait_status());
 }
 
-// The supervisor stops the command at valid_until() - term_lead() unless a renewal moves that
-// point. When the acquire itself was so slow that less time is left before that point than the
-// acquire took, the first renewal cannot be expected to arrive in time: the command would be
-// started only to be stopped (or it would run past a lease end nobody renewed). Not starting it
-// at all is the honest outcome, and safe to retry.
+// The supervisor stops the command at valid_until() - watchdog_lead() - term_lead() unless a
+// renewal moves that point. When the acquire itself was so slow that less time is left before that
+// point than the acquire took, the first renewal cannot be expected to arrive in time: the command
+// would be started only to be stopped (or it would run past a lease end nobody renewed). Not
+// starting it at all is the honest outcome, and safe to retry.
 void Run::refuse_if_too_late(const Renewer& renewer) {
     Deadline now = BootClock::now();
     Millis took = std::chrono::ceil<Millis>(now - lease_start_);
-    Deadline stop_at = renewer.valid_until() - term_lead();
+    Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead();
     if (stop_at - now >= took) return;
     release();
     throw RedisUnavailable(fmt::format(
