@@ -5,16 +5,17 @@
         Run as the command under the lock. Appends "start TAG T" to LOG (T: time.monotonic(),
         one clock for every process on the host), writes its process group to PGID_FILE, then
         does its work in a subprocess (sh -c 'sleep SECONDS; true', so that killing only the
-        direct child would leave the work running). An observer outside the command's process
-        group (setsid) appends "end TAG T" when the last process of the command has died: it
-        waits for EOF on a pipe whose write end every process of the command holds. So the end
-        is logged even for a command killed with SIGKILL, and never before its true end.
+        direct child would leave the work running), and appends "done TAG T" when it is over.
+        An observer outside the command's process group (setsid) appends "end TAG T" when the
+        last process of the command has died: it waits for EOF on a pipe whose write end every
+        process of the command holds. So a command killed with SIGKILL, which logs no "done",
+        still has an end, and never one before its true end.
         Before its work it also tries a non-blocking exclusive flock on LOG + ".flock", which
         every process of an earlier command still alive holds: "busy TAG" is logged if it fails.
 
     lease_probe.py check LOG
-        Prints and counts overlapping [start, end] intervals, "busy" lines, and starts without
-        an end (a command still running); exits 1 if there is any.
+        Prints and counts overlapping [start, done or else end] intervals, "busy" lines, and
+        starts without an observer's end (a command still running); exits 1 if there is any.
 """
 import fcntl
 import os
@@ -50,23 +51,32 @@ def hold(log, tag, pgid_file, seconds):
     except BlockingIOError:
         append(log, "busy %s" % tag)
     os.set_inheritable(lock, True)
-    os.execv("/bin/sh", ["sh", "-c", "sleep %s; true" % seconds])
+    work = os.fork()
+    if work == 0:
+        os.execv("/bin/sh", ["sh", "-c", "sleep %s; true" % seconds])
+    os.waitpid(work, 0)
+    # The work is over and this is the last process of the command: "done" is its true end,
+    # which the observer's "end" can only follow, late by however long it takes to be scheduled.
+    append(log, "done %s %.6f" % (tag, time.monotonic()))
 
 
 def check(log):
-    starts, ends, problems = {}, {}, []
+    starts, ends, observed, problems = {}, {}, set(), []
     with open(log) as f:
         for line in f:
             parts = line.split()
             if parts[0] == "start":
                 starts[parts[1]] = float(parts[2])
             elif parts[0] == "end":
+                ends.setdefault(parts[1], float(parts[2]))
+                observed.add(parts[1])
+            elif parts[0] == "done":
                 ends[parts[1]] = float(parts[2])
             elif parts[0] == "busy":
                 problems.append("%s started while an earlier command still held the flock" %
                                 parts[1])
     for tag in starts:
-        if tag not in ends:
+        if tag not in observed:
             problems.append("%s never ended" % tag)
     spans = sorted((starts[t], ends[t], t) for t in starts if t in ends)
     for i, (s1, e1, t1) in enumerate(spans):
