@@ -48,7 +48,8 @@ struct ExecPlan {
     char** sh_argv;  // /bin/sh, slot 1 for the script's path, then argv[1...]
     char** env;
     const sigset_t* mask;
-    int error_fd;  // write end of the close-on-exec pipe
+    int error_fd;     // write end of the close-on-exec pipe
+    int announce_fd;  // the watchdog's pipe, or -1
     bool take_terminal;
     pid_t parent;
 };
@@ -57,6 +58,10 @@ struct ExecPlan {
     setpgid(0, 0);
     if (plan.take_terminal) tcsetpgrp(STDIN_FILENO, getpid());
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Before the check below and before exec: if redlock-run dies after this, the watchdog knows
+    // the group to kill; if before, the check (or PR_SET_PDEATHSIG) ends us before the command
+    // runs. Either way no instruction of the command runs unguarded.
+    announce_process_group(plan.announce_fd, getpid());
     if (getppid() != plan.parent) _exit(exit_code::internal);  // parent already gone
     sigprocmask(SIG_SETMASK, plan.mask, nullptr);
     int err = ENOENT;
@@ -88,7 +93,8 @@ pid_t start_child(const ExecPlan& plan) {
 
 }  // namespace
 
-Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask) {
+Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask,
+                   Watchdog* watchdog) {
     // Our environment without the names `env` sets, then `env`: pointers to our own strings, which
     // nothing changes before the exec, rather than a copy of every one.
     std::vector<std::string> added;
@@ -116,8 +122,15 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
         throw std::system_error(errno, std::generic_category(), "pipe2");
     Fd err_read(pipe_fds[0]), err_write(pipe_fds[1]);
     bool take_terminal = we_own_terminal();
-    ExecPlan plan{&paths, c_argv.data(),   sh_argv.data(), c_env.data(),
-                  &mask,  err_write.get(), take_terminal,  getpid()};
+    ExecPlan plan{&paths,
+                  c_argv.data(),
+                  sh_argv.data(),
+                  c_env.data(),
+                  &mask,
+                  err_write.get(),
+                  watchdog ? watchdog->announce_fd() : -1,
+                  take_terminal,
+                  getpid()};
     pid_t pid = start_child(plan);
     if (pid < 0) throw std::system_error(errno, std::generic_category(), "vfork");
     setpgid(pid, pid);  // also from here, so the group exists before we ever signal it
@@ -127,6 +140,7 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
     while ((n = ::read(err_read.get(), &err, sizeof err)) < 0 && errno == EINTR) {
     }
     if (n > 0) {
+        if (watchdog) watchdog->dismiss();  // it knows the group: gone before the id is free
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
@@ -136,23 +150,32 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
         throw SpawnError(fmt::format("{}: cannot run: {}", argv[0], std::strerror(err)),
                          exit_code::not_executable);
     }
-    return Child(pid, take_terminal);
+    return Child(pid, take_terminal, watchdog);
 }
 
 Child::Child(Child&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
       took_terminal_(std::exchange(other.took_terminal_, false)),
+      watchdog_(std::exchange(other.watchdog_, nullptr)),
       status_(other.status_) {}
 
 Child::~Child() {
     if (pid_ <= 0) return;
     if (!status_) {
         signal(SIGKILL);
-        int status = 0;
-        while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
+        reap();
     }
     restore_terminal();
+}
+
+// Reaping frees the leader's pid, and with it the process group id, for reuse: the watchdog, which
+// kills by that id, is killed and reaped first, so it can never signal a stranger's group.
+void Child::reap() noexcept {
+    if (watchdog_) watchdog_->dismiss();
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = status;
 }
 
 void Child::signal(int sig) const {
@@ -162,18 +185,21 @@ void Child::signal(int sig) const {
 
 bool Child::try_reap() {
     if (status_) return true;
-    int status = 0;
-    pid_t r;
-    while ((r = waitpid(pid_, &status, WNOHANG | WUNTRACED)) < 0 && errno == EINTR) {
+    // WNOWAIT: look without reaping, so that reap() can dismiss the watchdog first. Stops are
+    // asked for separately: a WNOWAIT stop report would stay and be seen again.
+    siginfo_t info{};
+    while (waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == EINTR) {
     }
-    if (r != pid_) return false;
-    if (WIFSTOPPED(status)) {
-        if (took_terminal_) suspend_with_terminal();
-        return false;
+    if (info.si_pid == pid_) {
+        reap();
+        restore_terminal();
+        return true;
     }
-    status_ = status;
-    restore_terminal();
-    return true;
+    info = {};
+    while (waitid(P_PID, pid_, &info, WSTOPPED | WNOHANG) < 0 && errno == EINTR) {
+    }
+    if (info.si_pid == pid_ && took_terminal_) suspend_with_terminal();
+    return false;
 }
 
 // ^Z at the terminal stops only the command's group, the one in the foreground. The shell waits

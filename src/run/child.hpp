@@ -1,5 +1,6 @@
 // The command redlock-run guards: started in its own process group, so signals reach a shell's
-// grandchildren too, killed if redlock-run dies, and always reaped.
+// grandchildren too, killed if redlock-run dies (with its whole group, by the watchdog), and
+// always reaped.
 #pragma once
 
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "run/watchdog.hpp"
 #include "util/errors.hpp"
 
 namespace redlock {
@@ -26,8 +28,10 @@ class Child {
     // Starts argv[0] (searched in PATH) with `env` (distinct names) replacing or adding to our
     // environment, and the signal mask `mask`. When we own the terminal's foreground, the
     // child's group takes it over so an interactive command can read the terminal and gets ^C
-    // directly.
-    static Child spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask);
+    // directly. With a `watchdog`, the child announces its group to it before it execs, and the
+    // watchdog is dismissed before the child is reaped; it must outlive the Child.
+    static Child spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask,
+                       Watchdog* watchdog = nullptr);
 
     Child(Child&& other) noexcept;
     Child& operator=(Child&&) = delete;
@@ -45,12 +49,15 @@ class Child {
     int wait_status() const { return *status_; }
 
   private:
-    Child(pid_t pid, bool took_terminal) : pid_(pid), took_terminal_(took_terminal) {}
+    Child(pid_t pid, bool took_terminal, Watchdog* watchdog)
+        : pid_(pid), took_terminal_(took_terminal), watchdog_(watchdog) {}
+    void reap() noexcept;
     void restore_terminal();
     void suspend_with_terminal();
 
     pid_t pid_ = -1;
     bool took_terminal_ = false;
+    Watchdog* watchdog_ = nullptr;
     std::optional<int> status_;
 };
 

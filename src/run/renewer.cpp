@@ -109,7 +109,9 @@ void Renewer::run() {
                 return;
             }
             lock_.confirm_renewal(valid_until);
-            valid_until_ns_ = lock_.lease_end(sent, ttl_).time_since_epoch().count();
+            Deadline extended = lock_.lease_end(sent, ttl_);
+            valid_until_ns_ = extended.time_since_epoch().count();
+            if (on_extended_) on_extended_(extended);
             log::verbose(
                 "renewed lock '{}' in {}", keys_.key,
                 format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));

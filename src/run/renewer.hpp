@@ -29,6 +29,12 @@ class Renewer {
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
 
+    // Called on the renewer thread each time a renewal moved valid_until(), with the new value:
+    // the watchdog enforces the same lease end as the main loop.
+    void set_on_extended(std::function<void(Deadline)> on_extended) {
+        on_extended_ = std::move(on_extended);
+    }
+
     // When the first renewal is due. Run starts the thread then rather than with the command:
     // a command that ends sooner (many do) never pays for creating and joining a thread.
     Deadline first_renewal() const { return lease_start_ + every_; }
@@ -60,6 +66,7 @@ class Renewer {
     mutable std::mutex mutex_;
     std::string lost_reason_;
     std::string last_failure_;
+    std::function<void(Deadline)> on_extended_;
     std::thread thread_;
 };
 

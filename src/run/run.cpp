@@ -13,6 +13,7 @@
 #include "run/child.hpp"
 #include "run/reentry.hpp"
 #include "run/renewer.hpp"
+#include "run/watchdog.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
@@ -41,11 +42,15 @@ class Run {
 
   private:
     bool acquire();
+    void refuse_if_too_late(const Renewer& renewer);
+    void start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
+               std::optional<Child>& child);
     int supervise(Child& child, Renewer& renewer);
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
     void lose(Child& child, Renewer& renewer, const std::string& reason,
               std::optional<Deadline> kill_by = std::nullopt);
     Millis term_lead() const;
+    Millis watchdog_lead() const { return std::min(Millis(50), opt_.ttl / 20); }
     void release(Millis keep = Millis(0));
     Millis min_hold_left() const;
 
@@ -98,6 +103,16 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
         case OnLost::term: {
             Deadline kill_at = now + opt_.kill_after;
             if (kill_by) kill_at = std::min(kill_at, *kill_by);
+            if (kill_at <= now) {
+                // Noticed only after the lease end (redlock-run was stopped or starved, the host
+                // slept): the lock may be someone else's already, no time is left for SIGTERM.
+                log::error(
+                    "lock '{}' lost: {}; the lease has already ended, sending SIGKILL to the "
+                    "command",
+                    keys_.key, reason);
+                child.signal(SIGKILL);
+                break;
+            }
             log::error("lock '{}' lost: {}; sending SIGTERM to the command (SIGKILL in {})",
                        keys_.key, reason,
                        format_duration(std::chrono::ceil<Millis>(kill_at - now)));
@@ -133,14 +148,20 @@ int Run::supervise(Child& child, Renewer& renewer) {
     while (!child.try_reap()) {
         Deadline now = BootClock::now();
         if (!lost_ && !renewer.started() && now >= renewer.first_renewal()) renewer.start();
-        Deadline lease_end = renewer.valid_until();
+        // The watchdog kills the group at valid_until(); the supervisor finishes a little
+        // earlier, so that the watchdog acts only when the supervisor could not (was stopped or
+        // starved), not in a tie with a supervisor that is on time.
+        Deadline lease_end = renewer.valid_until() - watchdog_lead();
         if (!lost_ && now >= lease_end - term_lead())
             lose(child, renewer,
-                 fmt::format("no renewal succeeded in time and the lease ends in {}, after which "
-                             "Redis may give the lock to someone else{}",
-                             format_duration(
-                                 std::max(Millis(0), std::chrono::ceil<Millis>(lease_end - now))),
-                             last_failure_text(renewer)),
+                 fmt::format(
+                     "no renewal succeeded in time and the lease {}, after which "
+                     "Redis may give the lock to someone else{}",
+                     lease_end > now
+                         ? "ends in " + format_duration(std::chrono::ceil<Millis>(lease_end - now))
+                         : "ended " + format_duration(std::chrono::floor<Millis>(now - lease_end)) +
+                               " ago",
+                     last_failure_text(renewer)),
                  lease_end);
         if (kill_at_ && now >= *kill_at_) {
             log::error(
@@ -163,7 +184,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
         }
 
         Deadline wake = Deadline::max();
-        if (!lost_) wake = renewer.valid_until() - term_lead();
+        if (!lost_) wake = renewer.valid_until() - watchdog_lead() - term_lead();
         if (!lost_ && !renewer.started()) wake = std::min(wake, renewer.first_renewal());
         if (kill_at_) wake = std::min(wake, *kill_at_);
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
@@ -179,7 +200,57 @@ int Run::supervise(Child& child, Renewer& renewer) {
             }
         }
     }
+    // Reaped only after the lease end, which the loop above did not see coming (redlock-run was
+    // stopped or starved, and the watchdog may have killed the command): nothing proves that the
+    // command ended while the lock was ours.
+    if (!lost_ && BootClock::now() >= renewer.valid_until()) {
+        lost_ = true;
+        log::error(
+            "lock '{}' lost: the lease ended before redlock-run saw the command end (was "
+            "redlock-run stopped?); the command may have run without the lock",
+            keys_.key);
+    }
     return exit_status_of(child.wait_status());
+}
+
+// The supervisor stops the command at valid_until() - watchdog_lead() - term_lead() unless a
+// renewal moves that point. When the acquire itself was so slow that less time is left before that
+// point than the acquire took, the first renewal cannot be expected to arrive in time: the command
+// would be started only to be stopped (or it would run past a lease end nobody renewed). Not
+// starting it at all is the honest outcome, and safe to retry.
+void Run::refuse_if_too_late(const Renewer& renewer) {
+    Deadline now = BootClock::now();
+    Millis took = std::chrono::ceil<Millis>(now - lease_start_);
+    Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead();
+    if (stop_at - now >= took) return;
+    release();
+    throw RedisUnavailable(fmt::format(
+        "lock '{}' acquired too late: the acquire took {} of the {} ttl, leaving less than that "
+        "before the command would have to be stopped; released the lock without running the "
+        "command",
+        keys_.key, format_duration(took), format_duration(opt_.ttl)));
+}
+
+// Starts the watchdog, then the command under it. The watchdog's first deadline is the lease end
+// the renewer starts from, and every renewal moves it (set_on_extended), so it kills the group at
+// the same lease end as supervise() does, and does so only when supervise() could not act.
+void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
+                std::optional<Child>& child) {
+    refuse_if_too_late(renewer);
+    try {
+        // --on-lost ignore lets the command outlive the lease by choice: the watchdog then acts
+        // only when redlock-run dies.
+        bool enforce = opt_.on_lost != OnLost::ignore;
+        watchdog.emplace(keys_.key, enforce ? renewer.valid_until() : Deadline::max());
+        if (enforce) renewer.set_on_extended([&w = *watchdog](Deadline d) { w.extend(d); });
+        child.emplace(Child::spawn(opt_.command, env, signals_.original_mask(), &*watchdog));
+    } catch (const Error&) {
+        release();
+        throw;
+    }
+    log::verbose("started '{}' as pid {} (watchdog pid {})", opt_.command.front(), child->pid(),
+                 watchdog->pid());
+    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
 }
 
 // What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
@@ -225,19 +296,14 @@ int Run::execute() {
                    {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
                    {"REDLOCK_REDIS", lock_.identity()}};
+    // Outside the block below: the watchdog outlives the renewer (which extends it from its
+    // thread) and the Child (which dismisses it before reaping).
+    std::optional<Watchdog> watchdog;
     std::optional<Child> child;
-    try {
-        child.emplace(Child::spawn(opt_.command, env, signals_.original_mask()));
-    } catch (const SpawnError&) {
-        release();
-        throw;
-    }
-    log::verbose("started '{}' as pid {}", opt_.command.front(), child->pid());
-    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
-
     int status;
     {
         Renewer renewer(lock_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_);
+        start(renewer, env, watchdog, child);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
     release(min_hold_left());

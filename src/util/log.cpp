@@ -38,6 +38,10 @@ void set_syslog(bool on) {
     syslog_on = on;
 }
 
+bool syslog_enabled() {
+    return syslog_on;
+}
+
 // Lock names and Redis error texts are arbitrary bytes: a newline in one would forge a second
 // message (in cron mail, in syslog) and an escape sequence would drive the operator's terminal.
 // Control characters are shown as \xNN; everything else passes unchanged.

@@ -14,6 +14,7 @@ void set_verbose(bool on);
 // --syslog: every message also goes to the local syslog (facility user, tag "redlock-run", with
 // our pid): error -> LOG_ERR, warning -> LOG_WARNING, info -> LOG_NOTICE, verbose -> LOG_INFO.
 void set_syslog(bool on);
+bool syslog_enabled();
 bool verbose_enabled();
 void emit(Level level, const std::string& message);
 

@@ -1,0 +1,204 @@
+// The watchdog process and the pipe redlock-run talks to it through. Why a process: the supervisor
+// (run.cpp) stops the command before the lease ends, but only while redlock-run is scheduled. A
+// SIGSTOPped redlock-run stops nothing, and a SIGKILLed one takes only its direct child along
+// (PR_SET_PDEATHSIG): a shell's subprocesses run on, overlapping the next holder. The watchdog
+// is a separate process that owns the same deadline and kills the command's whole group.
+#include "run/watchdog.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "util/errors.hpp"
+#include "util/exit_codes.hpp"
+#include "util/log.hpp"
+
+extern char** environ;
+
+namespace redlock {
+namespace {
+
+// The pipe carries fixed records of 16 bytes: below PIPE_BUF, so each write is atomic and the
+// renewer thread and the command's vfork child can never interleave halves of two records.
+struct Record {
+    std::int64_t kind;
+    std::int64_t value;
+};
+enum : std::int64_t { kind_deadline = 1, kind_group = 2 };
+
+constexpr int watchdog_fd = 3;  // where the watchdog finds the read end
+
+void write_record(int fd, Record r) noexcept {
+    while (::write(fd, &r, sizeof r) < 0 && errno == EINTR) {
+    }
+}
+
+// What the vfork child needs, prepared by the parent: between vfork and exec only system calls.
+struct SpawnPlan {
+    int read_fd;
+    char** argv;
+    int exec_errno;  // set by the child when exec fails; the parent reads it after vfork returns
+};
+
+[[noreturn]] void exec_watchdog(SpawnPlan& plan) noexcept {
+    // Its own process group: the command's `kill 0` (its own group) cannot reach it, nor can a
+    // terminal's ^C/^Z or a `kill -STOP -PGID` aimed at redlock-run's job.
+    setpgid(0, 0);
+    // Every catchable signal blocked: only SIGKILL (from redlock-run, once it no longer needs the
+    // watchdog, or from whoever kills everything) ends it. SIGTTOU too, so that its one message
+    // reaches a terminal even from a background group.
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    // It keeps stderr for its message and the pipe's read end; nothing else of ours (the Redis
+    // connection, the signalfd, our stdin and stdout, which a reader may be waiting to see closed).
+    if (plan.read_fd == watchdog_fd)
+        fcntl(watchdog_fd, F_SETFD, 0);
+    else
+        dup2(plan.read_fd, watchdog_fd);
+    close_range(watchdog_fd + 1, ~0U, 0);
+    close(STDIN_FILENO);
+    close(STDOUT_FILENO);
+    // Our own binary again, whatever PATH says and even if the file was replaced since we
+    // started: /proc/self/exe names the image this process runs.
+    execve("/proc/self/exe", plan.argv, environ);
+    plan.exec_errno = errno;
+    _exit(exit_code::not_executable);
+}
+
+// A function of its own, as in child.cpp: nothing of the caller's lives in registers across
+// vfork's second return.
+pid_t start_watchdog(SpawnPlan& plan) {
+    pid_t pid = vfork();
+    if (pid == 0) exec_watchdog(plan);
+    return pid;
+}
+
+Deadline deadline_of(std::int64_t ns) {
+    return Deadline(BootClock::duration(ns));
+}
+
+}  // namespace
+
+// vfork + exec of our own binary rather than fork: redlock-run may already have threads, after
+// which a forked child may only make async-signal-safe calls, and exec spares copying our page
+// tables. The parent resumes when exec has replaced the child's image; the watchdog's own start-up
+// (dynamic linking) then runs on its own, beside the command.
+Watchdog::Watchdog(const std::string& key, Deadline deadline) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        throw Error(fmt::format("cannot start the watchdog for lock '{}': pipe: {}", key,
+                                std::strerror(errno)),
+                    exit_code::internal);
+    Fd read_end(fds[0]);
+    to_watchdog_.reset(fds[1]);
+    // Never block the renewer (or the command's vfork child) on a watchdog that does not read:
+    // a record lost to a full pipe leaves an earlier deadline in force, which errs early.
+    fcntl(to_watchdog_.get(), F_SETFL, O_NONBLOCK);
+    // The first deadline is in the pipe before the command exists, so there is never a moment
+    // when the command runs and the watchdog has no deadline.
+    extend(deadline);
+
+    std::string argv0 = watchdog_argv0;
+    std::string syslog = log::syslog_enabled() ? "syslog" : "";
+    std::string key_arg = key;
+    char* argv[] = {argv0.data(), key_arg.data(), syslog.data(), nullptr};
+    SpawnPlan plan{read_end.get(), argv, 0};
+    pid_t pid = start_watchdog(plan);
+    if (pid < 0)
+        throw Error(fmt::format("cannot start the watchdog for lock '{}': vfork: {}", key,
+                                std::strerror(errno)),
+                    exit_code::internal);
+    if (plan.exec_errno != 0) {
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        throw Error(fmt::format("cannot start the watchdog for lock '{}': /proc/self/exe: {}", key,
+                                std::strerror(plan.exec_errno)),
+                    exit_code::internal);
+    }
+    pid_ = pid;
+    // Also from here, as for the command: the group exists before anyone could signal it.
+    setpgid(pid, pid);
+}
+
+void Watchdog::extend(Deadline deadline) const noexcept {
+    write_record(to_watchdog_.get(), {kind_deadline, deadline.time_since_epoch().count()});
+}
+
+// The write end stays open until the destructor: the renewer thread may still call extend() after
+// the command was reaped (the write then fails with EPIPE, SIGPIPE being blocked), and closing it
+// first would read as "redlock-run died" to a watchdog still alive.
+void Watchdog::dismiss() noexcept {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+}
+
+void announce_process_group(int announce_fd, pid_t pgid) noexcept {
+    if (announce_fd >= 0) write_record(announce_fd, {kind_group, pgid});
+}
+
+// Kills by process group id, which is safe only while that id cannot name another group: the id
+// stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
+// the leader before it has killed and reaped this watchdog (Child::try_reap), so every kill below
+// reaches the command's group or nobody. When redlock-run dies, the kernel closes its files (our
+// EOF) before it reparents the leader and sends it PR_SET_PDEATHSIG; the id could only be reused
+// after init reaped the leader, every other member died, and the pid counter wrapped around to it,
+// while this process, woken first, is a single poll(2) return away from its kill.
+int watchdog_main(int argc, char** argv) {
+    struct stat st {};
+    // Not started by Watchdog (someone ran it by this name): there is nothing to guard.
+    if (argc < 2 || fstat(watchdog_fd, &st) < 0 || !S_ISFIFO(st.st_mode)) return exit_code::usage;
+    const char* key = argv[1];
+    log::set_syslog(argc > 2 && std::strcmp(argv[2], "syslog") == 0);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    pid_t parent = getppid();
+    Deadline deadline = Deadline::max();
+    pid_t group = 0;
+    for (;;) {
+        if (group > 0 && BootClock::now() >= deadline) {
+            ::kill(-group, SIGKILL);
+            log::error(
+                "lock '{}': the lease ended and redlock-run (pid {}) had not stopped the command; "
+                "the watchdog sent SIGKILL to its process group {}",
+                key, parent, group);
+            return exit_code::ok;
+        }
+        pollfd p{watchdog_fd, POLLIN, 0};
+        int timeout = group > 0 && deadline != Deadline::max() ? millis_until(deadline) : -1;
+        int n = ::poll(&p, 1, timeout);
+        if (n < 0 && errno != EINTR) return exit_code::internal;
+        if (n <= 0) continue;
+        Record r{};
+        ssize_t got = ::read(watchdog_fd, &r, sizeof r);
+        if (got < 0 && errno == EINTR) continue;
+        if (got == 0) {
+            // Every write end is gone: redlock-run died (ours is close-on-exec in the command,
+            // and the watchdog holds none). Nobody renews the lock any more.
+            if (group > 0) {
+                ::kill(-group, SIGKILL);
+                log::error(
+                    "lock '{}': redlock-run (pid {}) died; the watchdog sent SIGKILL to the "
+                    "command's process group {}",
+                    key, parent, group);
+            }
+            return exit_code::ok;
+        }
+        if (got != sizeof r) return exit_code::internal;
+        if (r.kind == kind_deadline) deadline = deadline_of(r.value);
+        if (r.kind == kind_group) group = static_cast<pid_t>(r.value);
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,52 @@
+// The watchdog: a small process beside redlock-run that SIGKILLs the command's process group when
+// the lease ends without redlock-run having acted (it is stopped, starved, or dead), so that the
+// command never outlives its lease even when redlock-run cannot be scheduled.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "util/clock.hpp"
+#include "util/fd.hpp"
+
+namespace redlock {
+
+// The argv[0] the watchdog is started with; main() dispatches on it before parsing options.
+inline constexpr const char* watchdog_argv0 = "redlock-run-watchdog";
+
+class Watchdog {
+  public:
+    // Starts the watchdog (our own binary again, in its own process group) for lock `key`; it
+    // SIGKILLs the group announced through announce_fd() once `deadline` passes unextended, or
+    // at once when redlock-run dies. Deadline::max() disables the deadline (--on-lost ignore).
+    // Throws Error when it cannot be started.
+    Watchdog(const std::string& key, Deadline deadline);
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+    ~Watchdog() { dismiss(); }
+
+    pid_t pid() const { return pid_; }
+    // Where the command's vfork child writes its process group before it execs (announce()).
+    int announce_fd() const { return to_watchdog_.get(); }
+    // Moves the deadline to `deadline`, the lease end a renewal just proved. Callable from the
+    // renewer thread: one record of 16 bytes, written atomically, never blocking.
+    void extend(Deadline deadline) const noexcept;
+    // Kills and reaps the watchdog. Must run before the command's leader is reaped (see
+    // watchdog.cpp on recycled process group ids). Idempotent.
+    void dismiss() noexcept;
+
+  private:
+    pid_t pid_ = -1;
+    Fd to_watchdog_;  // write end of the pipe the watchdog reads; its EOF means we died
+};
+
+// For the command's vfork child, between setpgid and exec: tells the watchdog its group, so the
+// watchdog knows it before the command runs a single instruction. Only a write(2).
+void announce_process_group(int announce_fd, pid_t pgid) noexcept;
+
+// The watchdog process's main(), for argv[0] == watchdog_argv0: argv[1] names the lock in its
+// messages, argv[2] is "syslog" with --syslog. Reads fd 3 until EOF and enforces the deadline.
+int watchdog_main(int argc, char** argv);
+
+}  // namespace redlock

@@ -1,0 +1,199 @@
+#!/usr/bin/env bats
+# The watchdog (issue 16): a frozen or killed redlock-run leaves no process of its command running
+# once the lease could have ended, so the next holder never overlaps it. The commands log their own
+# start and end (lease_probe.py); a checker counts overlapping intervals.
+load helpers
+load failure_helpers
+
+PROBE="$BATS_TEST_DIRNAME/lease_probe.py"
+
+setup() { redis_start; }
+teardown() {
+    local pid
+    for pid in ${CONT_AT_END:-} ${RL_PID:-}; do kill -CONT "$pid" 2>/dev/null || true; done
+    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop"
+    for pid in ${KILL_AT_END:-}; do
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    rl_cleanup "$BATS_TEST_TMPDIR"/pgid*
+    proxy_stop
+    redis_stop
+}
+
+# True while a process of group $1, other than a zombie, exists.
+group_alive() {
+    local f stat state ppid pgrp
+    for f in /proc/[0-9]*/stat; do
+        stat=$(cat "$f" 2>/dev/null) || continue
+        read -r state ppid pgrp _ <<<"${stat##*) }"
+        [ "$pgrp" = "$1" ] && [ "$state" != Z ] && return 0
+    done
+    return 1
+}
+group_dead() { ! group_alive "$1"; }
+
+# The watchdog of the redlock-run with pid $1.
+watchdog_of() { pgrep -P "$1" -f '^redlock-run-watchdog'; }
+
+# probe_command TAG SECONDS: a command that logs its start and end to $LOG, writes its process
+# group to pgid.TAG, and works for SECONDS in a subprocess.
+probe_command() {
+    echo /usr/bin/python3 "$PROBE" hold "$BATS_TEST_TMPDIR/log" "$1" "$BATS_TEST_TMPDIR/pgid.$1" "$2"
+}
+
+check_log() {
+    # Every command's observer has logged its end (they run outside the commands' groups).
+    wait_for 10 ends_logged
+    run /usr/bin/python3 "$PROBE" check "$BATS_TEST_TMPDIR/log"
+    echo "$output"
+    assert_success
+}
+ends_logged() {
+    [ "$(grep -c '^start' "$BATS_TEST_TMPDIR/log")" = "$(grep -c '^end' "$BATS_TEST_TMPDIR/log")" ]
+}
+
+@test "a SIGSTOPped redlock-run: its command's group is killed by the lease end, and the next holder does not overlap it" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 1s --renew-every 300ms frozen -- $(probe_command first 100)
+    wait_for 5 file_exists "$d/pgid.first"
+    "$RL" --wait 20s -t 1s frozen -- $(probe_command second 0.2) 2>"$d/second.err" &
+    local second=$!
+    KILL_AT_END=$second
+    wait_for 5 blocked_is 1
+    kill -STOP "$RL_PID"
+    # Nothing of the first command runs once the lease could have ended: the watchdog killed it.
+    wait_for 5 group_dead "$(cat "$d/pgid.first")"
+    wait "$second"
+    kill -CONT "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 76
+    run cat "$RL_ERR"
+    assert_output --partial "the watchdog sent SIGKILL to its process group"
+    assert_output --partial "lock 'frozen' lost"
+    refute_output --partial "in -"
+    check_log
+}
+
+@test "a SIGKILLed redlock-run: the command's whole group, subprocess work included, dies at once" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 30s killed -- sh -c "echo \$\$ > '$d/pgid'; sleep 100; true"
+    wait_for 5 file_exists "$d/pgid"
+    wait_for 5 watchdog_of "$RL_PID"
+    kill -KILL "$RL_PID"
+    rl_finish 5
+    # Far sooner than the 30s lease: at redlock-run's death, not at the lease end.
+    wait_for 3 group_dead "$(cat "$d/pgid")"
+    run cat "$RL_ERR"
+    assert_output --partial "died; the watchdog sent SIGKILL to the command's process group"
+}
+
+@test "the watchdog survives the command's kill -TERM 0 and still enforces the lease end" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 1s --renew-every 300ms selfterm -- sh -c "
+        trap '' TERM; kill -TERM 0; echo \$\$ > '$d/pgid'; sleep 100; true"
+    wait_for 5 file_exists "$d/pgid"
+    local watchdog
+    watchdog=$(watchdog_of "$RL_PID")
+    [ -n "$watchdog" ]
+    kill -0 "$watchdog"
+    # Not in the command's group, nor in redlock-run's.
+    [ "$(ps -o pgid= -p "$watchdog" | tr -d ' ')" = "$watchdog" ]
+    kill -STOP "$RL_PID"
+    wait_for 5 group_dead "$(cat "$d/pgid")"
+    kill -CONT "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 76
+    wait_for 2 process_dead "$watchdog"
+}
+
+@test "the watchdog survives the command's kill -KILL 0; the run ends with 137 and leaves nothing behind" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start -t 10s selfkill -- sh -c "
+        echo \$\$ > '$d/pgid'; sleep 100 &
+        while [ ! -e '$d/go' ]; do sleep 0.02; done; kill -KILL 0"
+    wait_for 5 file_exists "$d/pgid"
+    local watchdog
+    watchdog=$(watchdog_of "$RL_PID")
+    [ -n "$watchdog" ]
+    # Stopped, redlock-run cannot dismiss the watchdog: it is alive afterwards only if the
+    # command's kill missed it.
+    kill -STOP "$RL_PID"
+    touch "$d/go"
+    wait_for 5 group_dead "$(cat "$d/pgid")"
+    kill -0 "$watchdog"
+    kill -CONT "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 137
+    wait_for 2 process_dead "$watchdog"
+    key_absent selfkill
+}
+
+@test "no watchdog outlives a normal run" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start normal -- sh -c "while [ ! -e '$d/go' ]; do sleep 0.02; done"
+    wait_for 5 watchdog_of "$RL_PID"
+    local watchdog
+    watchdog=$(watchdog_of "$RL_PID")
+    touch "$d/go"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 0
+    process_dead "$watchdog"
+    run "$RL" quick -- true
+    assert_success
+    run pgrep -f '^redlock-run-watchdog (normal|quick)'
+    assert_failure
+}
+
+@test "an acquire too slow to leave time for the command: released, not run, exit 69" {
+    local d=$BATS_TEST_TMPDIR
+    "$RL" -t 2s late -- true  # the scripts are cached: the acquire is the first EVALSHA
+    proxy_start --delay EVALSHA:1400
+    run "$RL" -u "$PROXY_URL" -t 2s --command-timeout 5s late -- touch "$d/ran"
+    assert_equal "$status" 69
+    assert_output --partial "lock 'late' acquired too late: the acquire took 1."
+    [ ! -e "$d/ran" ]
+    key_absent late
+}
+
+# A random holder's redlock-run, found through its command's group leader.
+holder_rl() {
+    local tag pgid ppid
+    tag=$(grep '^start' "$BATS_TEST_TMPDIR/log" | tail -1 | cut -d' ' -f2)
+    pgid=$(cat "$BATS_TEST_TMPDIR/pgid.$tag" 2>/dev/null) || return 1
+    ppid=$(ps -o ppid= -p "$pgid" 2>/dev/null | tr -d ' ') || return 1
+    [ -n "$ppid" ] && [ "$(cat "/proc/$ppid/comm" 2>/dev/null)" = redlock-run ] || return 1
+    echo "$ppid $tag"
+}
+started_after() { [ "$(grep -c '^start' "$BATS_TEST_TMPDIR/log")" -gt "$1" ]; }
+
+@test "contenders whose holders are SIGSTOPped or SIGKILLed at random never overlap" {
+    local d=$BATS_TEST_TMPDIR i pids=""
+    touch "$d/log"
+    for i in 1 2 3 4; do
+        (for r in 1 2 3 4; do
+            "$RL" -q --wait 60s -t 1s --renew-every 300ms chaos -- $(probe_command "c$i.$r" 0.3) \
+                2>>"$d/rl.err" || true
+        done) 3>&- &
+        pids="$pids $!"
+    done
+    KILL_AT_END=$pids
+    local fault holder n
+    for fault in STOP KILL STOP KILL; do
+        n=$(grep -c '^start' "$d/log" || true)
+        wait_for 20 started_after "$n"
+        holder=$(wait_for 5 holder_rl && holder_rl) || continue
+        set -- $holder
+        echo "# SIG$fault to redlock-run $1 holding for $2" >&3
+        kill "-$fault" "$1"
+        if [ "$fault" = STOP ]; then
+            CONT_AT_END="${CONT_AT_END:-} $1"
+            wait_for 5 group_dead "$(cat "$d/pgid.$2")"
+            n=$(grep -c '^start' "$d/log" || true)
+            wait_for 10 started_after "$n"  # the next holder runs while this one is frozen
+            kill -CONT "$1"
+        fi
+    done
+    for i in $pids; do wait_for 60 pid_gone "$i"; done
+    check_log
+}
