@@ -11,16 +11,12 @@
 #include "cli/cli.hpp"
 #include "inspect/inspect.hpp"
 #include "run/run.hpp"
-#include "run/watchdog.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
 #include "util/log.hpp"
 
 int main(int argc, char** argv) {
     using namespace redlock;
-    // Not an option: the watchdog is our own binary started under another name (watchdog.hpp),
-    // so that no command line a user types can turn into it.
-    if (argc > 0 && std::string_view(argv[0]) == watchdog_argv0) return watchdog_main(argc, argv);
     try {
         Invocation inv = parse_command_line(std::vector<std::string>(argv, argv + argc));
         switch (inv.action) {

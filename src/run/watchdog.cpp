@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,57 +40,21 @@ void write_record(int fd, Record r) noexcept {
     }
 }
 
-// What the vfork child needs, prepared by the parent: between vfork and exec only system calls.
-struct SpawnPlan {
-    int read_fd;
-    char** argv;
-    int exec_errno;  // set by the child when exec fails; the parent reads it after vfork returns
-};
-
-[[noreturn]] void exec_watchdog(SpawnPlan& plan) noexcept {
-    // Its own process group: the command's `kill 0` (its own group) cannot reach it, nor can a
-    // terminal's ^C/^Z or a `kill -STOP -PGID` aimed at redlock-run's job.
-    setpgid(0, 0);
-    // Every catchable signal blocked: only SIGKILL (from redlock-run, once it no longer needs the
-    // watchdog, or from whoever kills everything) ends it. SIGTTOU too, so that its one message
-    // reaches a terminal even from a background group.
-    sigset_t all;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, nullptr);
-    // It keeps stderr for its message and the pipe's read end; nothing else of ours (the Redis
-    // connection, the signalfd, our stdin and stdout, which a reader may be waiting to see closed).
-    if (plan.read_fd == watchdog_fd)
-        fcntl(watchdog_fd, F_SETFD, 0);
-    else
-        dup2(plan.read_fd, watchdog_fd);
-    close_range(watchdog_fd + 1, ~0U, 0);
-    close(STDIN_FILENO);
-    close(STDOUT_FILENO);
-    // Our own binary again, whatever PATH says and even if the file was replaced since we
-    // started: /proc/self/exe names the image this process runs.
-    execve("/proc/self/exe", plan.argv, environ);
-    plan.exec_errno = errno;
-    _exit(exit_code::not_executable);
-}
-
-// A function of its own, as in child.cpp: nothing of the caller's lives in registers across
-// vfork's second return.
-pid_t start_watchdog(SpawnPlan& plan) {
-    pid_t pid = vfork();
-    if (pid == 0) exec_watchdog(plan);
-    return pid;
-}
-
 Deadline deadline_of(std::int64_t ns) {
     return Deadline(BootClock::duration(ns));
 }
 
+// The watchdog's whole life, in the forked child: reads the pipe until EOF and enforces the
+// deadline. Returns its exit status.
+int watch(const char* key, pid_t parent);
+
 }  // namespace
 
-// vfork + exec of our own binary rather than fork: redlock-run may already have threads, after
-// which a forked child may only make async-signal-safe calls, and exec spares copying our page
-// tables. The parent resumes when exec has replaced the child's image; the watchdog's own start-up
-// (dynamic linking) then runs on its own, beside the command.
+// fork without exec: the watchdog needs nothing but the few system calls of watch() below, and an
+// exec of our own binary (dynamic linking, relocations) cost each run ~0.4 ms, a third of what a
+// locked `true` costs. fork is safe here only because redlock-run is single-threaded when it
+// starts the watchdog: the renewer thread starts later (Run::supervise), and the quorum's
+// per-node threads have all been joined. The child never returns into our code: it _exits.
 Watchdog::Watchdog(const std::string& key, Deadline deadline) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
@@ -106,22 +70,32 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline) {
     // when the command runs and the watchdog has no deadline.
     extend(deadline);
 
-    std::string argv0 = watchdog_argv0;
-    std::string syslog = log::syslog_enabled() ? "syslog" : "";
-    std::string key_arg = key;
-    char* argv[] = {argv0.data(), key_arg.data(), syslog.data(), nullptr};
-    SpawnPlan plan{read_end.get(), argv, 0};
-    pid_t pid = start_watchdog(plan);
+    pid_t parent = getpid();
+    pid_t pid = fork();
     if (pid < 0)
-        throw Error(fmt::format("cannot start the watchdog for lock '{}': vfork: {}", key,
+        throw Error(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,
                                 std::strerror(errno)),
                     exit_code::internal);
-    if (plan.exec_errno != 0) {
-        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-        throw Error(fmt::format("cannot start the watchdog for lock '{}': /proc/self/exe: {}", key,
-                                std::strerror(plan.exec_errno)),
-                    exit_code::internal);
+    if (pid == 0) {
+        // Its own process group: the command's `kill 0` (its own group) cannot reach it, nor
+        // can a terminal's ^C/^Z or a `kill -STOP -PGID` aimed at redlock-run's job.
+        setpgid(0, 0);
+        // A name of its own in ps and top, beside the command it guards.
+        prctl(PR_SET_NAME, "rl-watchdog", 0, 0, 0);
+        // Every catchable signal blocked (they already are: SignalEvents blocked them before
+        // any of this): only SIGKILL, from redlock-run once it no longer needs the watchdog or
+        // from whoever kills everything, ends it.
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_SETMASK, &all, nullptr);
+        // It keeps stderr for its message and the pipe's read end; nothing else of ours: not the
+        // Redis connection, the signalfd, or the write end (whose EOF tells it we died), nor our
+        // stdin and stdout, which a reader may be waiting to see closed.
+        if (read_end.get() != watchdog_fd) dup2(read_end.get(), watchdog_fd);
+        close_range(watchdog_fd + 1, ~0U, 0);
+        close(STDIN_FILENO);
+        close(STDOUT_FILENO);
+        _exit(watch(key.c_str(), parent));
     }
     pid_ = pid;
     // Also from here, as for the command: the group exists before anyone could signal it.
@@ -147,6 +121,8 @@ void announce_process_group(int announce_fd, pid_t pgid) noexcept {
     if (announce_fd >= 0) write_record(announce_fd, {kind_group, pgid});
 }
 
+namespace {
+
 // Kills by process group id, which is safe only while that id cannot name another group: the id
 // stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
 // the leader before it has killed and reaped this watchdog (Child::try_reap), so every kill below
@@ -154,16 +130,7 @@ void announce_process_group(int announce_fd, pid_t pgid) noexcept {
 // EOF) before it reparents the leader and sends it PR_SET_PDEATHSIG; the id could only be reused
 // after init reaped the leader, every other member died, and the pid counter wrapped around to it,
 // while this process, woken first, is a single poll(2) return away from its kill.
-int watchdog_main(int argc, char** argv) {
-    struct stat st {};
-    // Not started by Watchdog (someone ran it by this name): there is nothing to guard.
-    if (argc < 2 || fstat(watchdog_fd, &st) < 0 || !S_ISFIFO(st.st_mode)) return exit_code::usage;
-    const char* key = argv[1];
-    log::set_syslog(argc > 2 && std::strcmp(argv[2], "syslog") == 0);
-    sigset_t all;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, nullptr);
-    pid_t parent = getppid();
+int watch(const char* key, pid_t parent) {
     Deadline deadline = Deadline::max();
     pid_t group = 0;
     for (;;) {
@@ -200,5 +167,7 @@ int watchdog_main(int argc, char** argv) {
         if (r.kind == kind_group) group = static_cast<pid_t>(r.value);
     }
 }
+
+}  // namespace
 
 }  // namespace redlock

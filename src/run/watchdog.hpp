@@ -12,12 +12,9 @@
 
 namespace redlock {
 
-// The argv[0] the watchdog is started with; main() dispatches on it before parsing options.
-inline constexpr const char* watchdog_argv0 = "redlock-run-watchdog";
-
 class Watchdog {
   public:
-    // Starts the watchdog (our own binary again, in its own process group) for lock `key`; it
+    // Starts the watchdog (a forked child of ours, in its own process group) for lock `key`; it
     // SIGKILLs the group announced through announce_fd() once `deadline` passes unextended, or
     // at once when redlock-run dies. Deadline::max() disables the deadline (--on-lost ignore).
     // Throws Error when it cannot be started.
@@ -44,9 +41,5 @@ class Watchdog {
 // For the command's vfork child, between setpgid and exec: tells the watchdog its group, so the
 // watchdog knows it before the command runs a single instruction. Only a write(2).
 void announce_process_group(int announce_fd, pid_t pgid) noexcept;
-
-// The watchdog process's main(), for argv[0] == watchdog_argv0: argv[1] names the lock in its
-// messages, argv[2] is "syslog" with --syslog. Reads fd 3 until EOF and enforces the deadline.
-int watchdog_main(int argc, char** argv);
 
 }  // namespace redlock
