@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "lock/lock_replies.hpp"
 #include "lock/quorum_math.hpp"
 #include "lock/scripts.hpp"
 #include "redis/socket.hpp"
@@ -81,7 +82,12 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::vector<std::optional<AcquireResult>> results(n);
     std::vector<std::optional<NodeError>> errors(n);
     in_parallel([&](std::size_t i) {
-        errors[i] = node_failure([&] { results[i] = nodes_[i]->acquire(keys, token, ttl, info); });
+        errors[i] = node_failure([&] {
+            results[i] = nodes_[i]->acquire(keys, token, ttl, info);
+            // The quorum hands out one above the highest counter: that must stay below the
+            // limit too (a node refused here counts as failed, and is released below).
+            if (results[i]->acquired) checked_fence(results[i]->fence + 1, keys.key);
+        });
     });
     long long max_counter = 0;
     for (std::size_t i = 0; i < n; ++i) {
