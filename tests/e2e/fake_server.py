@@ -7,6 +7,7 @@ Listens on a free loopback port, writes the port to PORTFILE, and serves every c
   close-mid   answers the first command with half a reply, then closes the connection
   garbage     answers with text that is not RESP (an HTTP error page)
   reply       answers every command with REPLY (Python escapes such as \\r\\n are decoded)
+  stream      answers the first command with REPLY and then streams 'x' until the client hangs up
   acquire-then answers the first command as a successful acquire (fence 1) and every later one
               with REPLY
 """
@@ -45,6 +46,14 @@ def serve(conn):
             if mode == "reply":
                 conn.sendall(reply)
                 continue
+            if mode == "stream":
+                conn.sendall(reply)
+                chunk = b"x" * 65536
+                try:
+                    while True:
+                        conn.sendall(chunk)
+                except OSError:
+                    return
             if mode == "acquire-then":
                 conn.sendall(ACQUIRED if count == 1 else reply)
                 continue

@@ -198,6 +198,15 @@ fake() {
     refuse 69 "timed out while waiting for a reply$" "${FAST[@]}" "${JOB[@]}"
 }
 
+@test "a bulk string of 900 GB that keeps streaming is cut at 64 MiB: 69, not 840 MB of memory" {
+    fake stream '$900000000000\r\n'
+    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: a reply of more than 64 MiB" \
+        --connect-timeout 500ms --command-timeout 8s "${JOB[@]}"
+    fake_stop
+    fake stream '*2\r\n:1\r\n$900000000000\r\n'
+    refuse 69 "a reply of more than 64 MiB" --command-timeout 8s status job
+}
+
 @test "a RESP3 map to a RESP2 client" {
     fake reply '%1\r\n:1\r\n:1\r\n'
     refuse 69 "protocol error from Redis .*got \"%\" as reply type byte$" "${FAST[@]}" "${JOB[@]}"
