@@ -294,3 +294,21 @@ fake() {
     refuse 65 "fence 4611686018427387904 is outside" "${JOB[@]}"
     assert_equal "$(qcli 0 EXISTS job)$(qcli 1 EXISTS job)" 00
 }
+
+@test "cluster: a MOVED for another slot than the key's is not followed to the node it names" {
+    redis_start
+    plant_sentinel
+    fake_start script "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n\$9\r\n127.0.0.1\r\n:PORT\r\n|-MOVED 1 127.0.0.1:$REDIS_PORT\r\n"
+    refuse 69 "node 127.0.0.1:$FAKE_PORT redirected EVALSHA for slot 1, but its key is in slot 2906; not following it" \
+        -u "redis-cluster://127.0.0.1:$FAKE_PORT" "${JOB[@]}"
+    assert_untouched
+}
+
+@test "a sentinel naming port 99999 or -31073 is refused, not cut to 16 bits" {
+    for port in 99999 -31073; do
+        fake reply "*2\r\n\$9\r\n127.0.0.1\r\n\$${#port}\r\n$port\r\n"
+        refuse 69 "no sentinel could tell where master 'mymaster' is: the sentinel at 127.0.0.1:$FAKE_PORT gave port $port, not 1-65535$" \
+            "${FAST[@]}" -u "redis-sentinel://127.0.0.1:$FAKE_PORT/mymaster" "${JOB[@]}"
+        fake_stop
+    done
+}
