@@ -12,6 +12,7 @@
 #include "util/errors.hpp"
 #include "util/fd.hpp"
 #include "util/log.hpp"
+#include "util/regular_file.hpp"
 
 namespace redlock {
 namespace {
@@ -25,12 +26,9 @@ std::optional<std::string> non_empty_env(const char* name) {
 }  // namespace
 
 std::string read_password_file(const std::string& path) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd)
-        throw UsageError(
-            fmt::format("cannot read the password file '{}': {}", path, std::strerror(errno)));
+    Fd fd = open_regular_file(path, "password file");
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IROTH))
+    if (::fstat(fd.get(), &st) == 0 && (st.st_mode & S_IROTH))
         log::warning("the password file '{}' is readable by every user (mode {:04o}); chmod o-r it",
                      path, st.st_mode & 07777);
     // A password is one line; reading a little more than any sane password is enough to see

@@ -83,9 +83,9 @@ no_password_visible() {
     run -64 "$RL" --password-file "$T/empty" job -- touch "$T/ran"
     assert_output "redlock-run: the password file '$T/empty' is empty"
     run -64 "$RL" --password-file "$T" job -- touch "$T/ran"
-    assert_output --regexp "^redlock-run: cannot read the password file '$T': Is a directory$"
+    assert_output --regexp "^redlock-run: the password file '$T' is a directory$"
     run -64 "$RL" --password-file /dev/zero job -- touch "$T/ran"
-    assert_output --regexp "^redlock-run: the password file '/dev/zero' has no line end"
+    assert_output "redlock-run: the password file '/dev/zero' is not a regular file (a device)"
     [ ! -e "$T/ran" ]
     key_absent job
 }
