@@ -275,6 +275,11 @@ teardown() { assert_untouched; }
     refuse 64 "ttl" --ttl 5s --ttl 10s "${JOB[@]}"
 }
 
+@test "repeated: --token twice for release is our own message, not CLI11's" {
+    refuse 64 "--token given 2 times; give it once$" release --token a --token b job
+    refuse 64 "--ttl given 3 times; give it once$" --ttl 5s --ttl 6s --ttl 7s "${JOB[@]}"
+}
+
 @test "repeated: --shell before and after NAME" {
     refuse 64 "--shell given twice$" -c 'touch x' job -c 'touch y'
 }
