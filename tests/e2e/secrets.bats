@@ -105,6 +105,22 @@ no_password_visible() {
     refute_file_has "$T/child.env" REDLOCK_PASSWORD
 }
 
+@test "REDLOCK_PASSWORD given twice in the environment: both copies are scrubbed" {
+    # Only execve can pass a name twice; the first entry is the one getenv sees.
+    run /usr/bin/python3 -c '
+import ctypes, os, sys
+rl, snoop, t, pw = sys.argv[1:5]
+args = [rl, "job", "--", "sh", "-c", snoop, t]
+env = ["REDLOCK_PASSWORD=" + pw, "REDLOCK_PASSWORD=" + pw + "-second",
+       "PATH=" + os.environ["PATH"], "REDLOCK_URL=" + os.environ["REDLOCK_URL"]]
+def array(items):
+    return (ctypes.c_char_p * (len(items) + 1))(*[i.encode() for i in items], None)
+ctypes.CDLL(None).execve(rl.encode(), array(args), array(env))
+sys.exit("execve failed")' "$RL" "$SNOOP" "$T" "$PW"
+    assert_success
+    no_password_visible
+}
+
 @test "a password from --password-file is in neither ps output nor the command's environment" {
     printf '%s\n' "$PW" > "$T/pw"
     chmod 600 "$T/pw"
