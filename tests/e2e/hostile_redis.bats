@@ -312,3 +312,8 @@ fake() {
         fake_stop
     done
 }
+
+@test "C1 control characters in a server's error (0x9b raw, C2 9B in UTF-8) are escaped" {
+    fake reply '-ERR a\x9b31mb\xc2\x9b32mc caf\xc3\xa9\r\n'
+    refuse 70 'ERR a\\x9b31mb\\xc2\\x9b32mc café$' "${FAST[@]}" "${JOB[@]}"
+}
