@@ -59,8 +59,8 @@ std::optional<std::string_view> lock_key_of(std::string_view companion, std::str
     auto close = base.find('}');
     if (close == std::string_view::npos) return std::nullopt;
     // "{key}" (the whole base), else "{tag}key".
-    std::string_view key = close + 1 == base.size() ? base.substr(1, close - 1)
-                                                    : base.substr(close + 1);
+    std::string_view key =
+        close + 1 == base.size() ? base.substr(1, close - 1) : base.substr(close + 1);
     if (key.empty() || companion_key(key, suffix) != companion) return std::nullopt;
     return key;
 }

@@ -12,8 +12,8 @@
 
 #include "redis/openssl_library.hpp"
 #include "util/errors.hpp"
-#include "util/regular_file.hpp"
 #include "util/fd.hpp"
+#include "util/regular_file.hpp"
 
 namespace redlock {
 namespace {

@@ -15,8 +15,10 @@ Fd open_regular_file(const std::string& path, std::string_view what) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0)
-        throw UsageError(fmt::format("cannot read the {} '{}': {}", what, path, std::strerror(errno)));
-    if (S_ISDIR(st.st_mode)) throw UsageError(fmt::format("the {} '{}' is a directory", what, path));
+        throw UsageError(
+            fmt::format("cannot read the {} '{}': {}", what, path, std::strerror(errno)));
+    if (S_ISDIR(st.st_mode))
+        throw UsageError(fmt::format("the {} '{}' is a directory", what, path));
     if (!S_ISREG(st.st_mode))
         throw UsageError(fmt::format("the {} '{}' is not a regular file ({})", what, path,
                                      S_ISFIFO(st.st_mode)   ? "a FIFO"

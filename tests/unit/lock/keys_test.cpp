@@ -11,8 +11,8 @@
 
 using redlock::companion_key;
 using redlock::hash_slot;
-using redlock::LockKeys;
 using redlock::lock_key_of;
+using redlock::LockKeys;
 
 TEST(HashSlot, MatchesRedisClusterKeyslot) {
     // Values from CLUSTER KEYSLOT and the Redis Cluster specification.
@@ -105,7 +105,8 @@ TEST(CompanionKey, NoTwoKeysShareACompanionAndEachStaysInItsKeysSlot) {
     }
     for (std::string name : {"job", "a}b", "p:job"}) {
         keys.push_back("{" + name + "}");
-        keys.push_back("{" + companion_key(name, "x").substr(1, companion_key(name, "x").find('}') - 1) +
+        keys.push_back("{" +
+                       companion_key(name, "x").substr(1, companion_key(name, "x").find('}') - 1) +
                        "}" + name);
     }
     const std::string token = "0123456789abcdef0123456789abcdef";

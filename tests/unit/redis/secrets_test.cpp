@@ -28,11 +28,12 @@ int dumpable_after(void (*body)(const std::string&), const std::string& arg) {
 }  // namespace
 
 TEST(Secrets, APasswordFromAFileOrTheUrlMakesTheProcessNonDumpable) {
-    auto path = std::filesystem::temp_directory_path() / ("redlock-secret-" + std::to_string(getpid()));
+    auto path =
+        std::filesystem::temp_directory_path() / ("redlock-secret-" + std::to_string(getpid()));
     std::ofstream(path) << "pw\n";
-    EXPECT_EQ(dumpable_after([](const std::string& p) { redlock::read_password_file(p); },
-                             path.string()),
-              0);
+    EXPECT_EQ(
+        dumpable_after([](const std::string& p) { redlock::read_password_file(p); }, path.string()),
+        0);
     EXPECT_EQ(dumpable_after([](const std::string&) { redlock::resolve_password("", "pw"); }, ""),
               0);
     EXPECT_EQ(dumpable_after(
