@@ -12,11 +12,12 @@
 
 namespace {
 
-// Runs `body` in a child, so that the test process keeps its own dumpable flag; the child's exit
-// status is the flag afterwards.
+// Runs `body` in a child, dumpable at the start, so that the test process keeps its own flag; the
+// child's exit status is the flag afterwards.
 int dumpable_after(void (*body)(const std::string&), const std::string& arg) {
     pid_t pid = fork();
     if (pid == 0) {
+        prctl(PR_SET_DUMPABLE, 1);  // an earlier test in this process may have cleared it
         body(arg);
         _exit(prctl(PR_GET_DUMPABLE));
     }
