@@ -88,6 +88,13 @@ void parse_options(const DeclareOptions& declare, const std::set<std::string>& w
     try {
         app.parse(reversed);
     } catch (const CLI::ParseError& e) {
+        // CLI11's words for a repeated option ("--token: At Most 1 required but received 2")
+        // read like a bug; say it in ours.
+        std::string_view text = e.what();
+        constexpr std::string_view repeated = ": At Most 1 required but received ";
+        if (auto at = text.find(repeated); at != std::string_view::npos)
+            throw UsageError(fmt::format("{} given {} times; give it once", text.substr(0, at),
+                                         text.substr(at + repeated.size())));
         throw UsageError(e.what());
     }
 }

@@ -33,35 +33,12 @@ std::string glob_escape(std::string_view prefix) {
     return out;
 }
 
-// The lock keys whose companion could be `base` + ":" + suffix: one per naming form of
-// companion_key(), "key:suffix" (key with a hash tag), "{key}:suffix", "{redlock-N}key:suffix".
-std::vector<std::string_view> lock_key_candidates(std::string_view base) {
-    std::vector<std::string_view> candidates{base};
-    if (base.size() > 2 && base.front() == '{' && base.back() == '}')
-        candidates.push_back(base.substr(1, base.size() - 2));
-    if (base.starts_with("{redlock-")) {
-        auto close = base.find('}');
-        if (close != std::string_view::npos) candidates.push_back(base.substr(close + 1));
-    }
-    return candidates;
-}
-
-bool rebuilds_from_a_lock_key(std::string_view base, std::string_view suffix,
-                              std::string_view key) {
-    for (std::string_view lock_key : lock_key_candidates(base))
-        if (!lock_key.empty() && companion_key(lock_key, suffix) == key) return true;
-    return false;
-}
-
 // Whether `key` is a companion of some lock key: its fence, info or wait key, or a waiter's
 // ':alive' mark (a string, unlike the others). Rebuilding the companion from the candidate lock
 // key proves the match, so a lock whose name merely ends in ":fence" is still listed.
 bool is_companion(std::string_view key) {
     for (std::string_view suffix : {"fence", "info", "wait"}) {
-        std::string tail = fmt::format(":{}", suffix);
-        if (key.ends_with(tail) &&
-            rebuilds_from_a_lock_key(key.substr(0, key.size() - tail.size()), suffix, key))
-            return true;
+        if (lock_key_of(key, suffix)) return true;
     }
     // companion_key(lock, "wake:") + 32-hex token + ":alive"
     constexpr std::string_view alive = ":alive", wake = ":wake:";
@@ -71,7 +48,7 @@ bool is_companion(std::string_view key) {
     std::string_view token = key.substr(prefix.size(), token_len);
     if (token.find_first_not_of("0123456789abcdef") != std::string_view::npos) return false;
     if (!prefix.ends_with(wake)) return false;
-    return rebuilds_from_a_lock_key(prefix.substr(0, prefix.size() - wake.size()), "wake:", prefix);
+    return lock_key_of(prefix, "wake:").has_value();
 }
 
 std::set<std::string> scan_keys(Connection& conn, const std::string& match) {

@@ -3,15 +3,19 @@
 // are built to share it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace redlock {
 
-// A key in the same slot as `key`, distinct for every (key, suffix): `{key}:suffix` when the key
-// has no hash tag, `key:suffix` when it has one, and a searched-for tag when the key contains '}'
-// in a way that cannot be wrapped in braces.
+// A key in the same slot as `key`, distinct for every (key, suffix) whose suffix has no '}':
+// `{key}:suffix` when the key has no '}', else `{tag}key:suffix` with the key's own hash tag or
+// a tag of the key's slot (keys.cpp says why no two keys share one).
 std::string companion_key(std::string_view key, std::string_view suffix);
+
+// The lock key whose companion with `suffix` is exactly `companion`, if there is one.
+std::optional<std::string_view> lock_key_of(std::string_view companion, std::string_view suffix);
 
 struct LockKeys {
     std::string name;   // as the user gave it

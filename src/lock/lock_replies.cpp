@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 
 #include "util/errors.hpp"
@@ -40,17 +43,41 @@ std::string text(const redisReply& r) {
     return r.str ? std::string(r.str, r.len) : std::string();
 }
 
-std::optional<long long> number(const redisReply& r) {
-    if (r.type == REDIS_REPLY_INTEGER) return r.integer;
-    if (r.type != REDIS_REPLY_STRING) return std::nullopt;
-    std::string s = text(r);
-    char* end = nullptr;
-    long long v = std::strtoll(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0') return std::nullopt;
+// A number in [lo, hi], from an integer or a decimal string; nullopt for anything else (text,
+// a value strtoll saturates, one out of range), so no caller does arithmetic on a wild value.
+std::optional<long long> number(const redisReply& r, long long lo, long long hi) {
+    long long v = 0;
+    if (r.type == REDIS_REPLY_INTEGER) {
+        v = r.integer;
+    } else if (r.type == REDIS_REPLY_STRING) {
+        std::string s = text(r);
+        char* end = nullptr;
+        errno = 0;
+        v = std::strtoll(s.c_str(), &end, 10);
+        if (s.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
+    } else {
+        return std::nullopt;
+    }
+    if (v < lo || v > hi) return std::nullopt;
     return v;
 }
 
+// A TTL as PTTL reports it (-2 no key, -1 no expiry), capped at max_server_ttl: Redis accepts
+// expiries thousands of years away, which Millis -> nanoseconds arithmetic cannot hold.
+long long pttl_value(long long pttl) {
+    return std::clamp<long long>(pttl, -2, max_server_ttl.count());
+}
+
 }  // namespace
+
+long long checked_fence(long long fence, std::string_view key) {
+    if (fence < 1 || fence >= fence_limit)
+        throw DataError(fmt::format(
+            "lock '{}': fence {} is outside 1..2^62-1 (a fence counter at its limit, or a "
+            "server that is not Redis); not running the command",
+            key, fence));
+    return fence;
+}
 
 AcquireResult acquire_result(const Reply& reply, std::string_view key) {
     const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", key));
@@ -62,11 +89,18 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
                                         : std::string(type_name(r.type))));
     AcquireResult result;
     result.acquired = integer(*r.element[0], "acquire") == 1;
-    long long value = integer(*r.element[1], "acquire");
-    if (result.acquired)
-        result.fence = value;
-    else
-        result.holder_pttl = value;
+    if (result.acquired) {
+        // A decimal string (exact above 2^53, unlike a Lua number) or an integer.
+        std::optional<long long> fence = number(*r.element[1], LLONG_MIN, LLONG_MAX);
+        if (!fence)
+            throw RedisError(fmt::format(
+                "unexpected reply from the acquire script: {} where a fence belongs (is this "
+                "Redis?)",
+                type_name(r.element[1]->type)));
+        result.fence = checked_fence(*fence, key);
+    } else {
+        result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));
+    }
     result.holder = holder_from_reply(r, 2);
     return result;
 }
@@ -101,10 +135,13 @@ LockState lock_state_from_reply(const LockKeys& keys, const Reply& reply) {
     s.keys = keys;
     s.type = text(*r.element[0]);
     if (r.element[1]->type == REDIS_REPLY_STRING) s.token = text(*r.element[1]);
-    s.pttl_ms = number(*r.element[2]).value_or(-2);
-    s.fence = number(*r.element[3]);
-    s.redis_now_ms =
-        number(*r.element[4]).value_or(0) * 1000 + number(*r.element[5]).value_or(0) / 1000;
+    s.pttl_ms = pttl_value(number(*r.element[2], LLONG_MIN, LLONG_MAX).value_or(-2));
+    // A counter at or past the fence limit (or negative) is shown as none: no fence will be
+    // handed out from it (acquire.lua refuses it).
+    s.fence = number(*r.element[3], 0, fence_limit - 1);
+    // TIME: seconds and microseconds. Seconds beyond year ~2^40 ms would overflow the product.
+    s.redis_now_ms = number(*r.element[4], 0, max_unix_seconds).value_or(0) * 1000 +
+                     number(*r.element[5], 0, 999'999).value_or(0) / 1000;
     s.holder = holder_from_reply(r, 6);
     if (s.holder) s.holder->now_ms = s.redis_now_ms;
     return s;

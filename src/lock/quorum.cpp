@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "lock/lock_replies.hpp"
 #include "lock/quorum_math.hpp"
 #include "lock/replicas.hpp"
 #include "lock/scripts.hpp"
@@ -91,6 +92,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                 confirm_replicated(*conns_[i], replicas_,
                                    fmt::format("the acquire of lock '{}'", keys.key),
                                    Deadline::max());
+            // The quorum hands out one above the highest counter: that must stay below the
+            // limit too (a node refused here counts as failed, and is released below).
+            if (results[i]->acquired) checked_fence(results[i]->fence + 1, keys.key);
         });
     });
     long long max_counter = 0;

@@ -28,6 +28,8 @@ bool quorum_holds(std::size_t accepted, std::size_t nodes, Millis ttl, Millis el
 
 // The fence handed out after an acquire on a majority that returned `max_counter` as the highest
 // of their counters: one above it, so it is above every fence any earlier holder was given.
+// `max_counter` is below fence_limit - 1 (QuorumLock::acquire refuses more), so this cannot
+// overflow.
 long long quorum_fence(long long max_counter);
 
 }  // namespace redlock

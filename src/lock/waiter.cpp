@@ -88,6 +88,9 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
         block = std::min(block, result.last.holder_pttl >= 0 ? Millis(result.last.holder_pttl + 1)
                                                              : no_ttl_recheck);
         block = std::max(block, Millis(1));  // BLPOP's 0 would mean "forever"
+        // The server chooses the holder's TTL; the socket deadline below must stay ours, so a
+        // wait longer than a minute is a series of BLPOPs (each retry keeps our queue place).
+        block = std::min(block, Millis(60'000));
         if (attempt == 1)
             log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
                          wait == Millis::max() ? std::string("forever") : format_duration(wait));

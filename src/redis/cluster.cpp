@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <unordered_map>
 
 #include "lock/keys.hpp"
 #include "redis/socket.hpp"
@@ -85,8 +86,16 @@ void ClusterRouter::refresh(Deadline deadline) {
         }
         masters_.clear();
         owner_.fill(no_owner);
-        for (const SlotRange& range : ranges)
-            for (unsigned s = range.first; s <= range.last; ++s) learn(s, range.master);
+        // One index per master, found by hashing: a linear search per range made a reply of
+        // many ranges quadratic. parse_cluster_slots allows at most 16384 ranges, so every index
+        // fits the 16-bit table.
+        std::unordered_map<std::string, std::uint16_t> index;
+        for (const SlotRange& range : ranges) {
+            auto [it, fresh] = index.try_emplace(range.master.describe(),
+                                                 static_cast<std::uint16_t>(masters_.size()));
+            if (fresh) masters_.push_back(range.master);
+            std::fill(owner_.begin() + range.first, owner_.begin() + range.last + 1, it->second);
+        }
         stale_ = false;
         log::verbose("read the Redis Cluster slot map from {}: {} masters", address.describe(),
                      masters_.size());
@@ -145,11 +154,6 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
     Millis pause(10);
     for (int redirects = 0;;) {
         NodeAddress target = ask ? *ask : slot ? owner(*slot, deadline) : any_master(deadline);
-        if (!ask && slot && slot == home_slot_ && !home_reported_) {
-            home_reported_ = true;
-            log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}",
-                         printable(home_key_), *slot, target.describe());
-        }
         Connection& conn = node(target);
         Reply reply;
         try {
@@ -159,9 +163,19 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
             stale_ = true;
             throw;
         }
+        bool asked = ask.has_value();
         ask.reset();
         std::string_view error = error_text(*reply);
         if (auto redirect = parse_redirect(error)) {
+            // A redirect names where one slot lives: for any slot but the key's it proves
+            // nothing about this command, and following it would send the lock (and AUTH) to
+            // whatever node the reply names.
+            if (!slot || redirect->slot != *slot)
+                throw RedisUnavailable(fmt::format(
+                    "Redis Cluster node {} redirected {} for slot {}, but {}; not following it",
+                    target.describe(), argv[0], redirect->slot,
+                    slot ? fmt::format("its key is in slot {}", *slot)
+                         : std::string("it has no key")));
             if (++redirects > max_cluster_redirects)
                 throw RedisUnavailable(
                     fmt::format("Redis Cluster redirected {} more than {} times; last: {}", argv[0],
@@ -183,7 +197,6 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
             // The MOVED came from the slot's last owner: it outranks a map read from a node
             // that has not heard of the move yet.
             learn(redirect->slot, redirect->to);
-            slot = redirect->slot;
             continue;
         }
         if (error.starts_with("TRYAGAIN") && BootClock::now() + pause < deadline) {
@@ -198,6 +211,14 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
             continue;
         }
         if (error.starts_with("CLUSTERDOWN")) stale_ = true;
+        // Named once the node has answered without a redirect: that node holds the lock, not
+        // the seed or the owner an old map named.
+        if (slot && slot == home_slot_ && !home_reported_ && error.empty()) {
+            home_reported_ = true;
+            log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}{}",
+                         printable(home_key_), *slot, target.describe(),
+                         asked ? " (migrating there)" : "");
+        }
         return reply;
     }
 }

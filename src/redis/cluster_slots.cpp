@@ -57,6 +57,11 @@ std::vector<SlotRange> parse_cluster_slots(const redisReply& reply, std::string_
         return RedisError(fmt::format("unexpected reply to CLUSTER SLOTS: {}", why));
     };
     if (reply.type != REDIS_REPLY_ARRAY) throw malformed("not an array");
+    // A real cluster has at most one range per slot. More would overflow the router's 16-bit
+    // master index and cost time for nothing.
+    if (reply.elements > cluster_slots)
+        throw malformed(fmt::format("{} slot ranges, more than the {} slots a cluster has",
+                                    reply.elements, cluster_slots));
     std::vector<SlotRange> ranges;
     for (std::size_t i = 0; i < reply.elements; ++i) {
         const redisReply& entry = *reply.element[i];

@@ -186,13 +186,21 @@ Reply Connection::roundtrip(const std::vector<std::string>& argv, Deadline deadl
 
 Reply Connection::read_reply(Deadline deadline) {
     char buf[16384];
+    // What this reply has taken so far: bytes left over from the last one, then all we feed.
+    std::size_t taken = unparsed_bytes(*reader_);
     for (;;) {
         void* out = nullptr;
         if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
                                                endpoint_.describe(), reader_error(*reader_)));
         if (out) return Reply(static_cast<redisReply*>(out));
+        if (taken > max_reply_bytes)
+            throw RedisUnavailable(fmt::format(
+                "protocol error from Redis at {}: a reply of more than {} MiB, more than any "
+                "reply can have here",
+                endpoint_.describe(), max_reply_bytes >> 20));
         std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
+        taken += n;
         if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
                                                endpoint_.describe(), reader_error(*reader_)));

@@ -39,6 +39,10 @@ redisReader* new_reply_reader() {
     return reader;
 }
 
+std::size_t unparsed_bytes(const redisReader& reader) {
+    return reader.len > reader.pos ? reader.len - reader.pos : 0;
+}
+
 std::string reader_error(const redisReader& reader) {
     if (refused_elements > 0 && std::strcmp(reader.errstr, "Out of memory") == 0)
         return fmt::format("an array of {} elements, more than any reply can have here ({})",

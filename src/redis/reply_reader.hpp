@@ -5,6 +5,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstddef>
 #include <string>
 
 namespace redlock {
@@ -12,6 +13,16 @@ namespace redlock {
 // Far more elements than any reply redlock-run asks for (SCAN with COUNT 1000 returns about a
 // thousand keys); 8 MB of element table at most.
 inline constexpr int max_reply_elements = 1 << 20;
+
+// The most bytes one reply may take on the wire, 64 MiB: a bulk header may announce 900 GB and
+// a server may then stream it, and hiredis buffers a bulk string whole. The largest replies here
+// are list's pipelined batches (256 status replies, each with holder info of a command line up
+// to the 128 KiB an argument may have: 32 MiB at worst) and CLUSTER SLOTS (16384 ranges, about
+// 2 MiB); a real lock reply is a few hundred bytes.
+inline constexpr std::size_t max_reply_bytes = std::size_t{64} << 20;
+
+// The bytes the reader holds that it has not turned into replies yet.
+std::size_t unparsed_bytes(const redisReader& reader);
 
 // A new reader (free it with redisReaderFree) that refuses arrays of more than
 // max_reply_elements as a protocol error. Throws std::bad_alloc.

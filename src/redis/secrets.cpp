@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "util/errors.hpp"
 #include "util/fd.hpp"
 #include "util/log.hpp"
+#include "util/regular_file.hpp"
 
 namespace redlock {
 namespace {
@@ -25,12 +27,9 @@ std::optional<std::string> non_empty_env(const char* name) {
 }  // namespace
 
 std::string read_password_file(const std::string& path) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd)
-        throw UsageError(
-            fmt::format("cannot read the password file '{}': {}", path, std::strerror(errno)));
+    Fd fd = open_regular_file(path, "password file");
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IROTH))
+    if (::fstat(fd.get(), &st) == 0 && (st.st_mode & S_IROTH))
         log::warning("the password file '{}' is readable by every user (mode {:04o}); chmod o-r it",
                      path, st.st_mode & 07777);
     // A password is one line; reading a little more than any sane password is enough to see
@@ -55,20 +54,31 @@ std::string read_password_file(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::fill(data.begin(), data.end(), '\0');
     if (line.empty()) throw UsageError(fmt::format("the password file '{}' is empty", path));
+    keep_secret_out_of_core_dumps();
     return line;
+}
+
+void keep_secret_out_of_core_dumps() {
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 std::optional<std::string> resolve_password(const std::string& file,
                                             const std::optional<std::string>& from_url) {
     if (!file.empty()) return read_password_file(file);
-    if (from_url) return from_url;
-    if (auto p = non_empty_env("REDLOCK_PASSWORD")) return p;
-    return non_empty_env("REDISCLI_AUTH");
+    std::optional<std::string> password = from_url;
+    if (!password) password = non_empty_env("REDLOCK_PASSWORD");
+    if (!password) password = non_empty_env("REDISCLI_AUTH");
+    if (password) keep_secret_out_of_core_dumps();
+    return password;
 }
 
 void scrub_secret_environment() {
     for (const char* name : secret_env_vars) {
-        if (char* value = std::getenv(name)) std::memset(value, 'x', std::strlen(value));
+        // getenv finds only the first entry of a name that appears twice; walk them all.
+        std::size_t len = std::strlen(name);
+        for (char** entry = environ; *entry; ++entry)
+            if (std::strncmp(*entry, name, len) == 0 && (*entry)[len] == '=')
+                std::memset(*entry + len + 1, 'x', std::strlen(*entry + len + 1));
         ::unsetenv(name);
     }
 }

@@ -22,7 +22,13 @@ std::optional<std::string> resolve_password(const std::string& file,
 // Reads the first line of `path` (a trailing "\r" dropped). Throws UsageError.
 std::string read_password_file(const std::string& path);
 
-// Removes secret_env_vars from our environment, so that the command (which inherits it) never
+// Makes this process non-dumpable (no core file, no ptrace or /proc/<pid>/mem by other users)
+// from now on: a password is in its memory. resolve_password and read_password_file call it
+// whenever they return a password.
+void keep_secret_out_of_core_dumps();
+
+// Removes secret_env_vars (every entry of each: the environment may hold a name twice) from our
+// environment, so that the command (which inherits it) never
 // sees them, after overwriting their values in place: /proc/<pid>/environ shows the memory the
 // kernel set up at exec, which unsetenv alone leaves untouched. Call it once everything has been
 // read from them and before any thread starts.

@@ -128,6 +128,13 @@ Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Dead
                                                sentinel.describe()));
                 continue;
             }
+            // A port outside 1-65535 would be logged as given and then cut to 16 bits by the
+            // socket address: port 99999 connects to 34463.
+            if (master.port < 1 || master.port > 65535) {
+                failures.push_back(fmt::format("the sentinel at {} gave port {}, not 1-65535",
+                                               sentinel.describe(), master.port));
+                continue;
+            }
             master.user = endpoint.user;
             master.password = endpoint.password;
             master.db = endpoint.db;

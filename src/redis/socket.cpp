@@ -74,6 +74,10 @@ std::vector<Address> addresses_of(const addrinfo* list) {
 // waiting for at the deadline or on cancel (it finishes on its own and frees its state). During
 // a network cut this is where a renewal would otherwise stall past the lease.
 std::vector<Address> resolve(const Endpoint& ep, Deadline deadline, int cancel_fd) {
+    // Every source checks its ports (URL, sentinel, CLUSTER SLOTS, MOVED); this is the last
+    // line before a port is cut to 16 bits.
+    if (ep.port < 1 || ep.port > 65535)
+        throw RedisUnavailable(fmt::format("{}: port {} is not 1-65535", ep.describe(), ep.port));
     if (auto literal = ipv4_literal(ep)) return {*literal};
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;

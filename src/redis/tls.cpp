@@ -13,6 +13,7 @@
 #include "redis/openssl_library.hpp"
 #include "util/errors.hpp"
 #include "util/fd.hpp"
+#include "util/regular_file.hpp"
 
 namespace redlock {
 namespace {
@@ -37,13 +38,7 @@ std::string take_openssl_error() {
 
 // Checked before OpenSSL sees the file, so that a typo gets the system's own words for it.
 void require_file(const std::string& path, const char* option) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0)
-        throw UsageError(
-            fmt::format("cannot read the {} file '{}': {}", option, path, std::strerror(errno)));
-    if (S_ISDIR(st.st_mode))
-        throw UsageError(fmt::format("the {} file '{}' is a directory", option, path));
+    open_regular_file(path, fmt::format("{} file", option));
 }
 
 void require_directory(const std::string& path, const char* option) {

@@ -7,6 +7,7 @@
 
 #include "util/excerpt.hpp"
 #include "util/syslog_sink.hpp"
+#include "util/utf8.hpp"
 
 namespace redlock::log {
 namespace {
@@ -44,16 +45,28 @@ bool syslog_enabled() {
 
 // Lock names and Redis error texts are arbitrary bytes: a newline in one would forge a second
 // message (in cron mail, in syslog) and an escape sequence would drive the operator's terminal.
-// Control characters are shown as \xNN; everything else passes unchanged.
+// Control characters (C0, DEL, and C1: 0x9b alone is a terminal's CSI, as is its UTF-8 form
+// C2 9B) and bytes that are not UTF-8 are shown as \xNN; everything else passes unchanged.
 namespace {
 std::string one_line(std::string_view message) {
     std::string out;
     out.reserve(message.size());
-    for (unsigned char c : message) {
-        if (c < 0x20 || c == 0x7f)
-            out += fmt::format("\\x{:02x}", c);
-        else
-            out += static_cast<char>(c);
+    for (std::size_t i = 0; i < message.size();) {
+        auto c = static_cast<unsigned char>(message[i]);
+        std::size_t len = utf8_sequence(message, i);
+        bool c1 = len == 2 && c == 0xC2 && static_cast<unsigned char>(message[i + 1]) < 0xA0;
+        if (len > 1 && !c1) {
+            out.append(message.substr(i, len));
+            i += len;
+            continue;
+        }
+        for (std::size_t end = i + (len == 0 ? 1 : len); i < end; ++i) {
+            c = static_cast<unsigned char>(message[i]);
+            if (c < 0x20 || c >= 0x7f)
+                out += fmt::format("\\x{:02x}", c);
+            else
+                out += static_cast<char>(c);
+        }
     }
     return out;
 }

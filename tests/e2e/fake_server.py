@@ -7,6 +7,9 @@ Listens on a free loopback port, writes the port to PORTFILE, and serves every c
   close-mid   answers the first command with half a reply, then closes the connection
   garbage     answers with text that is not RESP (an HTTP error page)
   reply       answers every command with REPLY (Python escapes such as \\r\\n are decoded)
+  stream      answers the first command with REPLY and then streams 'x' until the client hangs up
+  script      answers the Nth command with the Nth of REPLY's '|'-separated replies (the last one
+              again after that); PORT in a reply stands for the fake's own port
   acquire-then answers the first command as a successful acquire (fence 1) and every later one
               with REPLY
 """
@@ -45,6 +48,18 @@ def serve(conn):
             if mode == "reply":
                 conn.sendall(reply)
                 continue
+            if mode == "stream":
+                conn.sendall(reply)
+                chunk = b"x" * 65536
+                try:
+                    while True:
+                        conn.sendall(chunk)
+                except OSError:
+                    return
+            if mode == "script":
+                replies = reply.split(b"|")
+                conn.sendall(replies[min(count, len(replies)) - 1].replace(b"PORT", own_port))
+                continue
             if mode == "acquire-then":
                 conn.sendall(ACQUIRED if count == 1 else reply)
                 continue
@@ -54,6 +69,7 @@ listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 listener.bind(("127.0.0.1", 0))
 listener.listen(16)
+own_port = str(listener.getsockname()[1]).encode()
 with open(port_file + ".tmp", "w") as f:
     f.write(str(listener.getsockname()[1]))
 os.rename(port_file + ".tmp", port_file)

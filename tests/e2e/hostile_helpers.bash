@@ -23,7 +23,10 @@ assert_untouched() {
 refuse() {
     local code=$1 regex=$2
     shift 2
-    run --separate-stderr timeout -s KILL 10 "$RL" "$@"
+    # Bounded memory too: 1 GiB of address space is ample for a run with its threads, far
+    # below what an unbounded reply buffer reaches in 10s. HOSTILE_VMEM_KB=unlimited for ASan.
+    run --separate-stderr timeout -s KILL 10 \
+        bash -c 'ulimit -v "$0" && exec "$@"' "${HOSTILE_VMEM_KB:-1048576}" "$RL" "$@"
     if [ "$status" -ne "$code" ]; then
         echo "exit status $status, expected $code; stderr: $stderr" >&2
         return 1

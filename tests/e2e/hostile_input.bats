@@ -207,6 +207,18 @@ teardown() { assert_untouched; }
 
 # --- names ---------------------------------------------------------------------------------------
 
+@test "a FIFO as --password-file, --sentinel-password-file, --cacert, --cert or --key is refused at once" {
+    local fifo="$BATS_TEST_TMPDIR/fifo"
+    mkfifo "$fifo"
+    refuse 64 "the password file '$fifo' is not a regular file \\(a FIFO\\)$" --password-file "$fifo" "${JOB[@]}"
+    refuse 64 "the password file '$fifo' is not a regular file \\(a FIFO\\)$" \
+        -u "redis-sentinel://127.0.0.1:1/mymaster" --sentinel-password-file "$fifo" "${JOB[@]}"
+    refuse 64 "the --cacert file '$fifo' is not a regular file \\(a FIFO\\)$" \
+        -u "rediss://127.0.0.1:$REDIS_PORT" --cacert "$fifo" "${JOB[@]}"
+    refuse 64 "the --cert file '$fifo' is not a regular file \\(a FIFO\\)$" \
+        -u "rediss://127.0.0.1:$REDIS_PORT" --cert "$fifo" --key "$fifo" "${JOB[@]}"
+}
+
 @test "an empty lock name" {
     refuse 64 "the lock NAME must not be empty$" '' -- touch "$RAN"
 }
@@ -261,6 +273,11 @@ teardown() { assert_untouched; }
 
 @test "repeated: --ttl twice" {
     refuse 64 "ttl" --ttl 5s --ttl 10s "${JOB[@]}"
+}
+
+@test "repeated: --token twice for release is our own message, not CLI11's" {
+    refuse 64 "--token given 2 times; give it once$" release --token a --token b job
+    refuse 64 "--ttl given 3 times; give it once$" --ttl 5s --ttl 6s --ttl 7s "${JOB[@]}"
 }
 
 @test "repeated: --shell before and after NAME" {

@@ -5,6 +5,7 @@
 # runs the command, and takes or loses no lock.
 load helpers
 load hostile_helpers
+load quorum_helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -16,6 +17,7 @@ setup() {
 teardown() {
     fake_stop
     redis_stop
+    [ -z "${Q_PID+x}" ] || quorum_stop
 }
 
 # fake MODE [REPLY]: starts a fake server and points REDLOCK_URL at it.
@@ -43,6 +45,54 @@ fake() {
     refuse 65 "job" "${JOB[@]}"
     key_absent job
     assert_equal "$(rcli GET '{job}:fence')" not-a-number
+}
+
+@test "a fence counter INCR cannot raise (leading zeros, 2^62 and beyond) exits 65, nothing changed" {
+    redis_start
+    plant_sentinel
+    for counter in 0123 00 -5 ' 7' 4611686018427387903 9223372036854775807 9223372036854775808 \
+        99999999999999999999999; do
+        rcli SET '{job}:fence' "$counter" >/dev/null
+        refuse 65 "acquiring lock 'job': WRONGTYPE the fence counter \{job\}:fence" "${JOB[@]}"
+        refuse 65 "fence counter" --wait 1s --hold-info "${JOB[@]}"
+        assert_equal "$(rcli GET '{job}:fence')" "$counter"
+        assert_equal "$(rcli DBSIZE)" 2
+    done
+    # The highest counter left hands out the highest fence, 2^62-1.
+    rcli SET '{job}:fence' 4611686018427387902 >/dev/null
+    run -0 "$RL" job -- sh -c 'echo "$REDLOCK_FENCE"'
+    assert_output 4611686018427387903
+    rcli DEL '{job}:fence' >/dev/null
+    assert_untouched
+}
+
+@test "a fence outside 1..2^62-1 from a server is refused with 65, never given to the command" {
+    for fence in -5 0 4611686018427387904 9223372036854775807; do
+        fake reply "*2\r\n:1\r\n:$fence\r\n"
+        refuse 65 "lock 'job': fence $fence is outside 1..2\\^62-1" "${FAST[@]}" "${JOB[@]}"
+        fake_stop
+    done
+}
+
+@test "a holder TTL of 2^63-1 ms or of 3000 years does not overflow the wait" {
+    fake reply '*2\r\n:0\r\n:9223372036854775807\r\n'
+    refuse 75 "lock 'job' is held by an unknown holder, expires in 878400h" "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+    redis_start
+    rcli SET job x PX 100000000000000 >/dev/null
+    rl_start --wait forever job -- touch "$RAN"
+    wait_for 5 key_exists '{job}:wait'
+    run -0 timeout -s KILL 10 "$RL" release --force job
+    wait_for 5 file_exists "$RAN"
+    wait "$RL_PID"
+}
+
+@test "a status reply with TIME and PTTL at 2^63-1 is read without overflow" {
+    fake reply '*6\r\n$6\r\nstring\r\n$3\r\ntok\r\n:9223372036854775807\r\n$19\r\n9223372036854775807\r\n$19\r\n9223372036854775807\r\n:999999\r\n'
+    run --separate-stderr timeout -s KILL 10 "$RL" "${FAST[@]}" status --json job
+    assert_equal "$status" 0
+    [[ "$output" == *'"fence":null'* ]]
+    [[ "$output" == *'"redis_time_ms":999'[,}]* ]]
 }
 
 @test "READONLY: a replica refuses the acquire with 69" {
@@ -148,6 +198,15 @@ fake() {
     refuse 69 "timed out while waiting for a reply$" "${FAST[@]}" "${JOB[@]}"
 }
 
+@test "a bulk string of 900 GB that keeps streaming is cut at 64 MiB: 69, not 840 MB of memory" {
+    fake stream '$900000000000\r\n'
+    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: a reply of more than 64 MiB" \
+        --connect-timeout 500ms --command-timeout 8s "${JOB[@]}"
+    fake_stop
+    fake stream '*2\r\n:1\r\n$900000000000\r\n'
+    refuse 69 "a reply of more than 64 MiB" --command-timeout 8s status job
+}
+
 @test "a RESP3 map to a RESP2 client" {
     fake reply '%1\r\n:1\r\n:1\r\n'
     refuse 69 "protocol error from Redis .*got \"%\" as reply type byte$" "${FAST[@]}" "${JOB[@]}"
@@ -186,7 +245,7 @@ fake() {
     local r
     for r in ':1\r\n' '*2\r\n$-1\r\n$-1\r\n' '*2\r\n:1\r\n$3\r\nabc\r\n' '*0\r\n' '+OK\r\n' '$-1\r\n'; do
         fake reply "$r"
-        refuse 70 "unexpected reply from the acquire script: .* where an (integer|array of two) belongs" \
+        refuse 70 "unexpected reply from the acquire script: .* where (an integer|an array of two|a fence) belongs" \
             "${FAST[@]}" "${JOB[@]}"
         fake_stop
     done
@@ -214,4 +273,47 @@ fake() {
     fake_stop
     fake reply '*1\r\n*1048577\r\n'
     refuse 69 "an array of 1048577 elements" "${FAST[@]}" status job
+}
+
+@test "quorum: a node lying with fence 2^63-1 is outvoted; honest counters at the limit give 65" {
+    quorum_start 2
+    fake_start reply '*2\r\n:1\r\n:9223372036854775807\r\n'
+    export REDLOCK_URL="$QUORUM_URL,redis://127.0.0.1:$FAKE_PORT" REDLOCK_NODE_TIMEOUT=200ms
+    run --separate-stderr timeout -s KILL 10 "$RL" job -- sh -c 'echo "$REDLOCK_FENCE"'
+    assert_equal "$status" 0
+    [ "$output" -gt 0 ] && [ "$output" -lt 4611686018427387904 ]
+    assert_equal "$(qcli 0 GET '{job}:fence')" "$output"
+    # Counters a lying node could have raised: every run says why, with 65, and writes nothing.
+    qcli 0 SET '{job}:fence' 9223372036854775807 >/dev/null
+    qcli 1 SET '{job}:fence' 4611686018427387903 >/dev/null
+    refuse 65 "fence counter \\{job\\}:fence .*limit of fences" "${JOB[@]}"
+    assert_equal "$(qcli 0 EXISTS job)$(qcli 1 EXISTS job)" 00
+    # One below the limit on a node: the quorum's fence, one above, would reach it.
+    qcli 0 SET '{job}:fence' 4611686018427387902 >/dev/null
+    qcli 1 SET '{job}:fence' 4611686018427387902 >/dev/null
+    refuse 65 "fence 4611686018427387904 is outside" "${JOB[@]}"
+    assert_equal "$(qcli 0 EXISTS job)$(qcli 1 EXISTS job)" 00
+}
+
+@test "cluster: a MOVED for another slot than the key's is not followed to the node it names" {
+    redis_start
+    plant_sentinel
+    fake_start script "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n\$9\r\n127.0.0.1\r\n:PORT\r\n|-MOVED 1 127.0.0.1:$REDIS_PORT\r\n"
+    refuse 69 "node 127.0.0.1:$FAKE_PORT redirected EVALSHA for slot 1, but its key is in slot 2906; not following it" \
+        -u "redis-cluster://127.0.0.1:$FAKE_PORT" "${JOB[@]}"
+    assert_untouched
+}
+
+@test "a sentinel naming port 99999 or -31073 is refused, not cut to 16 bits" {
+    for port in 99999 -31073; do
+        fake reply "*2\r\n\$9\r\n127.0.0.1\r\n\$${#port}\r\n$port\r\n"
+        refuse 69 "no sentinel could tell where master 'mymaster' is: the sentinel at 127.0.0.1:$FAKE_PORT gave port $port, not 1-65535$" \
+            "${FAST[@]}" -u "redis-sentinel://127.0.0.1:$FAKE_PORT/mymaster" "${JOB[@]}"
+        fake_stop
+    done
+}
+
+@test "C1 control characters in a server's error (0x9b raw, C2 9B in UTF-8) are escaped" {
+    fake reply '-ERR a\x9b31mb\xc2\x9b32mc caf\xc3\xa9\r\n'
+    refuse 70 'ERR a\\x9b31mb\\xc2\\x9b32mc café$' "${FAST[@]}" "${JOB[@]}"
 }

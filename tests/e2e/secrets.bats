@@ -83,9 +83,9 @@ no_password_visible() {
     run -64 "$RL" --password-file "$T/empty" job -- touch "$T/ran"
     assert_output "redlock-run: the password file '$T/empty' is empty"
     run -64 "$RL" --password-file "$T" job -- touch "$T/ran"
-    assert_output --regexp "^redlock-run: cannot read the password file '$T': Is a directory$"
+    assert_output --regexp "^redlock-run: the password file '$T' is a directory$"
     run -64 "$RL" --password-file /dev/zero job -- touch "$T/ran"
-    assert_output --regexp "^redlock-run: the password file '/dev/zero' has no line end"
+    assert_output "redlock-run: the password file '/dev/zero' is not a regular file (a device)"
     [ ! -e "$T/ran" ]
     key_absent job
 }
@@ -103,6 +103,22 @@ no_password_visible() {
     assert_success
     no_password_visible
     refute_file_has "$T/child.env" REDLOCK_PASSWORD
+}
+
+@test "REDLOCK_PASSWORD given twice in the environment: both copies are scrubbed" {
+    # Only execve can pass a name twice; the first entry is the one getenv sees.
+    run /usr/bin/python3 -c '
+import ctypes, os, sys
+rl, snoop, t, pw = sys.argv[1:5]
+args = [rl, "job", "--", "sh", "-c", snoop, t]
+env = ["REDLOCK_PASSWORD=" + pw, "REDLOCK_PASSWORD=" + pw + "-second",
+       "PATH=" + os.environ["PATH"], "REDLOCK_URL=" + os.environ["REDLOCK_URL"]]
+def array(items):
+    return (ctypes.c_char_p * (len(items) + 1))(*[i.encode() for i in items], None)
+ctypes.CDLL(None).execve(rl.encode(), array(args), array(env))
+sys.exit("execve failed")' "$RL" "$SNOOP" "$T" "$PW"
+    assert_success
+    no_password_visible
 }
 
 @test "a password from --password-file is in neither ps output nor the command's environment" {

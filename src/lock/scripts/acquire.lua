@@ -6,7 +6,7 @@
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7..] holder-info field/value pairs.
--- Returns {1, fence} when acquired; {0, pttl, info...} when busy, where pttl bounds the caller's
+-- Returns {1, fence} (a decimal string) when acquired; {0, pttl, info...} when busy, where pttl bounds the caller's
 -- wait and info is the holder's recorded field/value list when it belongs to the current token
 -- (followed by the pseudo-field 'now_ms', Redis's clock), else empty.
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
@@ -14,12 +14,21 @@ local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
 end
--- Check the counter before SET: a script is not rolled back, so failing after SET would
--- leave a lock that nobody holds.
+-- Check the counter the way INCR will read it, before anything is written: a script is not
+-- rolled back, so failing at INCR after SET would leave a lock that nobody holds. INCR takes
+-- '0' or a digit string without leading zeros ('0123' and '00' fail), and fences stay below
+-- 2^62 (lock_replies.cpp refuses anything higher), so the counter must be at most 2^62 - 2.
 local fence_kind = redis.call('TYPE', KEYS[2]).ok
-if fence_kind ~= 'none' and (fence_kind ~= 'string'
-    or not string.match(redis.call('GET', KEYS[2]), '^%d+$')) then
-  return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' is not a counter')
+if fence_kind ~= 'none' then
+  local counter = fence_kind == 'string' and redis.call('GET', KEYS[2]) or nil
+  if not counter or not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
+    return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] ..
+                             ' is not a decimal counter INCR can raise')
+  end
+  if #counter > 19 or (#counter == 19 and counter > '4611686018427387902') then
+    return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' holds ' .. counter ..
+                             ', at or past the limit of fences (2^62)')
+  end
 end
 
 -- Our own token already there: an earlier attempt of this run (same token) took the lock, but its
@@ -34,7 +43,8 @@ if mine and fence_kind ~= 'none' then
   if redis.call('TYPE', KEYS[3]).ok == 'hash' and redis.call('HGET', KEYS[3], 'token') == token then
     redis.call('PEXPIRE', KEYS[3], ARGV[2])
   end
-  return {1, tonumber(redis.call('GET', KEYS[2]))}
+  -- The counter as a string: Lua's numbers are doubles, exact only below 2^53.
+  return {1, redis.call('GET', KEYS[2])}
 end
 
 -- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
@@ -83,7 +93,9 @@ if fence_kind == 'none' then
   local now = redis.call('TIME')
   redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
 end
-local fence = redis.call('INCR', KEYS[2])
+redis.call('INCR', KEYS[2])
+-- Read back as a string, as above: INCR's integer would reach Lua as a double.
+local fence = redis.call('GET', KEYS[2])
 -- Holder info from an earlier holder is stale now, whether or not this run records its own.
 redis.call('DEL', KEYS[3])
 if #ARGV > 6 then

@@ -7,9 +7,16 @@
 if redis.call('TYPE', KEYS[1]).ok ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
--- Counters stay below 2^53 (Redis TIME in microseconds), so Lua's doubles compare them exactly.
-local current = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
-if current < tonumber(ARGV[2]) then
+-- Both are compared as decimal strings (length, then digits), not as Lua doubles, which are
+-- exact only below 2^53. The acquire script just checked this counter; should it have changed
+-- to something that is not a counter since, it is replaced, as a missing one would be.
+-- ARGV[2] is below 2^62 (quorum_math.cpp), which keeps every later INCR within range.
+local function below(a, b)
+  return #a < #b or (#a == #b and a < b)
+end
+local current = redis.call('GET', KEYS[2])
+if not current or not string.match(current, '^[1-9]%d*$') and current ~= '0'
+    or below(current, ARGV[2]) then
   redis.call('SET', KEYS[2], ARGV[2])
 end
 -- The holder info records the fence the command was given, not this node's step on the way.

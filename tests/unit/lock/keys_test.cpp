@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <map>
+#include <random>
+
 using redlock::companion_key;
 using redlock::hash_slot;
+using redlock::lock_key_of;
 using redlock::LockKeys;
 
 TEST(HashSlot, MatchesRedisClusterKeyslot) {
@@ -33,8 +38,8 @@ TEST(CompanionKey, WrapsAnUntaggedKeyInBraces) {
     EXPECT_EQ(hash_slot(companion_key("backup", "fence")), hash_slot("backup"));
 }
 
-TEST(CompanionKey, KeepsAnExistingHashTag) {
-    EXPECT_EQ(companion_key("jobs:{eu}:nightly", "fence"), "jobs:{eu}:nightly:fence");
+TEST(CompanionKey, PutsAnExistingHashTagInFront) {
+    EXPECT_EQ(companion_key("jobs:{eu}:nightly", "fence"), "{eu}jobs:{eu}:nightly:fence");
     EXPECT_EQ(hash_slot(companion_key("jobs:{eu}:nightly", "fence")), hash_slot("eu"));
 }
 
@@ -80,4 +85,60 @@ TEST(LockKeys, AWaitersWakeUpListIsTheSharedPrefixPlusItsToken) {
         EXPECT_EQ(hash_slot(k.wake_key(token)), hash_slot(k.key)) << name;
         EXPECT_EQ(hash_slot(k.wait), hash_slot(k.key)) << name;
     }
+}
+
+TEST(CompanionKey, NoTwoKeysShareACompanionAndEachStaysInItsKeysSlot) {
+    // Names from a small alphabet rich in braces, every length up to 5 (exhaustive: the
+    // colliding shapes are short, e.g. "job" and "{job}", "a}b" and its tagged twin), plus the
+    // twins themselves and random longer ones, with and without a prefix.
+    const std::string alphabet = "{}a:";
+    std::vector<std::string> keys{""};
+    for (std::size_t i = 0; i < keys.size() && keys[i].size() < 5; ++i)
+        for (char c : alphabet) keys.push_back(keys[i] + c);
+    keys.erase(keys.begin());
+    std::mt19937 rng(17);
+    const std::string wide = "{}ab:-\xc3";
+    for (int i = 0; i < 3000; ++i) {
+        std::string k;
+        for (std::size_t n = rng() % 24 + 1; n > 0; --n) k += wide[rng() % wide.size()];
+        keys.push_back(k);
+    }
+    for (std::string name : {"job", "a}b", "p:job"}) {
+        keys.push_back("{" + name + "}");
+        keys.push_back("{" +
+                       companion_key(name, "x").substr(1, companion_key(name, "x").find('}') - 1) +
+                       "}" + name);
+    }
+    const std::string token = "0123456789abcdef0123456789abcdef";
+    std::map<std::string, std::string> owner;  // companion -> the key it was made for
+    for (const std::string& key : keys) {
+        LockKeys k = LockKeys::make(key, "");
+        for (const std::string& c : {k.fence, k.info, k.wait, k.wake_key(token)}) {
+            auto [it, fresh] = owner.emplace(c, key);
+            EXPECT_TRUE(fresh || it->second == key)
+                << "'" << key << "' and '" << it->second << "' share " << c;
+            EXPECT_EQ(hash_slot(c), hash_slot(key)) << key << " -> " << c;
+        }
+        for (const char* suffix : {"fence", "info", "wait"})
+            EXPECT_EQ(lock_key_of(companion_key(key, suffix), suffix), key);
+    }
+    // The reported twins: "--prefix p: job" and "{p:job}".
+    EXPECT_NE(LockKeys::make("job", "p:").fence, LockKeys::make("{p:job}", "").fence);
+    EXPECT_NE(LockKeys::make("job", "").fence, LockKeys::make("{job}", "").fence);
+}
+
+TEST(CompanionKey, LockKeyOfRefusesWhatNoKeyMakes) {
+    EXPECT_EQ(lock_key_of("{job}:fence", "fence"), "job");
+    EXPECT_EQ(lock_key_of("backup:fence", "fence"), std::nullopt);
+    EXPECT_EQ(lock_key_of("{job}:fence", "info"), std::nullopt);
+    EXPECT_EQ(lock_key_of("{}:fence", "fence"), std::nullopt);
+    EXPECT_EQ(lock_key_of("{redlock-0}job:fence", "fence"), std::nullopt);  // "job" has no '}'
+}
+
+TEST(CompanionKey, DerivationIsLinearInTheKeyNotASearch) {
+    // 20,000 keys with a '}' and no usable tag once took a search each (seconds); now a table
+    // lookup each, the table built once.
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20000; ++i) companion_key("x}" + std::to_string(i), "fence");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }

@@ -2,6 +2,7 @@
 // and our slot function against values CLUSTER KEYSLOT gave for a lock's keys.
 #include "redis/cluster_slots.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -127,5 +128,24 @@ TEST(ClusterSlots, MalformedRepliesAreErrors) {
           "*1\r\n*3\r\n:0\r\n:1\r\n*1\r\n$1\r\nh\r\n"}) {
         auto reply = decode(resp);
         EXPECT_THROW(parse_cluster_slots(*reply, "h"), RedisError) << resp;
+    }
+}
+
+TEST(ClusterSlots, MoreRangesThanSlotsAreRefusedQuickly) {
+    // 70,000 one-slot masters once truncated the router's 16-bit master index (a slot went to
+    // the wrong node) and took seconds to learn; no real cluster has more than 16384 ranges.
+    auto entries = [](std::size_t n) {
+        std::string resp = fmt::format("*{}\r\n", n);
+        for (std::size_t i = 0; i < n; ++i)
+            resp += fmt::format("*3\r\n:{0}\r\n:{0}\r\n*2\r\n$8\r\n10.0.0.{1}\r\n:{2}\r\n",
+                                i % cluster_slots, i % 10, 1000 + i % 60000);
+        return resp;
+    };
+    EXPECT_EQ(parse_cluster_slots(*decode(entries(cluster_slots)), "h").size(), cluster_slots);
+    try {
+        parse_cluster_slots(*decode(entries(70000)), "h");
+        FAIL() << "70000 ranges accepted";
+    } catch (const RedisError& e) {
+        EXPECT_NE(std::string(e.what()).find("70000 slot ranges"), std::string::npos) << e.what();
     }
 }
