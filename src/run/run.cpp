@@ -214,20 +214,20 @@ int Run::supervise(Child& child, Renewer& renewer) {
 }
 
 // The supervisor stops the command at valid_until() - watchdog_lead() - term_lead() unless a
-// renewal moves that point. When the acquire itself was so slow that less time is left before that
-// point than the acquire took, the first renewal cannot be expected to arrive in time: the command
-// would be started only to be stopped (or it would run past a lease end nobody renewed). Not
-// starting it at all is the honest outcome, and safe to retry.
+// renewal moves that point. When the acquire itself was so slow that this point has already
+// passed, the command would be started only to be stopped at once (and told the lock was lost
+// although no renewal was even due). Not starting it at all is the honest outcome, and safe to
+// retry. Only a point already passed counts: a slow acquire on a loaded host that leaves some of
+// the lease is the renewer's to extend, as with any run.
 void Run::refuse_if_too_late(const Renewer& renewer) {
     Deadline now = BootClock::now();
     Millis took = std::chrono::ceil<Millis>(now - lease_start_);
     Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead();
-    if (stop_at - now >= took) return;
+    if (now < stop_at) return;
     release();
     throw RedisUnavailable(fmt::format(
-        "lock '{}' acquired too late: the acquire took {} of the {} ttl, leaving less than that "
-        "before the command would have to be stopped; released the lock without running the "
-        "command",
+        "lock '{}' acquired too late: the acquire took {} of the {} ttl, past the point where the "
+        "command would have to be stopped; released the lock without running the command",
         keys_.key, format_duration(took), format_duration(opt_.ttl)));
 }
 

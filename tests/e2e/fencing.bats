@@ -115,8 +115,15 @@ paused_holder() {
     wait_for 5 file_exists "$d/a.ready"
     A_FENCE=$(cat "$d/a.fence")
 
-    # The host pauses: redlock-run first, so that it cannot react to its command stopping.
+    # The host pauses: every process of the run stops, which is what no watchdog on the same
+    # host can defend against (only the store's fence check can). redlock-run first, so that it
+    # cannot react to its command stopping, then its watchdog, which would otherwise kill the
+    # command at the lease end, then the command.
+    local watchdog
+    watchdog=$(pgrep -P "$RL_PID" -x rl-watchdog)
+    [ -n "$watchdog" ]
     kill -STOP "$RL_PID"
+    kill -STOP "$watchdog"
     kill -STOP -- "-$(cat "$d/a.pgid")"
     # A's turn to write comes while it is frozen; nothing renews its lock.
     touch "$d/go"
@@ -133,6 +140,7 @@ paused_holder() {
     wait_for 10 file_exists "$d/a.status"
     A_STATUS=$(cat "$d/a.status")
     A_OUTPUT=$(cat "$d/a.output")
+    kill -CONT "$watchdog"
     kill -CONT "$RL_PID"
     rl_finish 10
     assert_equal "$RL_STATUS" 76
