@@ -53,6 +53,11 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             if (attempt > 1) abandon(node, keys, token, ttl);
             return result;
         }
+        // Every retry goes to the master the sentinels name now, not the one this wait began on:
+        // after a failover the old master stays writable for seconds (for ever, if it is cut off
+        // from the sentinels), and a lock taken there is held beside the real holder's on the
+        // new master. (A no-op for every other kind of endpoint.)
+        if (attempt > 1) conn.follow_master(BootClock::now() + conn.timeouts().connect);
         AcquireAttempt sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
         result.last = sent.result;
         result.lease_start = sent.sent;

@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# Sentinel failovers under a held lock and under a waiter: a lock the new master has is renewed
+# and released there, one it lacks (or another token holds) is reported lost and never taken
+# again silently, and a waiter acquires only on the master the sentinels name at that moment.
+# Each test moves the master, so each starts its own master, replica and three sentinels.
+
+load helpers
+load sentinel_helpers
+
+setup() {
+    sentinel_setup
+    long_job
+}
+
+teardown() {
+    rl_cleanup
+    nodes_stop_all
+}
+
+# A command that says it started, runs until the file "stop" exists in the test's temp dir, and
+# notes a SIGTERM.
+long_job() {
+    LONG_JOB=(sh -c 'touch "$0/started"; trap "touch \"\$0/termed\"; exit 143" TERM
+                     while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR")
+}
+
+queue_on() { [ "$(ncli "$1" LLEN '{job}:wait')" = "$2" ]; }
+key_gone_on() { [ "$(ncli "$1" EXISTS "$2")" = 0 ]; }
+
+pttl_above() { [ "$(ncli "$1" PTTL "$2")" -gt "$3" ]; }
+
+# Promotes the replica with a SENTINEL FAILOVER asked of the first sentinel, and waits until that
+# sentinel names it.
+fail_over_to_replica() {
+    wait_for 20 sentinel_sees_replica "$S1_PORT"
+    run ncli "$S1_PORT" SENTINEL FAILOVER "$MASTER_NAME"
+    assert_output OK
+    wait_for 20 sentinel_points_to "$S1_PORT" "$REPLICA_PORT"
+}
+
+@test "a SENTINEL FAILOVER with the key replicated keeps the lock: renewed and released on the new master" {
+    rl_start -v -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    local token
+    token=$(ncli "$MASTER_PORT" GET job)
+    fail_over_to_replica
+    # The new master got the key by replication; a renewal that reaches it resets its TTL.
+    [ "$(ncli "$REPLICA_PORT" GET job)" = "$token" ]
+    local before
+    before=$(ncli "$REPLICA_PORT" PTTL job)
+    # Once failed in a CI run under load (2026-12-03), not reproduced since: show the run's log.
+    wait_for 10 pttl_above "$REPLICA_PORT" job "$before" || { cat "$RL_ERR" >&2; false; }
+    assert file_contains "$RL_ERR" "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
+    touch "$BATS_TEST_TMPDIR/stop"
+    rl_finish 10
+    [ "$RL_STATUS" = 0 ]
+    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    run cat "$RL_ERR"
+    refute_output --partial "lost"
+}
+
+@test "the master dies: renewals ask the sentinels again and carry on on the promoted replica" {
+    wait_for 20 sentinels_know_each_other "$S1_PORT"
+    wait_for 20 sentinel_sees_replica "$S1_PORT"
+    rl_start -v -u "$SENTINEL_URL" -t 10s job -- "${LONG_JOB[@]}"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    local started_at
+    started_at=$(now_ms)
+    node_stop "$MASTER_PID"
+    wait_for 30 sentinel_points_to "$S1_PORT" "$REPLICA_PORT"
+    wait_for 30 role_is "$REPLICA_PORT" master
+    local before
+    before=$(ncli "$REPLICA_PORT" PTTL job)
+    wait_for 10 pttl_above "$REPLICA_PORT" job "$before"
+    echo "failover and first renewal on the new master after $(($(now_ms) - started_at))ms" >&3
+    touch "$BATS_TEST_TMPDIR/stop"
+    rl_finish 10
+    [ "$RL_STATUS" = 0 ]
+    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    run cat "$RL_ERR"
+    assert_output --partial "says master '$MASTER_NAME' is at 127.0.0.1:$REPLICA_PORT"
+    refute_output --partial "lost"
+}
+
+@test "a failover to a replica that lacks the key loses the lock: the command is stopped, exit 76, no re-acquire" {
+    rl_start -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    # The replica loses the key behind replication's back, as an asynchronous copy can.
+    ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
+    ncli "$REPLICA_PORT" DEL job
+    fail_over_to_replica
+    rl_finish 10
+    [ "$RL_STATUS" = 76 ]
+    assert file_exists "$BATS_TEST_TMPDIR/termed"
+    run cat "$RL_ERR"
+    assert_output --partial "lock 'job' lost: the key no longer holds this run's token"
+    # Never taken again on the new master.
+    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+}
+
+@test "a failover to a replica where another token holds the key loses the lock and leaves that holder alone" {
+    rl_start -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
+    ncli "$REPLICA_PORT" SET job someone-else
+    fail_over_to_replica
+    rl_finish 10
+    [ "$RL_STATUS" = 76 ]
+    assert file_exists "$BATS_TEST_TMPDIR/termed"
+    run cat "$RL_ERR"
+    assert_output --partial "lock 'job' lost: the key no longer holds this run's token"
+    [ "$(ncli "$REPLICA_PORT" GET job)" = someone-else ]
+}
+
+# A master the sentinels have replaced but cannot demote (cut off from them, or, here, refusing
+# REPLICAOF) stays a writable master beside the new one: the split that let a waiter take the
+# lock on it while the holder renewed on the new master.
+@test "a waiter follows a failover: it never takes the lock on the old master while the holder renews on the new one" {
+    local d=$BATS_TEST_TMPDIR
+    ncli "$MASTER_PORT" ACL SETUSER default -replicaof -slaveof >/dev/null
+    rl_start -v -u "$SENTINEL_URL" -t 2s job -- sh -c \
+        'echo "H start" >>"$0/log"; while [ ! -e "$0/stop" ]; do sleep 0.05; done
+         echo "H end" >>"$0/log"' "$d"
+    wait_for 5 file_contains "$d/log" "H start"
+    "$RL" -v -u "$SENTINEL_URL" --wait 60s job -- sh -c 'echo "W start" >>"$0/log"' "$d" \
+        2>"$d/w.err" &
+    local waiter=$!
+    wait_for 5 queue_on "$MASTER_PORT" 1
+    fail_over_to_replica
+    wait_for 10 file_contains "$RL_ERR" \
+        "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
+    # Nobody renews the holder's key on the old master any more: it expires there, the waiter
+    # blocked there wakes, and must look for the master again rather than take the lock.
+    wait_for 10 key_gone_on "$MASTER_PORT" job
+    wait_for 15 file_contains "$d/w.err" \
+        "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
+    run cat "$d/log"
+    assert_output "H start"
+    touch "$d/stop"
+    rl_finish 10
+    [ "$RL_STATUS" = 0 ]
+    local waiter_status=0
+    wait "$waiter" || waiter_status=$?
+    [ "$waiter_status" = 0 ] || { cat "$d/w.err" >&2; false; }
+    run cat "$d/log"
+    assert_output "$(printf 'H start\nH end\nW start')"
+    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+}
