@@ -4,23 +4,71 @@
 # under AddressSanitizer + UndefinedBehaviorSanitizer and under ThreadSanitizer (the renewer
 # thread shares the lock's connection and lease with the main loop). Any sanitizer report ends
 # the process with an error, which fails the test that ran it.
+#
+# The passes overlap: the end-to-end tests mostly wait (on servers, leases, failovers), so each
+# pass's tests run while the next configuration compiles, the compiler at a lower priority than
+# the tests; never two passes' tests at once. The packaging tests (a .deb, lintian, cron, an install) check what
+# ships, the release build, and run in the release pass only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/deps.sh
 jobs=$(nproc)
+# Test processes sleep far more than they compute: twice as many as cores keeps the cores busy.
+test_jobs=$((jobs * 2))
+logs=$(mktemp -d "${TMPDIR:-/tmp}/redlock-run-suite.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
 
-suite() {
+build() {
     local dir=$1
     shift
     cmake -S . -B "$dir" -DREDLOCK_WERROR=ON -DREDLOCK_TESTS=ON "$@" >/dev/null
-    cmake --build "$dir" -j "$jobs"
-    (cd "$dir" && ctest --output-on-failure -j "$jobs")
+    nice -n 10 cmake --build "$dir" -j "$jobs" >"$logs/build-$(basename "$dir").log" 2>&1 ||
+        { cat "$logs/build-$(basename "$dir").log"; return 1; }
 }
 
+declare -A test_pids
+# start_tests NAME DIR [CTEST ARGS...]: runs the pass's tests in the background into its log.
+start_tests() {
+    local name=$1 dir=$2
+    shift 2
+    (
+        cd "$dir"
+        status=0
+        ctest --output-on-failure -j "$test_jobs" "$@" >"$logs/$name.log" 2>&1 || status=$?
+        echo "$status" >"$logs/$name.status"
+    ) &
+    test_pids[$name]=$!
+}
+
+# finish_tests NAME: waits for the pass's tests and prints their output; fails if they did.
+finish_tests() {
+    local name=$1
+    wait "${test_pids[$name]}" || true
+    echo "== $name tests"
+    cat "$logs/$name.log"
+    [ "$(cat "$logs/$name.status" 2>/dev/null)" = 0 ]
+}
+
+failed=0
+SECONDS=0
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1
 echo "== release build"
-suite build
+build build
+echo "   built at ${SECONDS}s"
+start_tests release build
+
 echo "== ASan + UBSan build"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    suite build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined
+build build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined
+echo "   built at ${SECONDS}s"
+finish_tests release || failed=1
+start_tests asan build-asan -E '^e2e\.packaging$'
+
 echo "== TSan build"
-TSAN_OPTIONS=halt_on_error=1 suite build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread
+build build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread
+echo "   built at ${SECONDS}s"
+finish_tests asan || failed=1
+start_tests tsan build-tsan -E '^e2e\.packaging$'
+finish_tests tsan || failed=1
+
+echo "== whole suite: ${SECONDS}s, $([ "$failed" = 0 ] && echo passed || echo FAILED)"
+exit "$failed"
