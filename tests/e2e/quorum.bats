@@ -232,3 +232,27 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     assert_equal "$(qcli 3 EXISTS waited)" 0
     assert_equal "$(qcli 4 EXISTS waited)" 0
 }
+
+@test "a nested run of the same lock under the quorum runs directly, verified on a majority" {
+    # The command does not inherit REDLOCK_URL (it may hold a password): the inner run names
+    # the same nodes itself, as a script would.
+    run "$RL" -v job -- env REDLOCK_URL="$QUORUM_URL" "$RL" -v job -- \
+        sh -c 'echo "inner fence $REDLOCK_FENCE"'
+    assert_success
+    assert_output --partial "is held by a parent redlock-run (token verified)"
+    assert_line --regexp '^inner fence [0-9]+$'
+    # A stale parent environment is refused (76), never run unverified.
+    run -76 env REDLOCK_KEY=job REDLOCK_TOKEN=0123456789abcdef0123456789abcdef \
+        REDLOCK_REDIS="$("$RL" job -- printenv REDLOCK_REDIS)" "$RL" job -- \
+        touch "$BATS_TEST_TMPDIR/ran"
+    assert_output --partial "no longer held by the parent redlock-run"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "--min-replicas is counted per node: nodes without replicas give no majority, 69, nothing runs" {
+    run -69 "$RL" --min-replicas 1 --replica-timeout 50ms job -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_output --partial "replica"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    local i
+    for i in 0 1 2 3 4; do [ "$(qcli "$i" EXISTS job)" = 0 ]; done
+}
