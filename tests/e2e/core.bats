@@ -127,7 +127,8 @@ teardown() {
     REDLOCK_PREFIX=app: run "$RL" envjob -- sh -c "$show"
     assert_success
     fence2=$(sed -n 's/.*fence=\([0-9]*\).*/\1/p' <<<"$output")
-    assert_equal "$fence2" "$((fence1 + 1))"
+    # Fences grow with every acquisition (by one at least: never below Redis's clock in us).
+    [ "$fence2" -gt "$fence1" ]
     refute_line "value=$token"  # a fresh token every run
     key_absent app:envjob
     assert_equal "$(rcli GET '{app:envjob}:fence')" "$fence2"

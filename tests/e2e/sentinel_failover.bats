@@ -146,3 +146,22 @@ fail_over_to_replica() {
     assert_output "$(printf 'H start\nH end\nW start')"
     [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
+
+# The counter on the promoted replica lags the fences the old master handed out (increments
+# that never replicated, here made explicit); the next fence must still be larger.
+@test "fences keep growing across a failover to a replica whose fence counter lags behind" {
+    run "$RL" -u "$SENTINEL_URL" job -- printenv REDLOCK_FENCE
+    assert_success
+    local before=$output
+    ncli "$REPLICA_PORT" CONFIG SET replica-read-only no >/dev/null
+    ncli "$REPLICA_PORT" SET '{job}:fence' 1000 >/dev/null
+    fail_over_to_replica
+    wait_for 20 role_is "$REPLICA_PORT" master
+    run "$RL" -u "$SENTINEL_URL" job -- printenv REDLOCK_FENCE
+    assert_success
+    [ "$output" -gt "$before" ]
+    # Never below the new master's clock in microseconds.
+    local clock
+    clock=$(ncli "$REPLICA_PORT" TIME | head -1)
+    [ "$output" -gt "$(((clock - 60) * 1000000))" ]
+}

@@ -87,11 +87,18 @@ if waits then
   redis.call('LREM', KEYS[4], 0, token)
   redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
 end
-if fence_kind == 'none' then
-  -- A missing counter (first use, or lost with Redis's data) restarts from Redis's clock in
-  -- microseconds, so it stays above every value handed out before the loss.
-  local now = redis.call('TIME')
-  redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
+-- The fence never goes below this master's clock in microseconds. A counter can fall behind
+-- the fences already handed out: lost with Redis's data (a restart without persistence), or
+-- behind on a replica that a failover promoted (increments that had not replicated). Raised to
+-- the clock first, the next fence is above every fence an earlier master handed out, as long as
+-- the two masters' clocks agree within the time the failover took (one acquire per
+-- microsecond at most: a script takes longer than that, so the clock keeps ahead of the count).
+local now = redis.call('TIME')
+local clock = now[1] .. string.format('%06d', tonumber(now[2]))
+local counter = fence_kind == 'none' and '' or redis.call('GET', KEYS[2])
+-- Both are decimal strings without leading zeros (checked above): shorter is smaller.
+if #counter < #clock or (#counter == #clock and counter < clock) then
+  redis.call('SET', KEYS[2], clock)
 end
 redis.call('INCR', KEYS[2])
 -- Read back as a string, as above: INCR's integer would reach Lua as a double.
