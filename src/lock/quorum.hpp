@@ -4,6 +4,7 @@
 // validity arithmetic (quorum_math.hpp) and a fence that stays monotonic across the quorum.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -69,20 +70,33 @@ class QuorumLock {
     // Whether `token` holds the lock on a majority right now.
     bool holds(const LockKeys& keys, const std::string& token);
 
-    std::size_t size() const { return nodes_.size(); }
-    std::size_t majority() const;
-    Connection& connection(std::size_t i) { return *conns_[i]; }
-    LockNode& node(std::size_t i) { return *nodes_[i]; }
+    ~QuorumLock();
+    QuorumLock(const QuorumLock&) = delete;
+    QuorumLock& operator=(const QuorumLock&) = delete;
 
-    // Runs fn(i) for every node at once, one thread each, and returns when all are done: a node
-    // that times out delays the others by nothing. fn must not throw.
+    std::size_t size() const { return workers_.size(); }
+    std::size_t majority() const;
+    // Node i's connection and lock protocol: only for fn of in_parallel, on that node's worker.
+    Connection& connection(std::size_t i);
+    LockNode& node(std::size_t i);
+    std::string describe(std::size_t i) const;
+
+    // Runs fn(i) for every node at once, each on its node's worker thread, and returns when all
+    // are done: a node that times out delays the others by nothing. fn must not throw. For the
+    // operator commands, which report every node.
     void in_parallel(const std::function<void(std::size_t)>& fn);
 
+    // One operation on every node at once, deciding as soon as the answers so far decide it.
+    // Each node has a worker thread that runs its operations in order; a node that has not
+    // answered when the outcome is known goes on in the background (what it was sent is done,
+    // or given up when its turn comes after `give_up`), and its answer is not waited for.
+    struct Worker;
+
   private:
-    std::vector<std::unique_ptr<Connection>> conns_;
-    std::vector<std::unique_ptr<LockNode>> nodes_;
+    std::vector<std::shared_ptr<Worker>> workers_;
     Timeouts timeouts_;
     ReplicaPolicy replicas_;
+    std::atomic<int> cancel_fd_{-1};
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

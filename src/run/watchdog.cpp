@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,17 +45,27 @@ Deadline deadline_of(std::int64_t ns) {
     return Deadline(BootClock::duration(ns));
 }
 
+// The watchdog's two messages, formatted (and escaped) by the parent before the fork; the child
+// appends the process group. The child makes only async-signal-safe calls: redlock-run may have
+// other threads (a quorum's node workers) whose locks, malloc's among them, a forked child must
+// never wait for. So it writes to stderr itself, and its messages do not go to syslog (the
+// lost lock that follows is logged there by redlock-run, when it lives).
+struct Messages {
+    std::string lease_ended;
+    std::string parent_died;
+};
+
 // The watchdog's whole life, in the forked child: reads the pipe until EOF and enforces the
 // deadline. Returns its exit status.
-int watch(const char* key, pid_t parent);
+int watch(const Messages& say, pid_t parent);
 
 }  // namespace
 
 // fork without exec: the watchdog needs nothing but the few system calls of watch() below, and an
 // exec of our own binary (dynamic linking, relocations) cost each run ~0.4 ms, a third of what a
-// locked `true` costs. fork is safe here only because redlock-run is single-threaded when it
-// starts the watchdog: the renewer thread starts later (Run::supervise), and the quorum's
-// per-node threads have all been joined. The child never returns into our code: it _exits.
+// locked `true` costs. After a fork only async-signal-safe calls are safe while other threads
+// may exist (a quorum's node workers): the child sets itself up and runs watch() with system
+// calls alone, its messages formatted before the fork. It never returns into our code: it _exits.
 Watchdog::Watchdog(const std::string& key, Deadline deadline) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
@@ -71,6 +82,14 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline) {
     extend(deadline);
 
     pid_t parent = getpid();
+    const Messages say{
+        log::stderr_line(fmt::format("lock '{}': the lease ended and redlock-run (pid {}) had "
+                                     "not stopped the command; the watchdog sent SIGKILL to its "
+                                     "process group ",
+                                     key, parent)),
+        log::stderr_line(fmt::format("lock '{}': redlock-run (pid {}) died; the watchdog sent "
+                                     "SIGKILL to the command's process group ",
+                                     key, parent))};
     pid_t pid = fork();
     if (pid < 0)
         throw Error(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,
@@ -95,7 +114,7 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline) {
         close_range(watchdog_fd + 1, ~0U, 0);
         close(STDIN_FILENO);
         close(STDOUT_FILENO);
-        _exit(watch(key.c_str(), parent));
+        _exit(watch(say, parent));
     }
     pid_ = pid;
     // Also from here, as for the command: the group exists before anyone could signal it.
@@ -130,16 +149,28 @@ namespace {
 // EOF) before it reparents the leader and sends it PR_SET_PDEATHSIG; the id could only be reused
 // after init reaped the leader, every other member died, and the pid counter wrapped around to it,
 // while this process, woken first, is a single poll(2) return away from its kill.
-int watch(const char* key, pid_t parent) {
+// `line`, then `group` in decimal and a newline, on stderr: no allocation, no locks.
+void report(const std::string& line, pid_t group) noexcept {
+    char digits[16];
+    char* end = digits + sizeof digits;
+    char* p = end;
+    *--p = '\n';
+    auto g = static_cast<unsigned long>(group);
+    do *--p = static_cast<char>('0' + g % 10);
+    while ((g /= 10) != 0 && p > digits);
+    iovec parts[2] = {{const_cast<char*>(line.data()), line.size()},
+                      {p, static_cast<std::size_t>(end - p)}};
+    while (::writev(STDERR_FILENO, parts, 2) < 0 && errno == EINTR) {
+    }
+}
+
+int watch(const Messages& say, pid_t /*parent*/) {
     Deadline deadline = Deadline::max();
     pid_t group = 0;
     for (;;) {
         if (group > 0 && BootClock::now() >= deadline) {
             ::kill(-group, SIGKILL);
-            log::error(
-                "lock '{}': the lease ended and redlock-run (pid {}) had not stopped the command; "
-                "the watchdog sent SIGKILL to its process group {}",
-                key, parent, group);
+            report(say.lease_ended, group);
             return exit_code::ok;
         }
         pollfd p{watchdog_fd, POLLIN, 0};
@@ -155,10 +186,7 @@ int watch(const char* key, pid_t parent) {
             // and the watchdog holds none). Nobody renews the lock any more.
             if (group > 0) {
                 ::kill(-group, SIGKILL);
-                log::error(
-                    "lock '{}': redlock-run (pid {}) died; the watchdog sent SIGKILL to the "
-                    "command's process group {}",
-                    key, parent, group);
+                report(say.parent_died, group);
             }
             return exit_code::ok;
         }

@@ -76,6 +76,10 @@ std::string one_line(std::string_view message) {
 // longer one can only come from quoting something hostile (a server's 100 KB error reply).
 constexpr std::size_t max_message_bytes = 4096;
 
+std::string stderr_line(std::string_view message) {
+    return "redlock-run: " + excerpt(one_line(message), max_message_bytes);
+}
+
 void emit(Level level, const std::string& raw) {
     std::string message = excerpt(one_line(raw), max_message_bytes);
     if (syslog_on) syslog_sink::send(severity_of(level), message);

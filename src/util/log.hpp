@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
 
 namespace redlock::log {
 
@@ -17,6 +18,9 @@ void set_syslog(bool on);
 bool syslog_enabled();
 bool verbose_enabled();
 void emit(Level level, const std::string& message);
+// The bytes emit() writes to stderr for `message`, without the newline: for a forked child that
+// may not format (or allocate) itself.
+std::string stderr_line(std::string_view message);
 
 template <typename... Args>
 void error(fmt::format_string<Args...> f, Args&&... args) {
