@@ -28,10 +28,12 @@ constexpr const char* usage_text =
     "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
     "       redlock-run status [OPTIONS] [--json] NAME\n"
     "       redlock-run list [OPTIONS] [--json] [PATTERN]\n"
-    "       redlock-run release [OPTIONS] (--token T | --force) NAME\n"
+    "       redlock-run release [OPTIONS] (--token TOKEN | --force) NAME\n"
     "\n"
     "Runs COMMAND while holding the Redis lock NAME, so that only one instance runs at a time\n"
-    "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n";
+    "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n"
+    "DURATION: a number and a unit (ms, s, m, h, d), combinable: 250ms, 1.5s, 5m, 1h30m; a bare\n"
+    "number is seconds (0.5 is 500ms).\n";
 
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
@@ -65,6 +67,7 @@ struct RawOptions {
     std::string min_replicas = "0";
     std::string replica_timeout = "100ms";
     std::string sentinel_password_file;
+    std::string sentinel_user;
     bool keep_env = false;
     bool quiet = false;
     bool verbose = false;
@@ -75,74 +78,79 @@ struct RawOptions {
 
 void add_common_options(OptionTable& t, RawOptions& o) {
     t.flag("-h,--help", o.help, "Show this help and exit");
-    t.flag("--version", o.version, "Show the version and exit");
-    t.option("-u,--url", o.urls,
-             "Redis to use: redis://[user[:password]@]host[:port][/db] (rediss:// for "
-             "TLS) or "
-             "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379), or a Redis "
-             "Cluster by its seeds: redis-cluster://host:port[,host:port...]; given 3 or "
-             "more times (or REDLOCK_URL=URL,URL,...): a Redlock quorum of independent "
-             "masters",
+    t.flag("-V,--version", o.version, "Show the version and exit");
+    t.option("-u,--url URL", o.urls,
+             "Redis to use: redis://[user[:password]@]host[:port][/db] or "
+             "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379); Sentinel: "
+             "redis-sentinel://host[:port][,host[:port]...]/MASTER[/db]; Cluster: "
+             "redis-cluster://host:port[,host:port...]; rediss://, rediss-sentinel:// and "
+             "rediss-cluster:// for TLS; given 3 or more times (or REDLOCK_URL=URL,URL,...): "
+             "a Redlock quorum of independent masters",
              "REDLOCK_URL");
-    t.option("--node-timeout", o.node_timeout,
+    t.option("--node-timeout DURATION", o.node_timeout,
              "Quorum mode: bound on each node's connect and command (default 50ms)",
              "REDLOCK_NODE_TIMEOUT");
-    t.option("--password-file", o.password_file,
+    t.option("--password-file FILE", o.password_file,
              "Read the Redis password from the first line of FILE (else the URL's, "
              "REDLOCK_PASSWORD or REDISCLI_AUTH)",
              "REDLOCK_PASSWORD_FILE");
-    t.option("--sentinel-password-file", o.sentinel_password_file,
+    t.option("--sentinel-password-file FILE", o.sentinel_password_file,
              "With a redis-sentinel:// URL: the sentinels' password, from the first line "
              "of FILE (the URL's password is the master's)",
              "REDLOCK_SENTINEL_PASSWORD_FILE");
-    t.option("--prefix", o.prefix, "Prepend P to NAME to form the Redis key", "REDLOCK_PREFIX");
-    t.option("--connect-timeout", o.connect_timeout,
-             "Give up connecting to Redis after D (default 2s)", "REDLOCK_CONNECT_TIMEOUT");
-    t.option("--command-timeout", o.command_timeout,
-             "Give up on any Redis command after D (default 2s)", "REDLOCK_COMMAND_TIMEOUT");
+    t.option("--sentinel-user USER", o.sentinel_user,
+             "With --sentinel-password-file: the sentinels' ACL user (else the default user)",
+             "REDLOCK_SENTINEL_USER");
+    t.option("--prefix PREFIX", o.prefix, "Prepend PREFIX to NAME to form the Redis key",
+             "REDLOCK_PREFIX");
+    t.option("--connect-timeout DURATION", o.connect_timeout,
+             "Give up connecting to Redis after DURATION (default 2s)", "REDLOCK_CONNECT_TIMEOUT");
+    t.option("--command-timeout DURATION", o.command_timeout,
+             "Give up on any Redis command after DURATION (default 2s)", "REDLOCK_COMMAND_TIMEOUT");
     t.flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings",
            "REDLOCK_VERBOSE");
     add_tls_options(t, o.tls);
 }
 
 void add_run_options(OptionTable& t, RawOptions& o) {
-    t.option("-t,--ttl", o.ttl, "Lock time-to-live, renewed while COMMAND runs (default 30s)",
-             "REDLOCK_TTL");
-    t.option("--renew-every", o.renew_every, "Renew the lock every D (default ttl/3)",
-             "REDLOCK_RENEW_EVERY");
-    t.option("-w,--wait", o.wait,
-             "Wait up to D for a busy lock, or 'forever' (default: do not wait)", "REDLOCK_WAIT");
-    t.option("-E,--conflict-exit-code", o.conflict_exit_code,
+    t.option("-t,--ttl DURATION", o.ttl,
+             "Lock time-to-live, renewed while COMMAND runs (default 30s)", "REDLOCK_TTL");
+    t.option("--renew-every DURATION", o.renew_every,
+             "Renew the lock every DURATION (default ttl/3)", "REDLOCK_RENEW_EVERY");
+    t.option("-w,--wait DURATION", o.wait,
+             "Wait up to DURATION for a busy lock, or 'forever' (default: do not wait)",
+             "REDLOCK_WAIT");
+    t.option("-E,--conflict-exit-code N", o.conflict_exit_code,
              "Exit with N when the lock is busy (default 75)", "REDLOCK_CONFLICT_EXIT_CODE");
     t.flag("-q,--quiet", o.quiet, "Say nothing when the lock is busy", "REDLOCK_QUIET");
-    t.option("-c,--shell", o.shell, "Run CMD with /bin/sh -c instead of COMMAND ARGS");
-    t.option("--on-lost", o.on_lost,
+    t.option("-c,--shell CMD", o.shell, "Run CMD with /bin/sh -c instead of COMMAND ARGS");
+    t.option("--on-lost ACTION", o.on_lost,
              "When the lock is lost: term (SIGTERM, then SIGKILL after --kill-after), "
              "kill (SIGKILL at once) or ignore (only report); default term",
              "REDLOCK_ON_LOST");
-    t.option("--kill-after", o.kill_after,
-             "Send SIGKILL this long after SIGTERM on a lost lock or --max-runtime "
+    t.option("--kill-after DURATION", o.kill_after,
+             "Send SIGKILL DURATION after SIGTERM on a lost lock or --max-runtime "
              "(default 10s)",
              "REDLOCK_KILL_AFTER");
-    t.option("--min-hold", o.min_hold,
-             "Keep the lock until D after it was taken even if COMMAND ends sooner, so a "
+    t.option("--min-hold DURATION", o.min_hold,
+             "Keep the lock until DURATION after it was taken even if COMMAND ends sooner, so a "
              "late cron on another host skips (Redis's clock enforces it)",
              "REDLOCK_MIN_HOLD");
-    t.option("--max-runtime", o.max_runtime,
-             "SIGTERM COMMAND's process group after D (SIGKILL after --kill-after), "
+    t.option("--max-runtime DURATION", o.max_runtime,
+             "SIGTERM COMMAND's process group after DURATION (SIGKILL after --kill-after), "
              "release, exit 124",
              "REDLOCK_MAX_RUNTIME");
     t.flag("--syslog", o.syslog, "Send the messages to syslog too (facility user, tag redlock-run)",
            "REDLOCK_SYSLOG");
     t.flag("--hold-info", o.hold_info,
-           "Record host, pid, user and command line beside the lock, for busy messages "
-           "and status",
+           "Record the command line beside the lock too (host, pid, user and start time "
+           "always are), for busy messages and status",
            "REDLOCK_HOLD_INFO");
-    t.option("--min-replicas", o.min_replicas,
+    t.option("--min-replicas N", o.min_replicas,
              "After the acquire and each renewal, WAIT until N replicas have it; too few: "
              "release and exit 69 (default 0: no WAIT)",
              "REDLOCK_MIN_REPLICAS");
-    t.option("--replica-timeout", o.replica_timeout,
+    t.option("--replica-timeout DURATION", o.replica_timeout,
              "How long each WAIT for --min-replicas may take (default 100ms)",
              "REDLOCK_REPLICA_TIMEOUT");
     t.flag("--keep-env", o.keep_env,
@@ -162,7 +170,8 @@ struct InspectRawOptions {
 void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     t.group("Operator command options", [&] {
         t.flag("--json", o.json, "status, list: print JSON (fields in the man page)");
-        t.option("--token", o.token, "release: release only if this is the lock's current token");
+        t.option("--token TOKEN", o.token,
+                 "release: release only if TOKEN is the lock's current token");
         t.flag("--force", o.force, "release: delete the lock whoever holds it");
     });
 }
@@ -265,6 +274,12 @@ ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
         if (!c.endpoint.is_sentinel())
             throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
         c.endpoint.sentinel_password = read_password_file(raw.sentinel_password_file);
+    }
+    if (!raw.sentinel_user.empty()) {
+        // A user without a password would be sent nowhere: Redis has no AUTH with a user alone.
+        if (!c.endpoint.sentinel_password)
+            throw UsageError("--sentinel-user needs --sentinel-password-file");
+        c.endpoint.sentinel_user = raw.sentinel_user;
     }
     c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
     c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");

@@ -48,8 +48,15 @@ bool flag_value(const OptionSpec& spec, std::string_view value) {
 }  // namespace
 
 template <class T>
-void OptionTable::add(const char* names, T& target, const char* description, const char* env) {
-    OptionSpec spec = spec_of(names, env, target);
+void OptionTable::add(const char* declared, T& target, const char* description, const char* env) {
+    // "-t,--ttl DURATION": the names, then what --help shows for the value.
+    std::string_view whole = declared;
+    std::string_view placeholder;
+    if (auto space = whole.find(' '); space != std::string_view::npos)
+        placeholder = whole.substr(space + 1);
+    // The spec's names view the declared literal, which outlives the table.
+    OptionSpec spec = spec_of(whole.substr(0, whole.find(' ')), env, target);
+    std::string names(whole.substr(0, whole.find(' ')));
     if (catalog_) {
         catalog_->push_back(spec);
         return;
@@ -59,7 +66,8 @@ void OptionTable::add(const char* names, T& target, const char* description, con
     if constexpr (std::is_same_v<T, bool>)
         opt = app_->add_flag(names, target, description);
     else
-        opt = app_->add_option(names, target, description);
+        opt = app_->add_option(names, target, description)
+                  ->type_name(std::string(placeholder.empty() ? "VALUE" : placeholder));
     if (env && !wanted_) opt->envname(env);  // for --help only: apply_environment reads them
     if (!group_.empty()) opt->group(group_);
 }

@@ -44,7 +44,8 @@ class OptionTable {
     // `wanted`, those whose key is in it (for the parse, without: see apply_environment).
     OptionTable(CLI::App& app, const std::set<std::string>* wanted) : app_(&app), wanted_(wanted) {}
 
-    // `names` is CLI11's "-t,--ttl" form; every pointer must outlive the table (literals do).
+    // `names` is CLI11's "-t,--ttl" form, then for an option with a value a space and what --help
+    // calls the value ("-t,--ttl DURATION"); every pointer must outlive the table (literals do).
     void option(const char* names, std::string& target, const char* description,
                 const char* env = nullptr);
     void option(const char* names, std::vector<std::string>& target, const char* description,

@@ -9,16 +9,16 @@
 namespace redlock {
 
 void add_tls_options(OptionTable& t, TlsRawOptions& o) {
-    t.group("TLS options (rediss:// URLs)", [&] {
-        t.option("--cacert", o.cacert,
+    t.group("TLS options (rediss://, rediss-sentinel://, rediss-cluster:// URLs)", [&] {
+        t.option("--cacert FILE", o.cacert,
                  "Trust the CA certificates in FILE (PEM) instead of the system's",
                  "REDLOCK_TLS_CACERT");
-        t.option("--cacertdir", o.cacertdir,
+        t.option("--cacertdir DIR", o.cacertdir,
                  "Trust the CA certificates in DIR (hashed with openssl rehash)",
                  "REDLOCK_TLS_CACERTDIR");
-        t.option("--cert", o.cert, "Client certificate (PEM) for servers that require one",
+        t.option("--cert FILE", o.cert, "Client certificate (PEM) for servers that require one",
                  "REDLOCK_TLS_CERT");
-        t.option("--key", o.key, "Private key (unencrypted PEM) of the --cert certificate",
+        t.option("--key FILE", o.key, "Private key (unencrypted PEM) of the --cert certificate",
                  "REDLOCK_TLS_KEY");
         t.flag("--insecure", o.insecure,
                "Do not verify the server's certificate or host name (warns; for tests only)",
@@ -32,8 +32,8 @@ void apply_tls_options(Endpoint& endpoint, const TlsRawOptions& o,
         for (const char* name : {"cacert", "cacertdir", "cert", "key", "insecure"})
             if (given.contains(name))
                 throw UsageError(fmt::format(
-                    "--{} is for TLS, but the Redis URL is not rediss:// (the connection would be "
-                    "plain text)",
+                    "--{} is for TLS, but the Redis URL is not rediss://, rediss-sentinel:// or "
+                    "rediss-cluster:// (the connection would be plain text)",
                     name));
         return;
     }

@@ -74,10 +74,11 @@ void print_table(const std::vector<LockState>& locks) {
     std::vector<Row> rows{{"NAME", "TTL", "FENCE", "HOLDER", "HELD FOR", "COMMAND"}};
     for (const LockState& lock : locks) {
         std::string held_for = held_for_text(lock);
-        rows.push_back({printable(lock.keys.name), ttl_text(lock),
-                        lock.fence ? std::to_string(*lock.fence) : "-", holder_text(lock),
-                        held_for.empty() ? "-" : held_for,
-                        lock.holder ? printable(lock.holder->command) : "-"});
+        rows.push_back(
+            {printable(lock.keys.name), ttl_text(lock),
+             lock.fence ? std::to_string(*lock.fence) : "-", holder_text(lock),
+             held_for.empty() ? "-" : held_for,
+             lock.holder && !lock.holder->command.empty() ? printable(lock.holder->command) : "-"});
     }
     std::array<std::size_t, 6> width{};
     for (const Row& row : rows)

@@ -33,6 +33,8 @@ int not_held(const LockKeys& keys) {
 std::string whose(const LockState& lock, bool verbose) {
     std::string token = shown_token(lock.token, verbose);
     if (!lock.holder) return fmt::format("an unknown holder (token {})", token);
+    // The command line is recorded only with --hold-info.
+    if (lock.holder->command.empty()) return fmt::format("{} (token {})", holder_text(lock), token);
     return fmt::format("{} (command '{}', token {})", holder_text(lock),
                        printable(lock.holder->command), token);
 }

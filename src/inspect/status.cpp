@@ -27,7 +27,9 @@ void print_text(const LockState& lock, bool verbose) {
     if (lock.held()) {
         if (lock.holder) {
             line("holder", holder_text(lock));
-            line("command", printable(lock.holder->command));
+            line("command", lock.holder->command.empty()
+                                ? std::string("(not recorded: the holder ran without --hold-info)")
+                                : printable(lock.holder->command));
             if (lock.holder->acquired_ms > 0)
                 line("acquired",
                      fmt::format("{} ({} ago)", local_time_text(lock.holder->acquired_ms),

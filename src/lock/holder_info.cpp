@@ -9,7 +9,11 @@
 namespace redlock {
 
 std::vector<std::string> HolderInfo::own_fields() const {
-    return {"host", host, "pid", std::to_string(pid), "user", user, "command", command};
+    std::vector<std::string> fields{"host", host, "pid", std::to_string(pid), "user", user};
+    // The command line only with --hold-info: it may carry secrets, and the rest is recorded by
+    // default.
+    if (!command.empty()) fields.insert(fields.end(), {"command", command});
+    return fields;
 }
 
 HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {

@@ -1,5 +1,6 @@
-// What is recorded beside a held lock (--hold-info) so that "busy" messages and the operator
-// commands can say who holds it. Stored as a hash in the lock's slot, with the lock's TTL.
+// What is recorded beside a held lock (the command line only with --hold-info) so that "busy"
+// messages and the operator commands can say who holds it. Stored as a hash in the lock's slot,
+// with the lock's TTL.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -20,7 +21,7 @@ struct HolderInfo {
     std::string host;
     long long pid = 0;
     std::string user;
-    std::string command;
+    std::string command;   // empty unless --hold-info
     long long now_ms = 0;  // not stored: Redis's clock when the info was read, if the reply had it
 
     // The fields this process supplies (the script adds token, fence, ttl_ms and acquired_ms).

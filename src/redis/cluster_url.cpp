@@ -10,12 +10,14 @@ namespace redlock {
 namespace {
 
 constexpr std::string_view scheme = "redis-cluster://";
+constexpr std::string_view tls_scheme = "rediss-cluster://";
 
 }  // namespace
 
 Endpoint parse_cluster_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
-    std::string_view rest = url.substr(scheme.size());
+    const bool tls = url.starts_with(tls_scheme);
+    std::string_view rest = url.substr(tls ? tls_scheme.size() : scheme.size());
     auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     if (slash != std::string_view::npos) {
@@ -60,6 +62,9 @@ Endpoint parse_cluster_url(std::string_view url) {
     cluster.port = first.port;
     cluster.user = first.user;
     cluster.password = first.password;
+    // Managed clusters (ElastiCache, Memorystore, Redis Cloud) speak TLS on every node: the
+    // router copies this endpoint, TLS settings included, for each node it reaches.
+    if (tls) cluster.tls.emplace();
     return cluster;
 }
 
@@ -69,7 +74,7 @@ std::string describe_cluster(const Endpoint& cluster) {
         if (!seeds.empty()) seeds += ',';
         seeds += seed.describe();
     }
-    return "redis-cluster " + seeds;
+    return (cluster.tls ? "rediss-cluster " : "redis-cluster ") + seeds;
 }
 
 }  // namespace redlock

@@ -10,10 +10,12 @@
 namespace redlock {
 
 // redis-cluster://[user[:password]@]host[:port][,host[:port]...][/0]: every seed gets the same
-// credentials. A database other than 0 is a usage error: Redis Cluster has only database 0.
+// credentials; rediss-cluster:// is the same over TLS to every node. A database other than 0 is a
+// usage error: Redis Cluster has only database 0.
 Endpoint parse_cluster_url(std::string_view url);
 
-// "redis-cluster 10.0.0.1:6379,10.0.0.2:6379"; never shows the password.
+// "redis-cluster 10.0.0.1:6379,10.0.0.2:6379" ("rediss-cluster ..." over TLS); never shows the
+// password.
 std::string describe_cluster(const Endpoint& cluster);
 
 }  // namespace redlock

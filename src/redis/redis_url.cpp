@@ -87,7 +87,8 @@ std::string Endpoint::describe() const {
 
 Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
-    if (url.starts_with("redis-cluster://")) return parse_cluster_url(url);
+    if (url.starts_with("redis-cluster://") || url.starts_with("rediss-cluster://"))
+        return parse_cluster_url(url);
     Endpoint ep;
     if (url.starts_with("unix://")) {
         std::string_view rest = url.substr(7);
@@ -108,10 +109,13 @@ Endpoint parse_redis_url(std::string_view url) {
         }
         return ep;
     }
-    if (url.starts_with("redis-sentinel://")) return parse_sentinel_url(url);
+    if (url.starts_with("redis-sentinel://") || url.starts_with("rediss-sentinel://"))
+        return parse_sentinel_url(url);
     if (url.starts_with("rediss://")) ep.tls.emplace();
     if (!ep.tls && !url.starts_with("redis://"))
-        throw bad("expected redis://host[:port][/db], rediss://... (TLS) or unix:///path");
+        throw bad(
+            "expected redis://host[:port][/db], rediss://... (TLS), unix:///path, "
+            "redis[s]-sentinel://host[:port],.../MASTER or redis[s]-cluster://host[:port],...");
     std::string_view rest = url.substr(ep.tls ? 9 : 8);
 
     auto slash = rest.find('/');

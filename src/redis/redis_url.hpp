@@ -1,4 +1,5 @@
-// Where Redis is and how to log in: parsed from redis://, rediss:// (TLS), unix:// URLs.
+// Where Redis is and how to log in: parsed from redis://, rediss:// (TLS), unix://,
+// redis[s]-sentinel:// and redis[s]-cluster:// URLs.
 #pragma once
 
 #include <optional>
@@ -24,7 +25,9 @@ struct Endpoint {
     std::string user;         // ACL user; empty means the default user
     std::optional<std::string> password;
     int db = 0;
-    std::optional<TlsSettings> tls;  // set for rediss:// URLs; the options fill in the files
+    // Set for rediss://, rediss-sentinel:// and rediss-cluster:// URLs; the options fill in the
+    // files. A sentinel or cluster endpoint hands it to every node and sentinel it connects to.
+    std::optional<TlsSettings> tls;
     // redis-cluster:// (cluster_url.hpp): the seed nodes, each with these credentials; host and
     // port above are the first seed's. Empty for a single node.
     std::vector<Endpoint> cluster_seeds;
@@ -32,6 +35,7 @@ struct Endpoint {
     // every (re)connect; host and port above are unused. user/password/db are the master's.
     std::string master_name;
     std::vector<SentinelAddress> sentinels;
+    std::string sentinel_user;                     // --sentinel-user (ACL); empty: default
     std::optional<std::string> sentinel_password;  // --sentinel-password-file
 
     bool is_unix() const { return !socket_path.empty(); }
@@ -42,7 +46,8 @@ struct Endpoint {
 };
 
 // redis://[user[:password]@]host[:port][/db], IPv6 as [::1], the same with rediss:// for TLS,
-// unix:///path[?db=N], and redis-cluster://seed,seed... (cluster_url.hpp).
+// unix:///path[?db=N], redis[s]-cluster://seed,seed... (cluster_url.hpp) and
+// redis[s]-sentinel://sentinel,sentinel.../MASTER (sentinel.hpp).
 // Throws UsageError with the reason; the message never repeats a password.
 Endpoint parse_redis_url(std::string_view url);
 

@@ -2,11 +2,58 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 
 namespace redlock {
+namespace {
+
+// The oldest Redis whose commands every script has (LPOS came in 6.0.6).
+constexpr int min_version[3] = {6, 0, 6};
+
+// "5.0.14" from INFO server, or "" when the server does not say.
+std::string server_version(Connection& conn, Deadline deadline) {
+    try {
+        Reply info = conn.command({"INFO", "server"}, deadline);
+        if (info->type != REDIS_REPLY_STRING) return {};
+        std::string_view text(info->str, info->len);
+        constexpr std::string_view field = "redis_version:";
+        auto at = text.find(field);
+        if (at == std::string_view::npos) return {};
+        text.remove_prefix(at + field.size());
+        return std::string(text.substr(0, text.find_first_of("\r\n")));
+    } catch (const Error&) {
+        return {};
+    }
+}
+
+bool older_than_minimum(const std::string& version) {
+    int parts[3] = {0, 0, 0};
+    if (std::sscanf(version.c_str(), "%d.%d.%d", &parts[0], &parts[1], &parts[2]) < 2) return false;
+    return std::lexicographical_compare(parts, parts + 3, min_version, min_version + 3);
+}
+
+// A script that calls a command the server does not know: on a Redis older than 6.0.6 that is
+// LPOS, and the raw Lua error would say nothing about the fix. The version is read only now, on
+// that error, so that no run pays a round trip for it.
+void reject_old_server(Connection& conn, std::string_view name, std::string_view error,
+                       Deadline deadline) {
+    if (error.find("Unknown Redis command called from Lua script") == std::string_view::npos)
+        return;
+    std::string version = server_version(conn, deadline);
+    if (!version.empty() && !older_than_minimum(version)) return;  // a renamed command, say
+    throw UnsupportedServer(fmt::format(
+        "Redis at {} is {}; redlock-run needs Redis 6.0.6 or later (the {} script uses LPOS)",
+        conn.endpoint().describe(),
+        version.empty() ? std::string("too old for the lock scripts") : "version " + version,
+        name));
+}
+
+}  // namespace
 
 Script::Script(std::string_view name, std::string_view body, std::string_view sha1)
     : name_(name), body_(body), sha1_(sha1) {}
@@ -20,7 +67,10 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
     argv.insert(argv.end(), args.begin(), args.end());
     Deadline sent = BootClock::now();
     Reply reply = conn.command(argv, deadline);
-    if (!error_text(*reply).starts_with("NOSCRIPT")) return reply;
+    if (!error_text(*reply).starts_with("NOSCRIPT")) {
+        reject_old_server(conn, name_, error_text(*reply), deadline);
+        return reply;
+    }
     // The EVAL will take about as long as the EVALSHA did. With less than that left it would
     // most likely time out after Redis ran it, an outcome the caller cannot know (ReplyLost):
     // failing now, with nothing sent, is the cleaner error, and the caller's retry will have a
@@ -38,7 +88,9 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
                  conn.endpoint().describe());
     argv[0] = "EVAL";
     argv[1] = body_;
-    return conn.command(argv, deadline);
+    reply = conn.command(argv, deadline);
+    reject_old_server(conn, name_, error_text(*reply), deadline);
+    return reply;
 }
 
 }  // namespace redlock

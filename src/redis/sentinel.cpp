@@ -13,6 +13,7 @@ namespace redlock {
 namespace {
 
 constexpr std::string_view scheme = "redis-sentinel://";
+constexpr std::string_view tls_scheme = "rediss-sentinel://";
 
 // Parses `piece`, a redis:// URL made from part of the sentinel URL, with the redis:// parser, so
 // that both accept exactly the same hosts, ports, %-escapes and database numbers. Errors name
@@ -40,7 +41,11 @@ Endpoint sentinel_endpoint(const Endpoint& endpoint, const SentinelAddress& addr
     Endpoint sentinel;
     sentinel.host = address.host;
     sentinel.port = address.port;
+    sentinel.user = endpoint.sentinel_user;
     sentinel.password = endpoint.sentinel_password;
+    // rediss-sentinel://: the sentinels speak TLS as well as the master (Lettuce's reading, and
+    // what managed services that offer Sentinel do), with the same CA and client certificate.
+    sentinel.tls = endpoint.tls;
     return sentinel;
 }
 
@@ -53,20 +58,41 @@ std::string reply_string(const redisReply& r) {
 
 Endpoint parse_sentinel_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
-    std::string_view rest = url.substr(scheme.size());
+    const bool tls = url.starts_with(tls_scheme);
+    std::string_view rest = url.substr(tls ? tls_scheme.size() : scheme.size());
+    // Lettuce's spelling names the master in the fragment: rediss-sentinel://h1,h2[/db]#MASTER.
+    // Only a '#' after the user info counts, so that a password may still hold one.
+    std::string_view fragment;
+    bool has_fragment = false;
+    auto at = rest.rfind('@');
+    if (auto hash = rest.find('#', at == std::string_view::npos ? 0 : at);
+        hash != std::string_view::npos) {
+        fragment = rest.substr(hash + 1);
+        rest = rest.substr(0, hash);
+        has_fragment = true;
+    }
     auto slash = rest.find('/');
-    if (slash == std::string_view::npos)
-        throw bad("expected redis-sentinel://host[:port][,host[:port]...]/MASTERNAME[/db]");
+    if (slash == std::string_view::npos && !has_fragment)
+        throw bad(
+            "expected redis-sentinel://host[:port][,host[:port]...]/MASTERNAME[/db] or "
+            "...[/db]#MASTERNAME");
     std::string_view authority = rest.substr(0, slash);
-    std::string_view path = rest.substr(slash + 1);
+    std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
     std::string_view userinfo;  // with its '@', so the piece below can carry it as it is
     if (auto at = authority.rfind('@'); at != std::string_view::npos) {
         userinfo = authority.substr(0, at + 1);
         authority = authority.substr(at + 1);
     }
-    auto path_slash = path.find('/');
-    std::string_view name = path.substr(0, path_slash);
-    std::string_view db = path_slash == std::string_view::npos ? "" : path.substr(path_slash + 1);
+    std::string_view name;
+    std::string_view db;
+    if (has_fragment) {
+        name = fragment;
+        db = path;
+    } else {
+        auto path_slash = path.find('/');
+        name = path.substr(0, path_slash);
+        db = path_slash == std::string_view::npos ? "" : path.substr(path_slash + 1);
+    }
     if (name.empty()) throw bad("missing the master name after the sentinels (/MASTERNAME)");
 
     // The user, password and database are the master's: the piece has a placeholder host.
@@ -83,6 +109,7 @@ Endpoint parse_sentinel_url(std::string_view url) {
         if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
+    if (tls) ep.tls.emplace();
     return ep;
 }
 
@@ -92,7 +119,8 @@ std::string describe_sentinel(const Endpoint& endpoint) {
         if (!list.empty()) list += ',';
         list += sentinel_endpoint(endpoint, s).describe();
     }
-    return fmt::format("master '{}' via sentinels {}", endpoint.master_name, list);
+    return fmt::format("master '{}' via {}sentinels {}", endpoint.master_name,
+                       endpoint.tls ? "TLS " : "", list);
 }
 
 Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Deadline deadline,
@@ -138,6 +166,7 @@ Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Dead
             master.user = endpoint.user;
             master.password = endpoint.password;
             master.db = endpoint.db;
+            master.tls = endpoint.tls;
             log::verbose("sentinel {} says master '{}' is at {}", sentinel.describe(),
                          endpoint.master_name, master.describe());
             return master;

@@ -15,9 +15,10 @@ namespace redlock {
 
 struct Timeouts;
 
-// redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/MASTERNAME[/db]; the port
-// defaults to 26379. The user and password are the master's (as in redis://); sentinels that
-// need a password get theirs from --sentinel-password-file. Throws UsageError.
+// redis-sentinel://[user[:password]@]host[:port][,host[:port]...]/MASTERNAME[/db], or Lettuce's
+// ...[/db]#MASTERNAME; the port defaults to 26379. rediss-sentinel:// speaks TLS to the sentinels
+// and the master. The user and password are the master's (as in redis://); sentinels that need
+// a password get theirs from --sentinel-password-file (and --sentinel-user). Throws UsageError.
 Endpoint parse_sentinel_url(std::string_view url);
 
 // "master 'mymaster' via sentinels 127.0.0.1:26379,127.0.0.1:26380"

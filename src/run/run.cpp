@@ -35,7 +35,10 @@ class Run {
   public:
     Run(const RunOptions& o, LockBackend& lock)
         : opt_(o), lock_(lock), keys_(lock.keys()), token_(new_token()) {
-        if (o.hold_info) info_ = this_process_info(o.command);
+        // Host, pid, user and start time always go with the acquire (same script, no extra
+        // round trip), so that a busy message names the holder; the command line may carry
+        // secrets and is recorded only with --hold-info.
+        info_ = this_process_info(o.hold_info ? o.command : std::vector<std::string>{});
     }
 
     int execute();
@@ -63,7 +66,7 @@ class Run {
     Deadline lease_start_{};
     bool lost_ = false;
     std::optional<Deadline> kill_at_;
-    std::optional<HolderInfo> info_;       // --hold-info: recorded beside the lock
+    std::optional<HolderInfo> info_;       // recorded beside the lock (command: --hold-info)
     Deadline acquired_at_{};               // when the acquire reply arrived (for --min-hold)
     std::optional<Deadline> runtime_end_;  // --max-runtime: when to stop the command
     bool timed_out_ = false;               // --max-runtime stopped the command

@@ -27,7 +27,7 @@ struct RunOptions {
     std::optional<Millis> min_hold;     // keep the lock at least this long after taking it
     std::optional<Millis> max_runtime;  // stop the command after this long (exit 124)
     bool syslog = false;                // messages also go to syslog
-    bool hold_info = false;             // record host, pid, user, command beside the lock
+    bool hold_info = false;             // record the command line too (host, pid, user always)
     ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
     bool keep_env = false;              // the command inherits the password variables too
 };

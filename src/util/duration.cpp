@@ -34,26 +34,46 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
     if (text.empty()) throw bad("empty");
     std::int64_t total = 0;
     std::size_t i = 0;
+    auto is_digit = [&](std::size_t at) { return text[at] >= '0' && text[at] <= '9'; };
     while (i < text.size()) {
         if (text[i] == '-') throw bad("must be positive");
-        if (text[i] < '0' || text[i] > '9')
-            throw bad("expected a number like 250ms, 30s, 5m, 1h30m");
+        if (!is_digit(i)) throw bad("expected a number like 250ms, 1.5s, 5m, 1h30m");
         std::size_t number_start = i;
         std::int64_t value = 0;
-        for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+        for (; i < text.size() && is_digit(i); ++i) {
             if (value > (max_millis - (text[i] - '0')) / 10) throw bad("too large");
             value = value * 10 + (text[i] - '0');
         }
+        // A fraction, as flock -w and timeout take it: "0.5", "1.5s", "2.25m".
+        std::int64_t fraction = 0, fraction_scale = 1;
+        if (i < text.size() && text[i] == '.') {
+            ++i;
+            if (i >= text.size() || !is_digit(i)) throw bad("expected digits after '.'");
+            for (; i < text.size() && is_digit(i); ++i) {
+                // Nine digits are below a nanosecond of a day: more is noise, not precision.
+                if (fraction_scale == 1'000'000'000) throw bad("too many decimals");
+                fraction = fraction * 10 + (text[i] - '0');
+                fraction_scale *= 10;
+            }
+        }
         std::size_t unit_start = i;
-        while (i < text.size() && (text[i] < '0' || text[i] > '9')) ++i;
+        while (i < text.size() && !is_digit(i) && text[i] != '.') ++i;
         std::string_view unit = text.substr(unit_start, i - unit_start);
         // Only a lone number may omit its unit: "1h30" is more likely a typo than 1h30s.
         if (unit.empty() && number_start != 0) throw bad("missing unit");
+        if (unit.empty() && i < text.size()) throw bad("missing unit");
         std::int64_t scale = unit_millis(unit);
         if (scale == 0)
             throw bad(fmt::format("unknown unit '{}' (use ms, s, m, h, d)", excerpt(unit, 20)));
         if (value > (max_millis - total) / scale) throw bad("too large");
         total += value * scale;
+        if (fraction != 0) {
+            // fraction < fraction_scale <= 1e9 and scale <= 86'400'000: the product fits.
+            std::int64_t part = fraction * scale;
+            if (part % fraction_scale != 0) throw bad("finer than a millisecond");
+            if (part / fraction_scale > max_millis - total) throw bad("too large");
+            total += part / fraction_scale;
+        }
     }
     if (total <= 0) throw bad("must be greater than zero");
     return std::chrono::milliseconds(total);

@@ -1,4 +1,5 @@
-// Human durations on the command line: "250ms", "30s", "5m", "1h30m"; a bare number is seconds.
+// Human durations on the command line: "250ms", "30s", "1.5s", "5m", "1h30m"; a bare number
+// ("0.5") is seconds.
 #pragma once
 
 #include <chrono>
@@ -8,7 +9,7 @@
 namespace redlock {
 
 // Parses a strictly positive duration. Throws UsageError naming `what` (e.g. "--ttl") on zero,
-// negative, overflowing or malformed input.
+// negative, overflowing (beyond ten years), sub-millisecond or malformed input.
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what);
 
 // "12m3s", "250ms", "1h0m5s": the inverse of parse_duration, used in messages.

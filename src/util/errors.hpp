@@ -43,6 +43,12 @@ struct DataError : Error {
     explicit DataError(const std::string& m) : Error(m, exit_code::data) {}
 };
 
+// The server is too old for redlock-run's scripts (Redis before 6.0.6 has no LPOS). Not a
+// RedisUnavailable: retrying cannot help, so no retry loop should spend its time on it.
+struct UnsupportedServer : Error {
+    explicit UnsupportedServer(const std::string& m) : Error(m, exit_code::unavailable) {}
+};
+
 // Redis answered with an error we have no better mapping for.
 struct RedisError : Error {
     explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}

@@ -163,11 +163,13 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
     wait "$HOLDER"
 }
 
-@test "without hold info the busy message says the holder is unknown" {
+@test "without --hold-info the busy message still names the holder; the command line is not recorded" {
     hold_until report "$T/go"
     run "$RL" report -- true
     assert_failure 75
-    assert_output --partial "lock 'report' is held by an unknown holder, expires in"
+    assert_output --regexp "lock 'report' is held by $(hostname) pid $HOLDER \(user $(id -un)\) for [0-9.]+m?s, expires in"
+    [ "$(rcli HEXISTS '{report}:info' command)" = 0 ]
+    [ "$(rcli HGET '{report}:info' pid)" = "$HOLDER" ]
     touch "$T/go"
     wait "$HOLDER"
 }

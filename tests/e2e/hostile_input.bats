@@ -55,9 +55,9 @@ teardown() { assert_untouched; }
     refuse 64 "wait" --wait= "${JOB[@]}"
 }
 
-@test "fractional duration 1.5s" {
-    refuse 64 "invalid duration '1.5s' for --connect-timeout: unknown unit '.'" \
-        --connect-timeout 1.5s "${JOB[@]}"
+@test "a duration finer than a millisecond" {
+    refuse 64 "invalid duration '1.0005s' for --connect-timeout: finer than a millisecond" \
+        --connect-timeout 1.0005s "${JOB[@]}"
 }
 
 @test "a duration missing its last unit, 1h30" {

@@ -317,3 +317,12 @@ fake() {
     fake reply '-ERR a\x9b31mb\xc2\x9b32mc caf\xc3\xa9\r\n'
     refuse 70 'ERR a\\x9b31mb\\xc2\\x9b32mc café$' "${FAST[@]}" "${JOB[@]}"
 }
+
+@test "a Redis older than 6.0.6 is named as such with exit 69, not a raw Lua error and 70" {
+    local lua_error='-ERR Error running script (call to f_0): @user_script:66: @user_script: 66: Unknown Redis command called from Lua script\r\n'
+    # INFO's bulk reply: 32 bytes once the fake decodes the escapes.
+    local info='$32\r\n# Server\r\nredis_version:5.0.14\r\n\r\n'
+    fake script "-NOSCRIPT No matching script.\r\n|$lua_error|$info"
+    refuse 69 "Redis at 127\\.0\\.0\\.1:$FAKE_PORT is version 5\\.0\\.14; redlock-run needs Redis 6\\.0\\.6 or later \\(the acquire script uses LPOS\\)$" "${FAST[@]}" "${JOB[@]}"
+    fake_stop
+}

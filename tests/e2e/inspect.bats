@@ -42,6 +42,22 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_line "token:    $(rcli GET job | cut -c1-8)..."
 }
 
+@test "status of a run without --hold-info names the holder but not its command line" {
+    "$RL" job -- sh -c 'touch "$0/started"; while [ ! -e "$0/stop" ]; do sleep 0.05; done' \
+        "$BATS_TEST_TMPDIR" >/dev/null 2>&1 3>&- &
+    HOLDER_PID=$!
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    run "$RL" status job
+    assert_success
+    assert_line --regexp "^holder: +$(id -un)@.+ pid $HOLDER_PID\$"
+    assert_line --regexp '^command: +\(not recorded: the holder ran without --hold-info\)$'
+    run "$RL" status job --json
+    echo "$output" | jq -e --argjson pid "$HOLDER_PID" '.holder.pid == $pid and .holder.command == ""'
+    run "$RL" release --force job
+    assert_success
+    assert_line --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \(token [0-9a-f]{8}\.\.\.\), which had .+ left$"
+}
+
 @test "status --verbose shows the whole token" {
     hold job
     run "$RL" status -v job

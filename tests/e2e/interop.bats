@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# Interoperability with a lock client nobody here wrote: redis-py's Lock (Debian's python3-redis)
-# on the same key. Both use a plain token string set with SET NX PX and delete it only when it
+# Interoperability with lock clients nobody here wrote: redis-py's Lock (Debian's python3-redis)
+# and node-redlock 4.2.0 (npm's redlock, with ioredis, installed into the build tree once) on the
+# same key. Both use a plain token string set with SET NX PX and delete it only when it
 # still holds their token, so each must keep the other out and neither may release the other's.
 load helpers
 export RL
@@ -85,4 +86,53 @@ print("exit", p.wait(10))
 print("exists", r.exists("shared"))'
     assert_success
     assert_output $'LockNotOwnedError\nunchanged\nexit 0\nexists 0'
+}
+
+# ---- node-redlock ----
+
+# node-redlock and ioredis, pinned, in a cache under the build tree (or REDLOCK_NODE_CACHE); skips
+# the test when node or npm is missing or the npm registry cannot be reached.
+need_node_redlock() {
+    command -v node >/dev/null && command -v npm >/dev/null || skip "node or npm is not installed"
+    NODE_CACHE=${REDLOCK_NODE_CACHE:-$(dirname "$RL")/interop-node}
+    if [ ! -f "$NODE_CACHE/node_modules/redlock/package.json" ]; then
+        mkdir -p "$NODE_CACHE"
+        timeout 180 npm install --no-save --no-audit --no-fund --prefix "$NODE_CACHE" \
+            redlock@4.2.0 ioredis@4.28.5 >"$BATS_TEST_TMPDIR/npm.log" 2>&1 ||
+            skip "npm could not install redlock@4.2.0 and ioredis@4.28.5 (registry unreachable?): $(tail -1 "$BATS_TEST_TMPDIR/npm.log")"
+    fi
+}
+
+# nodelock 'CODE': runs CODE in node with `redlock` (retryCount 0: one attempt) on the test server.
+nodelock() {
+    NODE_PATH="$NODE_CACHE/node_modules" node -e "
+const Redis = require('ioredis'), Redlock = require('redlock');
+const client = new Redis($REDIS_PORT, '127.0.0.1');
+const redlock = new Redlock([client], { retryCount: 0 });
+redlock.on('clientError', () => {});
+(async () => { $1 })().then(() => client.quit(), (e) => { console.log('error', e.message); client.quit(); });"
+}
+
+@test "a node-redlock holder makes redlock-run exit 75 without running the command" {
+    need_node_redlock
+    run nodelock "await redlock.lock('shared', 60000); console.log('locked');"
+    assert_output locked
+    run "$RL" shared -- echo ran
+    assert_failure 75
+    refute_output --partial ran
+    assert_output --partial "lock 'shared' is held by an unknown holder"
+}
+
+@test "a lock held by redlock-run keeps node-redlock out until redlock-run releases it" {
+    need_node_redlock
+    hold shared
+    run nodelock "try { await redlock.lock('shared', 10000); console.log('locked'); }
+                  catch (e) { console.log('busy'); }"
+    assert_output busy
+    touch "$BATS_TEST_TMPDIR/stop"
+    wait "$HOLDER_PID"
+    HOLDER_PID=
+    run nodelock "const l = await redlock.lock('shared', 10000); console.log('locked');
+                  await l.unlock(); console.log(await client.exists('shared'));"
+    assert_output $'locked\n0'
 }

@@ -61,3 +61,14 @@ TEST(ClusterUrl, OnlyDatabaseZero) {
         EXPECT_NE(std::string(e.what()).find("only database 0"), std::string::npos);
     }
 }
+
+TEST(ClusterUrl, RedissClusterSpeaksTlsToEveryNode) {
+    EXPECT_FALSE(redlock::parse_redis_url("redis-cluster://a:1").tls);
+    Endpoint ep = redlock::parse_redis_url("rediss-cluster://u:pw@a:7000,b:7001");
+    ASSERT_TRUE(ep.is_cluster());
+    EXPECT_TRUE(ep.tls);
+    EXPECT_EQ(ep.cluster_seeds.size(), 2u);
+    EXPECT_EQ(ep.user, "u");
+    EXPECT_EQ(ep.describe(), "rediss-cluster a:7000,b:7001");
+    EXPECT_THROW(redlock::parse_redis_url("rediss-cluster://a:1/2"), UsageError);
+}

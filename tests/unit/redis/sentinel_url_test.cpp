@@ -65,3 +65,31 @@ TEST(SentinelUrl, ErrorsSayWhatIsWrong) {
                      "invalid Redis URL 'redis-sentinel://u:***@s1:99999/m': port must be 1-65535");
     }
 }
+
+TEST(SentinelUrl, RedissSentinelSpeaksTlsToSentinelsAndMaster) {
+    Endpoint plain = parse_redis_url("redis-sentinel://s1/m");
+    EXPECT_FALSE(plain.tls);
+    Endpoint ep = parse_redis_url("rediss-sentinel://bob:pw@s1:26380,s2/m/3");
+    ASSERT_TRUE(ep.is_sentinel());
+    EXPECT_TRUE(ep.tls);
+    EXPECT_EQ(ep.master_name, "m");
+    EXPECT_EQ(ep.db, 3);
+    EXPECT_EQ(ep.user, "bob");
+    ASSERT_EQ(ep.sentinels.size(), 2u);
+    EXPECT_EQ(ep.sentinels[0].port, 26380);
+    EXPECT_EQ(ep.describe(), "master 'm' via TLS sentinels s1:26380,s2:26379");
+}
+
+TEST(SentinelUrl, LettucesFragmentNamesTheMaster) {
+    Endpoint ep = parse_redis_url("rediss-sentinel://u:p%23w@s1,s2:26390/5#mymaster");
+    EXPECT_EQ(ep.master_name, "mymaster");
+    EXPECT_EQ(ep.db, 5);
+    ASSERT_TRUE(ep.password);
+    EXPECT_EQ(*ep.password, "p#w");
+    EXPECT_EQ(ep.sentinels.size(), 2u);
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1#m").master_name, "m");
+    EXPECT_EQ(parse_redis_url("redis-sentinel://s1/#m").db, 0);
+    EXPECT_THROW(parse_redis_url("redis-sentinel://s1/0#"), UsageError);
+    // A '#' inside the password, before the '@', is not the fragment.
+    EXPECT_EQ(*parse_redis_url("redis-sentinel://u:a#b@s1/m").password, "a#b");
+}

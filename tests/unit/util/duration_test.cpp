@@ -22,9 +22,28 @@ TEST(Duration, BareNumberIsSeconds) {
 }
 
 TEST(Duration, RejectsZeroNegativeGarbageAndOverflow) {
-    for (const char* bad : {"", "0", "0s", "-5s", "abc", "5x", "1h30", "1.5s", "s", "30s ",
+    for (const char* bad : {"", "0", "0s", "-5s", "abc", "5x", "1h30", "s", "30s ",
                             "99999999999999999999", "9999999999999h"}) {
         EXPECT_THROW(parse_duration(bad, "--ttl"), UsageError) << bad;
+    }
+}
+
+TEST(Duration, AcceptsFractionsAsFlockAndTimeoutDo) {
+    EXPECT_EQ(parse_duration("0.5", "x"), milliseconds(500));
+    EXPECT_EQ(parse_duration("1.5", "x"), milliseconds(1500));
+    EXPECT_EQ(parse_duration("1.5s", "x"), milliseconds(1500));
+    EXPECT_EQ(parse_duration("0.25m", "x"), milliseconds(15'000));
+    EXPECT_EQ(parse_duration("1.5h", "x"), milliseconds(5'400'000));
+    EXPECT_EQ(parse_duration("0.001s", "x"), milliseconds(1));
+    EXPECT_EQ(parse_duration("1m0.5s", "x"), milliseconds(60'500));
+    EXPECT_EQ(parse_duration("2.000", "x"), milliseconds(2000));
+    EXPECT_EQ(parse_duration("3649.5d", "x"), milliseconds(3649LL * 86'400'000 + 43'200'000));
+}
+
+TEST(Duration, RejectsBadFractions) {
+    for (const char* bad : {"0.0", "0.0001s", "1.5ms", ".5s", "1.s", "1..5s", "1.5.5s", "1.2.3",
+                            "0.5s.", "1.0000000001s", "3650.5d", "1h0.5", "-0.5", "0.5 s"}) {
+        EXPECT_THROW(parse_duration(bad, "-w"), UsageError) << bad;
     }
 }
 
