@@ -12,6 +12,7 @@
 #include "cli/tls_options.hpp"
 #include "cli/version.hpp"
 #include "lock/lock_name.hpp"
+#include "lock/permits.hpp"
 #include "redis/secrets.hpp"
 #include "redis/url_list.hpp"
 #include "util/duration.hpp"
@@ -69,6 +70,7 @@ struct RawOptions {
     std::string sentinel_password_file;
     std::string sentinel_user;
     bool keep_env = false;
+    std::string permits = "1";
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -153,6 +155,10 @@ void add_run_options(OptionTable& t, RawOptions& o) {
     t.option("--replica-timeout DURATION", o.replica_timeout,
              "How long each WAIT for --min-replicas may take (default 100ms)",
              "REDLOCK_REPLICA_TIMEOUT");
+    t.option("--permits N", o.permits,
+             "Let up to N runs hold NAME at once (default 1: a plain lock); each gets its "
+             "own permit REDLOCK_PERMIT (1..N) and fence; not with a quorum",
+             "REDLOCK_PERMITS");
     t.flag("--keep-env", o.keep_env,
            "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
            "to COMMAND (removed by default: they may carry the password)",
@@ -367,6 +373,8 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.hold_info = raw.hold_info;
     r.replicas = replica_policy(raw, scan, r);
     r.keep_env = raw.keep_env;
+    r.permits = int_option(raw.permits, "--permits", 1, max_permits);
+    if (r.permits > 1 && !r.conn.quorum.empty()) throw UsageError(permits_quorum_refusal);
     r.command = std::move(command);
     return r;
 }

@@ -5,10 +5,12 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
+#include "inspect/permits_report.hpp"
 #include "lock/lock_state.hpp"
 #include "redis/cluster.hpp"
 #include "util/errors.hpp"
@@ -40,6 +42,7 @@ bool is_companion(std::string_view key) {
     for (std::string_view suffix : {"fence", "info", "wait"}) {
         if (lock_key_of(key, suffix)) return true;
     }
+    if (is_permit_companion(key)) return true;
     // companion_key(lock, "wake:") + 32-hex token + ":alive"
     constexpr std::string_view alive = ":alive", wake = ":wake:";
     constexpr std::size_t token_len = 32;
@@ -68,11 +71,20 @@ std::set<std::string> scan_keys(Connection& conn, const std::string& match) {
     return keys;
 }
 
-void print_table(const std::vector<LockState>& locks) {
+// The permits of each permits lock (--permits N), by key.
+using PermitsByKey = std::map<std::string, PermitsState>;
+
+void print_table(const std::vector<LockState>& locks, const PermitsByKey& permits) {
     if (locks.empty()) return;
     using Row = std::array<std::string, 6>;
     std::vector<Row> rows{{"NAME", "TTL", "FENCE", "HOLDER", "HELD FOR", "COMMAND"}};
     for (const LockState& lock : locks) {
+        if (auto p = permits.find(lock.keys.key); p != permits.end()) {
+            rows.push_back({printable(lock.keys.name), ttl_text(lock),
+                            p->second.fence ? std::to_string(*p->second.fence) : "-",
+                            permits_summary(p->second), "-", "-"});
+            continue;
+        }
         std::string held_for = held_for_text(lock);
         rows.push_back(
             {printable(lock.keys.name), ttl_text(lock),
@@ -131,15 +143,25 @@ int list_command(const InspectOptions& options) {
     std::vector<LockState> locks;
     for (LockState& lock : read_lock_states(conn, candidates))
         if (lock.held()) locks.push_back(std::move(lock));
+    // A permits lock's key holds only the record of N: its holders are read apart, one round
+    // trip per such lock.
+    PermitsByKey permits;
+    for (const LockState& lock : locks)
+        if (permits_of(lock.token)) permits.emplace(lock.keys.key, read_permits(conn, lock.keys));
 
     if (options.json) {
         JsonWriter json;
         json.begin_array();
-        for (const LockState& lock : locks) write_lock_json(json, lock);
+        for (const LockState& lock : locks) {
+            if (auto p = permits.find(lock.keys.key); p != permits.end())
+                write_permits_json(json, lock, p->second);
+            else
+                write_lock_json(json, lock);
+        }
         json.end_array();
         std::fputs((json.str() + "\n").c_str(), stdout);
     } else {
-        print_table(locks);
+        print_table(locks, permits);
     }
     return exit_code::ok;
 }

@@ -7,6 +7,7 @@
 
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
+#include "inspect/permits_report.hpp"
 #include "inspect/quorum_inspect.hpp"
 #include "lock/lock.hpp"
 #include "lock/lock_state.hpp"
@@ -87,6 +88,15 @@ int release_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
     Connection conn(options.conn.endpoint, options.conn.timeouts);
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);
+    // --permits N: the key holds the record of N, the holders are the permits.
+    if (LockState now = read_lock_state(conn, keys); now.held()) {
+        if (std::optional<int> permits = permits_of(now.token)) {
+            if (options.token)
+                return release_permit_with_token(conn, keys, *permits, *options.token,
+                                                 options.conn.verbose);
+            return force_release_all_permits(conn, keys, options.conn.verbose);
+        }
+    }
     if (options.token) return release_with_token(conn, keys, *options.token, options.conn.verbose);
     return force_release(conn, keys, options.conn.verbose);
 }

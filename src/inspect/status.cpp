@@ -6,6 +6,7 @@
 
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
+#include "inspect/permits_report.hpp"
 #include "inspect/quorum_inspect.hpp"
 #include "lock/eviction_check.hpp"
 #include "lock/lock_state.hpp"
@@ -56,6 +57,18 @@ int status_command(const InspectOptions& options) {
     // After the read, so an unreachable server costs one timeout, not two; stderr only, so
     // --json output stays clean.
     warn_if_evicting(conn);
+    if (lock.held() && permits_of(lock.token)) {
+        // --permits N: the key holds only the record of N; the holders are the permits.
+        PermitsState permits = read_permits(conn, lock.keys);
+        if (options.json) {
+            JsonWriter json;
+            write_permits_json(json, lock, permits);
+            std::fputs((json.str() + "\n").c_str(), stdout);
+        } else {
+            std::fputs(permits_status_text(lock, permits, options.conn.verbose).c_str(), stdout);
+        }
+        return permits.holders.empty() ? exit_code::lock_free : exit_code::ok;
+    }
     if (options.json) {
         JsonWriter json;
         write_lock_json(json, lock);

@@ -29,6 +29,7 @@ struct Acquisition {
     long long fence = 0;     // when acquired: the fencing token, above every earlier one
     Deadline lease_start{};  // when acquired: the lease counts from here (lease_end below)
     std::string where;       // when acquired: "on 127.0.0.1:6379", "on 3 of 3 nodes"
+    int permit = 1;          // when acquired: which of the --permits N (1 for a plain lock)
     std::string busy;        // when not: "lock 'k' is held by ...", without what we did about it
     std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
 };
@@ -90,10 +91,12 @@ class LockBackend {
 
 // The backend for `conn`'s topology: a quorum when it names several nodes, else a single node.
 // --min-replicas is honoured by both: a quorum node whose WAIT falls short does not count.
+// `permits` > 1 (--permits) lets that many holders in at once; a quorum refuses it (UsageError):
+// a holder would need the same permit on a majority, which nodes choosing freely cannot promise.
 std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                          const ReplicaPolicy& replicas);
+                                          const ReplicaPolicy& replicas, int permits = 1);
 std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                               const ReplicaPolicy& replicas);
+                                               const ReplicaPolicy& replicas, int permits = 1);
 std::unique_ptr<LockBackend> make_quorum_backend(const LockKeys& keys,
                                                  const ConnectionOptions& conn,
                                                  const ReplicaPolicy& replicas);

@@ -20,6 +20,7 @@ struct AcquireResult {
     long long fence = 0;               // when acquired: the fencing token
     long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
     std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
+    int permit = 1;                    // when acquired: which of the --permits (1: a plain lock)
 };
 
 enum class RenewResult { renewed, not_owner };
@@ -38,7 +39,9 @@ inline constexpr Millis wake_linger{10'000};
 
 class LockNode {
   public:
-    explicit LockNode(Connection& conn) : conn_(conn) {}
+    // permits > 1: the permits protocol (permits.hpp), in which the node remembers the permit
+    // it acquired, for the renewals and the release.
+    explicit LockNode(Connection& conn, int permits = 1) : conn_(conn), permits_(permits) {}
 
     // `info`, when given, is recorded beside the lock (see HolderInfo). When the lock is busy,
     // `queueing` says whether and where `token` joins the waiters' queue, in the same step.
@@ -54,11 +57,25 @@ class LockNode {
     // been given. Returns whether it deleted a lock of ours.
     bool abandon(const LockKeys& keys, const std::string& token);
 
+    // Permits: whether `token` holds one of the lock's permits, whatever N this node was given.
+    bool holds_permit(const LockKeys& keys, const std::string& token);
+
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }
+    int permits() const { return permits_; }
 
   private:
+    // The permits protocol (permits.cpp).
+    AcquireResult acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
+                                 const HolderInfo* info, Queueing queueing);
+    RenewResult renew_permit(const LockKeys& keys, const std::string& token, Millis ttl,
+                             Deadline deadline);
+    ReleaseResult release_permit(const LockKeys& keys, const std::string& token, Millis keep);
+    bool abandon_permit(const LockKeys& keys, const std::string& token);
+
     Connection& conn_;
+    int permits_ = 1;
+    int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
 };
 
 }  // namespace redlock

@@ -7,6 +7,7 @@
 #include "lock/eviction_check.hpp"
 #include "lock/holder.hpp"
 #include "lock/lock.hpp"
+#include "lock/permits.hpp"
 #include "lock/waiter.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -15,12 +16,21 @@
 namespace redlock {
 namespace {
 
+// "all 3 permits of lock 'k' are held or promised to waiting runs; the first ends in 17s".
+std::string permits_busy(const LockKeys& keys, int permits, const AcquireResult& busy) {
+    return fmt::format(
+        "all {} permits of lock '{}' are held or promised to waiting runs{}", permits, keys.key,
+        busy.holder_pttl >= 0 ? "; the first ends in " + format_duration(Millis(busy.holder_pttl))
+                              : std::string());
+}
+
 class NodeBackend final : public LockBackend {
   public:
-    NodeBackend(const LockKeys& keys, const ConnectionOptions& conn, const ReplicaPolicy& replicas)
+    NodeBackend(const LockKeys& keys, const ConnectionOptions& conn, const ReplicaPolicy& replicas,
+                int permits)
         : LockBackend(keys),
           conn_(conn.endpoint, conn.timeouts),
-          node_(conn_),
+          node_(conn_, permits),
           replicas_(replicas),
           verbose_(conn.verbose) {
         conn_.set_home_key(keys.key);  // Redis Cluster: (re)connect straight to the lock's master
@@ -34,12 +44,15 @@ class NodeBackend final : public LockBackend {
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;
         if (!w.last.acquired) {
-            a.busy = fmt::format("lock '{}' is held by {}", keys().key, describe_holder(w.last));
+            a.busy = node_.permits() > 1 ? permits_busy(keys(), node_.permits(), w.last)
+                                         : fmt::format("lock '{}' is held by {}", keys().key,
+                                                       describe_holder(w.last));
             return a;
         }
         if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
         a.acquired = true;
         a.fence = w.last.fence;
+        a.permit = w.last.permit;
         a.lease_start = w.lease_start;
         a.where = "on " + node_.describe();
         return a;
@@ -77,7 +90,12 @@ class NodeBackend final : public LockBackend {
         Reply reply = conn_.command({"GET", keys().key});
         const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}' on {}",
                                                        keys().key, node_.describe()));
-        return r.type == REDIS_REPLY_STRING && std::string(r.str, r.len) == token;
+        if (r.type != REDIS_REPLY_STRING) return false;
+        std::string value(r.str, r.len);
+        // A permits lock (--permits N): the parent holds one of the permits, whatever N this
+        // nested run was given.
+        if (permits_of(value)) return node_.holds_permit(keys(), token);
+        return value == token;
     }
 
     std::string identity() const override { return redis_identity(conn_.endpoint()); }
@@ -113,14 +131,17 @@ Millis lease_margin(Millis ttl) {
 }
 
 std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                               const ReplicaPolicy& replicas) {
-    return std::make_unique<NodeBackend>(keys, conn, replicas);
+                                               const ReplicaPolicy& replicas, int permits) {
+    return std::make_unique<NodeBackend>(keys, conn, replicas, permits);
 }
 
 std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                          const ReplicaPolicy& replicas) {
-    if (!conn.quorum.empty()) return make_quorum_backend(keys, conn, replicas);
-    return make_node_backend(keys, conn, replicas);
+                                          const ReplicaPolicy& replicas, int permits) {
+    if (!conn.quorum.empty()) {
+        if (permits > 1) throw UsageError(permits_quorum_refusal);
+        return make_quorum_backend(keys, conn, replicas);
+    }
+    return make_node_backend(keys, conn, replicas, permits);
 }
 
 }  // namespace redlock

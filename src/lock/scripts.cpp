@@ -17,6 +17,8 @@ extern const char* const abandon_lua;
 extern const char* const abandon_lua_sha1;
 extern const char* const raise_fence_lua;
 extern const char* const raise_fence_lua_sha1;
+extern const char* const permits_lua;
+extern const char* const permits_lua_sha1;
 }  // namespace scripts_src
 
 namespace scripts {
@@ -48,6 +50,10 @@ const Script& abandon() {
 const Script& raise_fence() {
     static const Script s("raise_fence", scripts_src::raise_fence_lua,
                           scripts_src::raise_fence_lua_sha1);
+    return s;
+}
+const Script& permits() {
+    static const Script s("permits", scripts_src::permits_lua, scripts_src::permits_lua_sha1);
     return s;
 }
 }  // namespace scripts

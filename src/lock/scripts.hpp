@@ -15,6 +15,7 @@ const Script& status();         // read-only: token, TTL, fence and holder info 
 const Script& force_release();  // release --force
 const Script& abandon();        // give up: compare-and-delete our lock, leave the queue
 const Script& raise_fence();    // quorum acquire: second, token-checked fence step
+const Script& permits();        // --permits N > 1: every operation on a permits lock
 }  // namespace scripts
 
 }  // namespace redlock

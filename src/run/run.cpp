@@ -63,6 +63,7 @@ class Run {
     const LockKeys& keys_;
     std::string token_;
     long long fence_ = 0;
+    int permit_ = 1;  // which of the --permits this run holds
     Deadline lease_start_{};
     bool lost_ = false;
     std::optional<Deadline> kill_at_;
@@ -92,7 +93,9 @@ bool Run::acquire() {
     lease_start_ = a.lease_start;
     acquired_at_ = BootClock::now();
     fence_ = a.fence;
-    log::verbose("acquired lock '{}' {} (fence {}) in {}", keys_.key, a.where, fence_,
+    permit_ = a.permit;
+    log::verbose("acquired lock '{}' {} (fence {}{}) in {}", keys_.key, a.where, fence_,
+                 opt_.permits > 1 ? fmt::format(", permit {} of {}", permit_, opt_.permits) : "",
                  format_duration(since(lease_start_)));
     return true;
 }
@@ -296,6 +299,7 @@ int Run::execute() {
                    {"REDLOCK_KEY", keys_.key},
                    {"REDLOCK_TOKEN", token_},
                    {"REDLOCK_FENCE", std::to_string(fence_)},
+                   {"REDLOCK_PERMIT", std::to_string(permit_)},  // 1..--permits
                    {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
                    {"REDLOCK_REDIS", lock_.identity()}};
@@ -323,8 +327,9 @@ int run_command(const RunOptions& options) {
     log::set_syslog(options.syslog);
     // Before the command can inherit the environment, by either path below.
     if (!options.keep_env) scrub_secret_environment();
-    std::unique_ptr<LockBackend> lock = make_backend(
-        LockKeys::make(options.name, options.conn.prefix), options.conn, options.replicas);
+    std::unique_ptr<LockBackend> lock =
+        make_backend(LockKeys::make(options.name, options.conn.prefix), options.conn,
+                     options.replicas, options.permits);
     // Before Run blocks signals: the command inherits the mask. REDLOCK_REDIS names the whole
     // quorum, so a single-node parent's lock on one of its nodes never passes for a quorum hold.
     exec_if_held_by_ancestor(*lock, options.command);

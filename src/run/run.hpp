@@ -30,6 +30,7 @@ struct RunOptions {
     bool hold_info = false;             // record the command line too (host, pid, user always)
     ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
     bool keep_env = false;              // the command inherits the password variables too
+    int permits = 1;                    // --permits: up to this many holders at once
 };
 
 // Returns the process exit status; throws Error for failures before the command started.

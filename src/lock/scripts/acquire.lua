@@ -14,6 +14,11 @@ local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
 end
+-- Held by --permits N > 1 runs (permits.lua): a mistake in the options to report, not a wait.
+if kind == 'string' and string.sub(redis.call('GET', KEYS[1]), 1, 16) == 'redlock-permits/' then
+  return redis.error_reply('PERMITS is held with --permits ' .. string.sub(redis.call('GET', KEYS[1]), 17) ..
+                           ', not 1; every holder of a name must give the same --permits')
+end
 -- Check the counter the way INCR will read it, before anything is written: a script is not
 -- rolled back, so failing at INCR after SET would leave a lock that nobody holds. INCR takes
 -- '0' or a digit string without leading zeros ('0123' and '00' fail), and fences stay below

@@ -1,0 +1,180 @@
+#include "inspect/permits_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "inspect/lock_report.hpp"
+#include "lock/lock.hpp"
+#include "util/errors.hpp"
+#include "util/exit_codes.hpp"
+#include "util/printable.hpp"
+
+namespace redlock {
+namespace {
+
+// One holder as a LockState, so that the plain lock's wording (holder_text, ttl_text, ...)
+// serves it too.
+LockState holder_state(const LockState& lock, const PermitHolder& h, long long redis_now_ms) {
+    LockState s;
+    s.keys = lock.keys;
+    s.type = "string";
+    s.token = h.token;
+    s.pttl_ms = h.pttl_ms;
+    s.redis_now_ms = redis_now_ms;
+    s.holder = h.holder;
+    return s;
+}
+
+// "permit 2: deploy@web-2 pid 4120 (command 'backup', token 3f2a9c1e...), 28s left".
+std::string holder_line(const LockState& lock, const PermitHolder& h, long long now, bool verbose) {
+    LockState s = holder_state(lock, h, now);
+    std::string who =
+        h.holder ? fmt::format("{} (command '{}', token {})", holder_text(s),
+                               printable(h.holder->command), shown_token(h.token, verbose))
+                 : fmt::format("an unknown holder (token {})", shown_token(h.token, verbose));
+    return fmt::format("permit {}: {}, {}", h.permit, who,
+                       h.pttl_ms >= 0 ? ttl_text(s) + " left" : std::string("no expiry"));
+}
+
+void say(const std::string& line) {
+    std::fputs((line + "\n").c_str(), stdout);
+}
+
+}  // namespace
+
+std::string permits_summary(const PermitsState& permits) {
+    return fmt::format("{} of {} held", permits.holders.size(), permits.permits);
+}
+
+void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsState& permits) {
+    out.begin_object();
+    out.key("name").value(lock.keys.name);
+    out.key("key").value(lock.keys.key);
+    out.key("held").value(!permits.holders.empty());
+    out.key("token").null();
+    out.key("ttl_ms");
+    if (lock.pttl_ms >= 0 && !permits.holders.empty())
+        out.value(lock.pttl_ms);
+    else
+        out.null();
+    out.key("fence");
+    if (permits.fence)
+        out.value(*permits.fence);
+    else
+        out.null();
+    out.key("holder").null();
+    out.key("redis_time_ms").value(permits.redis_now_ms);
+    out.key("permits").value(permits.permits);
+    out.key("held_permits").value(static_cast<long long>(permits.holders.size()));
+    out.key("holders").begin_array();
+    for (const PermitHolder& h : permits.holders) {
+        out.begin_object();
+        out.key("permit").value(h.permit);
+        out.key("token").value(h.token);
+        out.key("ttl_ms");
+        if (h.pttl_ms >= 0)
+            out.value(h.pttl_ms);
+        else
+            out.null();
+        out.key("fence");
+        if (h.holder && h.holder->fence > 0)
+            out.value(h.holder->fence);
+        else
+            out.null();
+        out.key("holder");
+        if (h.holder) {
+            const HolderInfo& i = *h.holder;
+            out.begin_object();
+            out.key("host").value(i.host);
+            out.key("pid").value(i.pid);
+            out.key("user").value(i.user);
+            out.key("command").value(i.command);
+            out.key("acquired_ms").value(i.acquired_ms);
+            out.key("held_ms").value(
+                i.acquired_ms > 0 ? std::max(0LL, permits.redis_now_ms - i.acquired_ms) : -1LL);
+            out.key("lease_ms").value(i.ttl_ms);
+            out.end_object();
+        } else {
+            out.null();
+        }
+        out.end_object();
+    }
+    out.end_array();
+    out.end_object();
+}
+
+std::string permits_status_text(const LockState& lock, const PermitsState& permits, bool verbose) {
+    std::string out;
+    auto line = [&](std::string_view label, const std::string& value) {
+        out += fmt::format("{:<12}{}\n", fmt::format("{}:", label), value);
+    };
+    line("name", printable(lock.keys.name));
+    line("key", printable(lock.keys.key));
+    line("state", permits.holders.empty() ? "free" : "held");
+    line("permits", permits_summary(permits));
+    for (const PermitHolder& h : permits.holders) {
+        LockState s = holder_state(lock, h, permits.redis_now_ms);
+        line(fmt::format("permit {}", h.permit),
+             fmt::format("{}, {} left, token {}", holder_text(s),
+                         h.pttl_ms >= 0 ? ttl_text(s) : std::string("no expiry"),
+                         shown_token(h.token, verbose)));
+        if (h.holder) {
+            line("  command", printable(h.holder->command));
+            if (h.holder->fence > 0) line("  fence", std::to_string(h.holder->fence));
+            if (h.holder->acquired_ms > 0)
+                line("  acquired",
+                     fmt::format("{} ({} ago)", local_time_text(h.holder->acquired_ms),
+                                 held_for_text(s)));
+        }
+    }
+    line("fence", permits.fence ? std::to_string(*permits.fence) : std::string("-"));
+    return out;
+}
+
+bool is_permit_companion(std::string_view key) {
+    std::string_view base = key;
+    if (base.ends_with(":info")) base.remove_suffix(5);
+    std::size_t digits = base.size();
+    while (digits > 0 && base[digits - 1] >= '0' && base[digits - 1] <= '9') --digits;
+    if (digits == base.size()) return false;
+    std::string suffix =
+        fmt::format("permit:{}{}", base.substr(digits), key.size() != base.size() ? ":info" : "");
+    return lock_key_of(key, suffix).has_value();
+}
+
+int release_permit_with_token(Connection& conn, const LockKeys& keys, int permits,
+                              const std::string& token, bool verbose) {
+    LockNode node(conn, permits);
+    switch (node.release(keys, token)) {
+        case ReleaseResult::released:
+            say(fmt::format("released the permit of token {} of lock '{}'",
+                            shown_token(token, verbose), printable(keys.name)));
+            return exit_code::ok;
+        case ReleaseResult::absent:
+            say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
+            return exit_code::ok;
+        case ReleaseResult::not_owner:
+            break;
+    }
+    PermitsState now = read_permits(conn, keys);
+    throw NotOwner(fmt::format("no permit of lock '{}' ({}) is held by token {}; not released",
+                               printable(keys.name), permits_summary(now),
+                               shown_token(token, verbose)));
+}
+
+int force_release_all_permits(Connection& conn, const LockKeys& keys, bool verbose) {
+    std::vector<PermitHolder> removed = force_release_permits(conn, keys);
+    if (removed.empty()) {
+        say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
+        return exit_code::ok;
+    }
+    LockState lock;
+    lock.keys = keys;
+    for (const PermitHolder& h : removed)
+        say(fmt::format("released lock '{}' {}", printable(keys.name),
+                        holder_line(lock, h, 0, verbose)));
+    return exit_code::ok;
+}
+
+}  // namespace redlock

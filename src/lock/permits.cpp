@@ -1,0 +1,183 @@
+// The permits protocol against one node (LockNode with permits > 1) and the operator's reads of
+// a permits lock. Every step is one call of permits.lua, which does it atomically.
+#include "lock/permits.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+
+#include "lock/lock.hpp"
+#include "lock/lock_replies.hpp"
+#include "lock/scripts.hpp"
+#include "util/errors.hpp"
+
+namespace redlock {
+namespace {
+
+constexpr std::string_view record_prefix = "redlock-permits/";
+constexpr std::string_view mismatch_prefix = "PERMITS ";
+
+std::string text(const redisReply& r) {
+    return r.str ? std::string(r.str, r.len) : std::string();
+}
+
+long long integer_or(const redisReply& r, long long otherwise) {
+    return r.type == REDIS_REPLY_INTEGER ? r.integer : otherwise;
+}
+
+// Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them.
+Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
+                  std::vector<std::string> args, Deadline deadline) {
+    std::vector<std::string> argv{std::string(op), permit_key_prefix(keys), keys.wake,
+                                  std::to_string(wake_linger.count())};
+    argv.insert(argv.end(), std::make_move_iterator(args.begin()),
+                std::make_move_iterator(args.end()));
+    return scripts::permits().run(conn, {keys.key, keys.fence, keys.wait}, argv, deadline);
+}
+
+// {permit, token, pttl, {info...}} as the status and force operations return each holder.
+std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first,
+                                       long long redis_now_ms) {
+    std::vector<PermitHolder> holders;
+    for (std::size_t i = first; i < r.elements; ++i) {
+        const redisReply& h = *r.element[i];
+        if (h.type != REDIS_REPLY_ARRAY || h.elements < 4 ||
+            h.element[1]->type != REDIS_REPLY_STRING)
+            throw RedisError("unexpected reply from the permits script (is this Redis?)");
+        PermitHolder p;
+        p.permit = static_cast<int>(integer_or(*h.element[0], 0));
+        p.token = text(*h.element[1]);
+        p.pttl_ms =
+            std::clamp<long long>(integer_or(*h.element[2], -2), -2, max_server_ttl.count());
+        p.holder = holder_from_reply(*h.element[3], 0);
+        if (p.holder && p.holder->token != p.token) p.holder.reset();
+        if (p.holder) p.holder->now_ms = redis_now_ms;
+        holders.push_back(std::move(p));
+    }
+    return holders;
+}
+
+}  // namespace
+
+std::string permits_record(int permits) {
+    return fmt::format("{}{}", record_prefix, permits);
+}
+
+std::optional<int> permits_of(std::string_view value) {
+    if (!value.starts_with(record_prefix)) return std::nullopt;
+    std::string_view digits = value.substr(record_prefix.size());
+    int n = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc() || end != digits.data() + digits.size() || n < 1 || n > max_permits)
+        return std::nullopt;
+    return n;
+}
+
+std::string permit_key_prefix(const LockKeys& keys) {
+    // companion_key(key, "permit:" + i) == companion_key(key, "permit:") + i for every key
+    // shape (see LockKeys::make on the wake-up lists), so the script can name permit i.
+    return companion_key(keys.key, "permit:");
+}
+
+void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys) {
+    std::string_view error = error_text(*reply);
+    if (error.starts_with(mismatch_prefix))
+        throw UsageError(
+            fmt::format("lock '{}' {}", keys.key, error.substr(mismatch_prefix.size())));
+}
+
+AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
+                                       const HolderInfo* info, Queueing queueing) {
+    // As LockNode::acquire: a waiter's ':alive' outlasts its block plus the retry after it.
+    Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
+    std::vector<std::string> args{token,
+                                  std::to_string(ttl.count()),
+                                  queueing == Queueing::wait ? "1" : "",
+                                  std::to_string(alive_grace.count()),
+                                  std::to_string(no_ttl_recheck.count()),
+                                  std::to_string(permits_)};
+    if (info) {
+        auto fields = info->own_fields();
+        args.insert(args.end(), fields.begin(), fields.end());
+    }
+    Reply reply = run_permits(conn_, keys, "acquire", std::move(args),
+                              BootClock::now() + conn_.timeouts().command);
+    throw_if_permits_mismatch(reply, keys);
+    AcquireResult result = acquire_result(reply, keys.key);
+    if (!result.acquired) return result;
+    const redisReply& r = *reply;
+    long long permit = r.elements >= 4 ? integer_or(*r.element[3], 0) : 0;
+    if (permit < 1 || permit > permits_)
+        throw RedisError(
+            fmt::format("unexpected reply from the permits script: permit {} of {} for lock '{}'",
+                        permit, permits_, keys.key));
+    result.permit = permit_ = static_cast<int>(permit);
+    result.holder.reset();  // the reply's tail is the permit number, not holder info
+    return result;
+}
+
+RenewResult LockNode::renew_permit(const LockKeys& keys, const std::string& token, Millis ttl,
+                                   Deadline deadline) {
+    conn_.ensure_connected(deadline);
+    Reply reply =
+        run_permits(conn_, keys, "renew",
+                    {token, std::to_string(ttl.count()), std::to_string(permit_)}, deadline);
+    return renew_result(reply, keys.key);
+}
+
+ReleaseResult LockNode::release_permit(const LockKeys& keys, const std::string& token,
+                                       Millis keep) {
+    Reply reply = run_permits(
+        conn_, keys, "release",
+        {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""},
+        BootClock::now() + conn_.timeouts().command);
+    return release_result(reply, keys.key);
+}
+
+bool LockNode::abandon_permit(const LockKeys& keys, const std::string& token) {
+    Reply reply =
+        run_permits(conn_, keys, "abandon", {token}, BootClock::now() + conn_.timeouts().command);
+    return abandon_result(reply, keys.key);
+}
+
+bool LockNode::holds_permit(const LockKeys& keys, const std::string& token) {
+    Reply reply =
+        run_permits(conn_, keys, "holds", {token}, BootClock::now() + conn_.timeouts().command);
+    const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
+    return r.type == REDIS_REPLY_INTEGER && r.integer == 1;
+}
+
+PermitsState read_permits(Connection& conn, const LockKeys& keys) {
+    Reply reply = run_permits(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command);
+    const redisReply& r = check(reply, fmt::format("reading the permits of lock '{}'", keys.key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements < 4)
+        throw RedisError("unexpected reply from the permits script (is this Redis?)");
+    PermitsState s;
+    s.permits = static_cast<int>(std::clamp<long long>(integer_or(*r.element[0], 0), 0, 1 << 30));
+    if (r.element[1]->type == REDIS_REPLY_STRING) {
+        long long fence = 0;
+        std::string f = text(*r.element[1]);
+        auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), fence);
+        if (ec == std::errc() && end == f.data() + f.size() && fence >= 0 && fence < fence_limit)
+            s.fence = fence;
+    }
+    long long seconds =
+        std::clamp<long long>(std::atoll(text(*r.element[2]).c_str()), 0, max_unix_seconds);
+    long long micros = std::clamp<long long>(std::atoll(text(*r.element[3]).c_str()), 0, 999'999);
+    s.redis_now_ms = seconds * 1000 + micros / 1000;
+    s.holders = holders_from(r, 4, s.redis_now_ms);
+    return s;
+}
+
+std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys) {
+    Reply reply = run_permits(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command);
+    const redisReply& r =
+        check(reply, fmt::format("force-releasing the permits of lock '{}'", keys.key));
+    if (r.type != REDIS_REPLY_ARRAY)
+        throw RedisError("unexpected reply from the permits script (is this Redis?)");
+    return holders_from(r, 0, 0);
+}
+
+}  // namespace redlock

@@ -1,0 +1,59 @@
+// Permits (--permits N > 1): up to N holders of one lock at once, each with its own permit key,
+// token, TTL and fence (src/lock/scripts/permits.lua has the data model). LockNode speaks this
+// protocol when built with permits > 1; this header is what the operator commands read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lock/holder_info.hpp"
+#include "lock/keys.hpp"
+#include "redis/connection.hpp"
+
+namespace redlock {
+
+// Each acquire and release surveys all N permit keys inside one script, which blocks Redis for
+// that long: 1000 keys cost well under a millisecond, ten times that would start to show in the
+// latency of every other client of the server.
+inline constexpr int max_permits = 1000;
+
+// Why a quorum (several -u) refuses --permits N > 1, for the UsageError.
+inline constexpr const char* permits_quorum_refusal =
+    "--permits above 1 does not work with a quorum (several -u): a holder would need the same "
+    "permit on a majority of nodes, which nodes that choose freely cannot promise; use one "
+    "Redis (or Sentinel, or Cluster)";
+
+// The lock key's value while permits are held: the record of N ("redlock-permits/N").
+std::string permits_record(int permits);
+// N when `value` is such a record.
+std::optional<int> permits_of(std::string_view value);
+
+// The prefix of the permit keys: permit i is this followed by i, in the lock's slot.
+std::string permit_key_prefix(const LockKeys& keys);
+
+struct PermitHolder {
+    int permit = 0;
+    std::string token;
+    long long pttl_ms = -2;
+    std::optional<HolderInfo> holder;  // only when recorded for this token
+};
+
+struct PermitsState {
+    int permits = 0;  // N, 0 when the lock is not a permits lock right now
+    std::optional<long long> fence;
+    long long redis_now_ms = 0;
+    std::vector<PermitHolder> holders;  // by permit number
+};
+
+// One atomic read of every permit of the lock.
+PermitsState read_permits(Connection& conn, const LockKeys& keys);
+// release --force: ends every permit; returns the holders removed.
+std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys);
+
+// The scripts' "another --permits holds this name" error reply as UsageError (exit 64): the
+// callers disagree about the lock, which only changing their options fixes. Else does nothing.
+void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys);
+
+}  // namespace redlock

@@ -1,0 +1,318 @@
+-- Permits (--permits N > 1): up to N holders of one lock at once. One script with one entry per
+-- operation, because scripts sent to Redis cannot share code and every operation needs the same
+-- survey of the permits; lib/queue.lua is prepended.
+--
+-- Data model, all in the lock's slot:
+--   lock key           'redlock-permits/N': the record of N, and a marker that keeps the plain
+--                      lock (SET NX PX, redis-py's Lock, --permits 1) out while permits are held.
+--                      Its TTL is stretched to cover every permit, so it ends with the last one.
+--   P .. i  (1..N)     permit i: a plain string holding its holder's token, with the holder's TTL,
+--                      so a holder that dies frees its permit when the TTL ends, without help.
+--   P .. i .. ':info'  permit i's holder info (--hold-info), same TTL.
+--   fence counter      shared by all holders: every holder's fence is above every earlier one.
+--   waiters' queue     as for the plain lock: the first F live waiters have the F free permits
+--                      reserved, and a freed permit wakes exactly the waiter it admits.
+-- Deleting the lock key by hand ends every permit (renewals fail, the next acquire clears them).
+--
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue.
+-- ARGV[1] operation, ARGV[2] P (the permits' key prefix, with the lock's hash tag), ARGV[3] the
+-- waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may linger (ms);
+-- the operation's own arguments from ARGV[5] on (see each one below).
+
+local op, P, wprefix, linger = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local MARK = 'redlock-permits/'
+
+-- The lock key's TYPE and, when it is a permits record, its N.
+local function recorded()
+  local kind = redis.call('TYPE', KEYS[1]).ok
+  if kind ~= 'string' then return kind, nil end
+  local n = tonumber(string.match(redis.call('GET', KEYS[1]), '^redlock%-permits/(%d+)$'))
+  -- Never more than max_permits (permits.hpp): a larger record is not ours to survey.
+  if n and (n < 1 or n > 1000) then n = nil end
+  return kind, n
+end
+
+-- Permits 1..n: the values (false when free), how many are free and the first free one, and
+-- the shortest and longest remaining TTL of the held ones (-1 in min: one has no expiry).
+local function survey(n)
+  local s = {values = {}, free = 0, first = nil, min = nil, max = -2}
+  for i = 1, n do
+    local v = redis.call('GET', P .. i)
+    s.values[i] = v
+    if not v then
+      s.free = s.free + 1
+      s.first = s.first or i
+    else
+      local pttl = redis.call('PTTL', P .. i)
+      if pttl == -1 or s.min == -1 then s.min = -1
+      elseif not s.min or pttl < s.min then s.min = pttl end
+      if pttl > s.max then s.max = pttl end
+    end
+  end
+  return s
+end
+
+-- The lock key must last as long as the longest permit, and no longer once none is held.
+local function stretch(ms)
+  local pttl = redis.call('PTTL', KEYS[1])
+  if pttl >= 0 and pttl < ms then redis.call('PEXPIRE', KEYS[1], ms) end
+end
+local function refit(n)
+  local s = survey(n)
+  if s.free == n then redis.call('DEL', KEYS[1])
+  elseif s.max > 0 then redis.call('PEXPIRE', KEYS[1], s.max) end
+  return s
+end
+
+-- Whether `token` may take one of `free` permits: the first `free` live waiters have them
+-- reserved, so it may when it is one of them, or when fewer than `free` live runs wait.
+-- Entries of waiters that died (':alive' expired) are dropped on the way.
+local function admitted(token, free)
+  local ahead, i = 0, 0
+  while ahead < free do
+    local w = redis.call('LINDEX', KEYS[3], i)
+    if not w or w == token then return true end
+    if redis.call('EXISTS', wprefix .. w .. ':alive') == 1 then
+      ahead, i = ahead + 1, i + 1
+    else
+      redis.call('LREM', KEYS[3], 1, w)
+    end
+  end
+  return false
+end
+
+-- Wakes the k-th live waiter: the one a newly freed permit admits (the k-1 before it have the
+-- other free permits reserved, and were woken when those were freed). One waiter per permit.
+local function wake_nth(k)
+  local seen, i = 0, 0
+  while true do
+    local w = redis.call('LINDEX', KEYS[3], i)
+    if not w then return nil end
+    if redis.call('EXISTS', wprefix .. w .. ':alive') == 1 then
+      seen = seen + 1
+      if seen == k then
+        redis.call('RPUSH', wprefix .. w, '1')
+        redis.call('PEXPIRE', wprefix .. w, linger)
+        return w
+      end
+      i = i + 1
+    else
+      redis.call('LREM', KEYS[3], 1, w)
+    end
+  end
+end
+
+-- Where `token` holds a permit of n: `hint` first (the holder knows its permit), else a scan.
+local function find(token, n, hint)
+  if hint and hint >= 1 and hint <= n then
+    if redis.call('GET', P .. hint) == token then return hint end
+    return nil
+  end
+  for i = 1, n do
+    if redis.call('GET', P .. i) == token then return i end
+  end
+  return nil
+end
+
+local function holder_info(i)
+  local info = P .. i .. ':info'
+  if redis.call('TYPE', info).ok ~= 'hash' then return {} end
+  if redis.call('HGET', info, 'token') ~= redis.call('GET', P .. i) then return {} end
+  return redis.call('HGETALL', info)
+end
+
+-- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '1' when this run waits, ARGV[8] how long
+-- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
+-- holder has no TTL (ms), ARGV[10] N, ARGV[11..] holder-info field/value pairs.
+-- Returns {1, fence, 'permit', i} when acquired (fence a decimal string); {0, pttl} when busy,
+-- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
+if op == 'acquire' then
+  local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
+  local kind, have = recorded()
+  if kind ~= 'none' and kind ~= 'string' then
+    return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
+  end
+  if kind == 'string' and have ~= n then
+    if not have then
+      return redis.error_reply('PERMITS is held as a plain lock (--permits 1 or another ' ..
+                               'client), not with --permits ' .. n)
+    end
+    -- A record whose permits all ended (the key outlived them by a millisecond) is no holder.
+    if survey(have).free ~= have then
+      return redis.error_reply('PERMITS is held with --permits ' .. have .. ', not ' .. n ..
+                               '; every holder of a name must give the same --permits')
+    end
+    redis.call('DEL', KEYS[1])
+    kind = 'none'
+  end
+  -- The counter is checked as acquire.lua does, before anything is written.
+  local fence_kind = redis.call('TYPE', KEYS[2]).ok
+  if fence_kind ~= 'none' then
+    local counter = fence_kind == 'string' and redis.call('GET', KEYS[2]) or nil
+    if not counter or not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
+      return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] ..
+                               ' is not a decimal counter INCR can raise')
+    end
+    if #counter > 19 or (#counter == 19 and counter > '4611686018427387902') then
+      return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' holds ' ..
+                               counter .. ', at or past the limit of fences (2^62)')
+    end
+  end
+  if kind == 'none' then
+    -- No record: whatever permits are left were ended by deleting the lock key.
+    for i = 1, n do redis.call('DEL', P .. i, P .. i .. ':info') end
+  end
+  local s = survey(n)
+  -- Our own token already holds a permit: an earlier send of this acquire took it and its reply
+  -- was lost. It keeps its permit and fence (see acquire.lua).
+  for i = 1, n do
+    if s.values[i] == token and fence_kind ~= 'none' then
+      redis.call('PEXPIRE', P .. i, ttl)
+      if redis.call('TYPE', P .. i .. ':info').ok == 'hash' then
+        redis.call('PEXPIRE', P .. i .. ':info', ttl)
+      end
+      stretch(tonumber(ttl))
+      return {1, redis.call('GET', KEYS[2]), 'permit', i}
+    end
+  end
+  if s.free == 0 or not admitted(token, s.free) then
+    local reply
+    if s.free == 0 then
+      reply = {0, s.min}
+    else
+      -- Reserved for the waiters ahead: wait no longer than the first could still be alive.
+      reply = {0, redis.call('PTTL', wprefix .. redis.call('LINDEX', KEYS[3], 0) .. ':alive')}
+    end
+    if waits then
+      if not redis.call('LPOS', KEYS[3], token) then redis.call('RPUSH', KEYS[3], token) end
+      local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[9])
+      redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[8]))
+      redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + tonumber(ttl))
+    end
+    return reply
+  end
+  local i = s.first
+  redis.call('SET', P .. i, token, 'PX', ttl)
+  if kind == 'none' then
+    redis.call('SET', KEYS[1], MARK .. n, 'PX', ttl)
+  else
+    stretch(tonumber(ttl))
+  end
+  redis.call('LREM', KEYS[3], 0, token)
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  if fence_kind == 'none' then
+    local now = redis.call('TIME')
+    redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
+  end
+  redis.call('INCR', KEYS[2])
+  local fence = redis.call('GET', KEYS[2])
+  local info = P .. i .. ':info'
+  redis.call('DEL', info)
+  if #ARGV > 10 then
+    local now = redis.call('TIME')
+    local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'permit', i,
+                    'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
+    for k = 11, #ARGV do fields[#fields + 1] = ARGV[k] end
+    redis.call('HSET', info, unpack(fields))
+    redis.call('PEXPIRE', info, ttl)
+  end
+  return {1, fence, 'permit', i}
+end
+
+-- renew: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] the holder's permit. 1 extended, 0 not ours
+-- (the permit was taken or expired, or the lock key was deleted or replaced).
+if op == 'renew' then
+  local token, ttl, i = ARGV[5], ARGV[6], tonumber(ARGV[7])
+  local _, n = recorded()
+  if not n or not find(token, n, i) then return 0 end
+  redis.call('PEXPIRE', P .. i, ttl)
+  redis.call('PEXPIRE', P .. i .. ':info', ttl)
+  stretch(tonumber(ttl))
+  return 1
+end
+
+-- release: ARGV[5] token, ARGV[6] keep (ms; 0 deletes now), ARGV[7] the holder's permit, or
+-- '' to look for the token (release --token). 1 released (or shortened), 0 already gone, -1
+-- held by another token.
+if op == 'release' then
+  local token, keep, hint = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+  local kind, n = recorded()
+  if not n then return kind == 'none' and 0 or -1 end
+  local i = find(token, n, hint)
+  if not i then
+    if hint then return redis.call('EXISTS', P .. hint) == 1 and -1 or 0 end
+    return survey(n).free == n and 0 or -1
+  end
+  if keep > 0 then
+    redis.call('PEXPIRE', P .. i, keep)
+    redis.call('PEXPIRE', P .. i .. ':info', keep)
+    stretch(keep)
+    return 1
+  end
+  redis.call('DEL', P .. i, P .. i .. ':info')
+  -- The permit just freed admits the next waiter not already admitted, and wakes only that one.
+  wake_nth(refit(n).free)
+  return 1
+end
+
+-- abandon: ARGV[5] token. Leaves the queue, deletes a permit the token holds (an acquire whose
+-- reply was lost), and passes a reserved permit on. Returns 1 when it deleted a permit.
+if op == 'abandon' then
+  local token = ARGV[5]
+  redis.call('LREM', KEYS[3], 0, token)
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  local _, n = recorded()
+  if not n then return 0 end
+  local deleted = 0
+  local i = find(token, n, nil)
+  if i then
+    redis.call('DEL', P .. i, P .. i .. ':info')
+    deleted = 1
+  end
+  local free = refit(n).free
+  if free > 0 then wake_nth(free) end
+  return deleted
+end
+
+-- holds: ARGV[5] token. 1 when it holds one of the permits (a nested run checks its parent's).
+if op == 'holds' then
+  local _, n = recorded()
+  if n and find(ARGV[5], n, nil) then return 1 end
+  return 0
+end
+
+-- status (read-only): {N or 0, fence or false, now_s, now_us, holder...}, each holder
+-- {permit, token, pttl, {info field/value...}}.
+if op == 'status' then
+  local _, n = recorded()
+  local fence = false
+  if redis.call('TYPE', KEYS[2]).ok == 'string' then fence = redis.call('GET', KEYS[2]) end
+  local now = redis.call('TIME')
+  local reply = {n or 0, fence, now[1], now[2]}
+  for i = 1, (n or 0) do
+    local v = redis.call('GET', P .. i)
+    if v then reply[#reply + 1] = {i, v, redis.call('PTTL', P .. i), holder_info(i)} end
+  end
+  return reply
+end
+
+-- force: ends every permit and the record (release --force), waking as many waiters as there
+-- are permits. Returns the holders removed, each {permit, token, pttl, {info...}}.
+if op == 'force' then
+  local _, n = recorded()
+  local removed = {}
+  for i = 1, (n or 0) do
+    local v = redis.call('GET', P .. i)
+    if v then
+      removed[#removed + 1] = {i, v, redis.call('PTTL', P .. i), holder_info(i)}
+      redis.call('DEL', P .. i, P .. i .. ':info')
+    end
+  end
+  if n then
+    redis.call('DEL', KEYS[1])
+    for k = n, 1, -1 do wake_nth(k) end
+  end
+  return removed
+end
+
+return redis.error_reply('ERR unknown permits operation ' .. tostring(op))
