@@ -17,6 +17,10 @@ extern const char* const abandon_lua;
 extern const char* const abandon_lua_sha1;
 extern const char* const raise_fence_lua;
 extern const char* const raise_fence_lua_sha1;
+extern const char* const slot_lua;
+extern const char* const slot_lua_sha1;
+extern const char* const ledger_lua;
+extern const char* const ledger_lua_sha1;
 }  // namespace scripts_src
 
 namespace scripts {
@@ -48,6 +52,14 @@ const Script& abandon() {
 const Script& raise_fence() {
     static const Script s("raise_fence", scripts_src::raise_fence_lua,
                           scripts_src::raise_fence_lua_sha1);
+    return s;
+}
+const Script& slot() {
+    static const Script s("slot", scripts_src::slot_lua, scripts_src::slot_lua_sha1);
+    return s;
+}
+const Script& ledger() {
+    static const Script s("ledger", scripts_src::ledger_lua, scripts_src::ledger_lua_sha1);
     return s;
 }
 }  // namespace scripts
