@@ -8,6 +8,7 @@
 
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
+#include "run/job_options.hpp"
 
 namespace redlock {
 
@@ -30,6 +31,7 @@ struct RunOptions {
     bool hold_info = false;             // record host, pid, user, command beside the lock
     ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
     bool keep_env = false;              // the command inherits the password variables too
+    JobOptions job;                     // once-per slots, ledger, metrics, stuck detection
 };
 
 // Returns the process exit status; throws Error for failures before the command started.
