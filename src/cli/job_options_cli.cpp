@@ -11,12 +11,10 @@
 namespace redlock {
 namespace {
 
-long long count_option(const std::string& text, const char* option, long long min,
-                       long long max) {
+long long count_option(const std::string& text, const char* option, long long min, long long max) {
     long long v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min ||
-        v > max)
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
         throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
                                      option, min, max));
     return v;
@@ -41,8 +39,8 @@ void add_job_options(OptionTable& t, JobRawOptions& o) {
              "Keep the last N runs of NAME in Redis for `history` and `status` (default 100, "
              "0: no ledger)",
              "REDLOCK_LEDGER_SIZE");
-    t.flag("--ledger-busy", o.ledger_busy,
-           "Record busy and skipped runs in the ledger too", "REDLOCK_LEDGER_BUSY");
+    t.flag("--ledger-busy", o.ledger_busy, "Record busy and skipped runs in the ledger too",
+           "REDLOCK_LEDGER_BUSY");
     t.option("--metrics-file", o.metrics_file,
              "After each run, update PATH in Prometheus text format (node_exporter's textfile "
              "collector)",
@@ -71,8 +69,7 @@ JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& give
             p.offset = parse_duration(o.slot_offset, "--slot-offset");
             if (p.offset >= p.period)
                 throw UsageError(fmt::format("--slot-offset ({}) must be less than --once-per ({})",
-                                             format_duration(p.offset),
-                                             format_duration(p.period)));
+                                             format_duration(p.offset), format_duration(p.period)));
         }
         p.any_result = o.once_per_any_result;
         j.once_per = p;
@@ -89,8 +86,7 @@ JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& give
     }
     bool file = has(o.heartbeat_file, "heartbeat-file");
     bool timeout = has(o.heartbeat_timeout, "heartbeat-timeout");
-    if (file != timeout)
-        throw UsageError("--heartbeat-file and --heartbeat-timeout go together");
+    if (file != timeout) throw UsageError("--heartbeat-file and --heartbeat-timeout go together");
     if (file) {
         if (o.heartbeat_file.empty()) throw UsageError("--heartbeat-file needs a path");
         j.heartbeat_file = o.heartbeat_file;

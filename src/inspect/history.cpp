@@ -68,8 +68,8 @@ std::vector<LedgerEntry> read_history(const InspectOptions& options, const LockK
     std::size_t answered = 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (errors[i]) {
-            log::warning("history of lock '{}': {}: {}", keys.key,
-                         quorum.node(i).describe(), errors[i]->message);
+            log::warning("history of lock '{}': {}: {}", keys.key, quorum.node(i).describe(),
+                         errors[i]->message);
             continue;
         }
         ++answered;
@@ -79,8 +79,9 @@ std::vector<LedgerEntry> read_history(const InspectOptions& options, const LockK
     }
     if (answered == 0)
         throw RedisUnavailable(fmt::format("history of lock '{}': no node answered", keys.key));
-    std::stable_sort(out.begin(), out.end(),
-                     [](const LedgerEntry& a, const LedgerEntry& b) { return a.end_ms > b.end_ms; });
+    std::stable_sort(out.begin(), out.end(), [](const LedgerEntry& a, const LedgerEntry& b) {
+        return a.end_ms > b.end_ms;
+    });
     if (out.size() > limit) out.resize(limit);
     return out;
 }
@@ -108,9 +109,9 @@ void print_last_runs(Connection& conn, const LockKeys& keys) {
     if (entries.empty()) return;
     const LedgerEntry* ok = last_success(entries);
     std::string out = fmt::format("{:<10}{}\n", "last run:", entry_summary(entries.front()));
-    out += fmt::format("{:<10}{}\n", "last ok:",
-                       ok ? entry_summary(*ok)
-                          : fmt::format("none in the last {} runs", entries.size()));
+    out += fmt::format(
+        "{:<10}{}\n", "last ok:",
+        ok ? entry_summary(*ok) : fmt::format("none in the last {} runs", entries.size()));
     std::fputs(out.c_str(), stdout);
 }
 

@@ -20,8 +20,11 @@ struct LockKeys {
     std::string info;   // holder-info hash (--hold-info), same TTL as the lock
     std::string wait;   // waiters' queue: their tokens, longest waiting first
     std::string wake;   // prefix of each waiter's wake-up list (prefix + token), same slot
-    std::string ledger;  // the run ledger: capped list of past runs, newest first (ledger.hpp)
-    std::string once;    // --once-per: the latest slot a run completed, expires by itself
+
+    // What finished runs leave (lock/ledger.hpp): the run ledger, a capped list of past runs
+    // newest first, and the --once-per record of the latest completed slot (expires by itself).
+    std::string ledger;
+    std::string once;
 
     std::string wake_key(const std::string& token) const { return wake + token; }
 

@@ -32,8 +32,8 @@ std::optional<long long> number(const redisReply& r) {
 
 void check_policy(const OncePer& p) {
     if (p.period < once_period_min || p.period > once_period_max)
-        throw UsageError(fmt::format("--once-per must be between 1s and 366d, got {} ms",
-                                     p.period.count()));
+        throw UsageError(
+            fmt::format("--once-per must be between 1s and 366d, got {} ms", p.period.count()));
     if (p.offset < Millis(0) || p.offset >= p.period)
         throw UsageError("--slot-offset must be at least 0 and less than --once-per");
 }
@@ -69,7 +69,8 @@ std::string unescape(std::string_view v) {
 long long slot_of(long long now_ms, const OncePer& p) {
     check_policy(p);
     if (now_ms < 0 || now_ms > max_time_ms)
-        throw DataError(fmt::format("Redis reported the time {} ms, which is no real clock", now_ms));
+        throw DataError(
+            fmt::format("Redis reported the time {} ms, which is no real clock", now_ms));
     long long since = now_ms - p.offset.count();
     long long period = p.period.count();
     // Floor, not truncation: before the offset's first slot the slot is negative.
@@ -217,8 +218,8 @@ RecordResult record_result_from_reply(const Reply& reply, std::string_view key) 
 }
 
 SlotReading read_slot(Connection& conn, const LockKeys& keys) {
-    Reply reply = scripts::slot().run(conn, {keys.once}, {},
-                                      BootClock::now() + conn.timeouts().command);
+    Reply reply =
+        scripts::slot().run(conn, {keys.once}, {}, BootClock::now() + conn.timeouts().command);
     return slot_reading_from_reply(reply, keys.key);
 }
 
@@ -226,23 +227,22 @@ RecordResult write_record(Connection& conn, const LockKeys& keys, const std::str
                           const RunRecord& record) {
     const LedgerEntry& e = record.entry;
     std::string mode = !record.slot ? "" : record.any_result ? "any" : "ok";
-    std::vector<std::string> args{
-        record.held ? token : std::string(),
-        std::string(outcome_name(record.outcome)),
-        std::to_string(record.ledger_size),
-        encode_entry(e),
-        std::to_string(e.duration_ms),
-        mode,
-        std::to_string(record.slot.value_or(0)),
-        std::to_string(record.once_ttl.count()),
-        "host",
-        e.host,
-        "pid",
-        std::to_string(e.pid),
-        "fence",
-        std::to_string(e.fence),
-        "exit",
-        e.exit_status ? std::to_string(*e.exit_status) : std::string()};
+    std::vector<std::string> args{record.held ? token : std::string(),
+                                  std::string(outcome_name(record.outcome)),
+                                  std::to_string(record.ledger_size),
+                                  encode_entry(e),
+                                  std::to_string(e.duration_ms),
+                                  mode,
+                                  std::to_string(record.slot.value_or(0)),
+                                  std::to_string(record.once_ttl.count()),
+                                  "host",
+                                  e.host,
+                                  "pid",
+                                  std::to_string(e.pid),
+                                  "fence",
+                                  std::to_string(e.fence),
+                                  "exit",
+                                  e.exit_status ? std::to_string(*e.exit_status) : std::string()};
     Reply reply = scripts::ledger().run(conn, {keys.key, keys.ledger, keys.once}, args,
                                         BootClock::now() + conn.timeouts().command);
     return record_result_from_reply(reply, keys.key);

@@ -58,9 +58,9 @@ struct SlotReading {
 // How a run ended, as the ledger names it.
 enum class Outcome { ran, busy, skipped_slot, lost, timed_out, stuck, failed_to_start };
 std::string_view outcome_name(Outcome o);
-inline constexpr Outcome all_outcomes[] = {Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,
-                                           Outcome::lost,      Outcome::timed_out,
-                                           Outcome::stuck,     Outcome::failed_to_start};
+inline constexpr Outcome all_outcomes[] = {
+    Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,   Outcome::lost,
+    Outcome::timed_out, Outcome::stuck, Outcome::failed_to_start};
 
 struct LedgerEntry {
     long long start_ms = 0;  // Redis time: end minus the duration measured here
@@ -88,7 +88,7 @@ inline constexpr std::size_t ledger_size_max = 10'000;
 
 // What one run asks to be recorded.
 struct RunRecord {
-    LedgerEntry entry;            // times and outcome are completed by Redis
+    LedgerEntry entry;  // times and outcome are completed by Redis
     Outcome outcome = Outcome::ran;
     bool held = false;            // the run held the lock (token): 'ran' turns 'lost' if gone
     std::size_t ledger_size = 0;  // 0: no ledger entry

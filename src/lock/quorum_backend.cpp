@@ -167,7 +167,8 @@ class QuorumBackend final : public LockBackend {
             const auto& done = readings[i]->done;
             if (done && (!out.done || done->slot > out.done->slot)) out.done = done;
         }
-        if (clocks.size() < lock_.majority()) throw_node_errors("reading the once-per slot", errors);
+        if (clocks.size() < lock_.majority())
+            throw_node_errors("reading the once-per slot", errors);
         std::sort(clocks.begin(), clocks.end());
         out.now_ms = clocks[clocks.size() / 2];
         return out;

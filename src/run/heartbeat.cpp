@@ -18,7 +18,7 @@ StuckDetector::StuckDetector(std::string heartbeat_file, std::optional<Millis> t
       max_renewals_(max_renewals),
       progress_(start) {
     if (max_renewals) renewals_end_ = start + (*max_renewals + 1) * renew_every;
-    struct stat st{};
+    struct stat st {};
     if (timeout_ && ::stat(file_.c_str(), &st) == 0) mtime_ = st.st_mtim;
 }
 
@@ -34,7 +34,7 @@ std::string StuckDetector::stuck(Deadline now) {
         return fmt::format("still running after {} renewals (--max-renewals)", *max_renewals_);
     if (!timeout_ || now < progress_ + *timeout_) return "";
     // Any change of the mtime counts as progress (a clock stepped back still means a touch).
-    struct stat st{};
+    struct stat st {};
     if (::stat(file_.c_str(), &st) == 0 &&
         (!mtime_ || st.st_mtim.tv_sec != mtime_->tv_sec || st.st_mtim.tv_nsec != mtime_->tv_nsec)) {
         mtime_ = st.st_mtim;

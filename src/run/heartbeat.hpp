@@ -29,8 +29,8 @@ class StuckDetector {
     std::optional<Millis> timeout_;
     std::optional<Deadline> renewals_end_;
     std::optional<long long> max_renewals_;
-    Deadline progress_;                 // when we last saw the file's mtime advance
-    std::optional<timespec> mtime_;     // the mtime seen then
+    Deadline progress_;              // when we last saw the file's mtime advance
+    std::optional<timespec> mtime_;  // the mtime seen then
 };
 
 }  // namespace redlock

@@ -37,8 +37,8 @@ constexpr Gauge gauges[] = {
 };
 
 // Reads `name{lock="...",outcome="..."} value`; false when the line is not one of ours.
-bool parse_sample(std::string_view line, std::string& name, std::map<std::string, std::string>& labels,
-                  double& value) {
+bool parse_sample(std::string_view line, std::string& name,
+                  std::map<std::string, std::string>& labels, double& value) {
     std::size_t brace = line.find('{');
     if (brace == std::string_view::npos) return false;
     name = std::string(line.substr(0, brace));
@@ -72,7 +72,8 @@ bool parse_sample(std::string_view line, std::string& name, std::map<std::string
 }
 
 std::string number(double v) {
-    if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+    if (v == std::floor(v) && std::fabs(v) < 1e15)
+        return fmt::format("{}", static_cast<long long>(v));
     return fmt::format("{:.3f}", v);
 }
 

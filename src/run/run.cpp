@@ -163,9 +163,10 @@ int Run::supervise(Child& child, Renewer& renewer) {
         if (stuck_detector_ && !stuck_ && now >= stuck_detector_->due()) {
             if (std::string why = stuck_detector_->stuck(now); !why.empty()) {
                 stuck_ = true;
-                log::error("the command under lock '{}' is stuck: {}; sending SIGTERM (SIGKILL "
-                           "after {})",
-                           keys_.key, why, format_duration(opt_.kill_after));
+                log::error(
+                    "the command under lock '{}' is stuck: {}; sending SIGTERM (SIGKILL "
+                    "after {})",
+                    keys_.key, why, format_duration(opt_.kill_after));
                 child.signal(SIGTERM);
                 child.signal(SIGCONT);
                 if (!kill_at_) kill_at_ = now + opt_.kill_after;
@@ -314,10 +315,10 @@ int Run::execute() {
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
     // Before the release: a waiter that takes the lock next must see this slot done.
-    record(lost_         ? Outcome::lost
-           : stuck_      ? Outcome::stuck
-           : timed_out_  ? Outcome::timed_out
-                         : Outcome::ran,
+    record(lost_        ? Outcome::lost
+           : stuck_     ? Outcome::stuck
+           : timed_out_ ? Outcome::timed_out
+                        : Outcome::ran,
            child->wait_status());
     release(min_hold_left());
     // A lost lock outranks --max-runtime: it says the command may have overlapped another
