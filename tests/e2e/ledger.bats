@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 setup() { redis_start; }
 teardown() {
     rl_cleanup
-    [ -z "${Q_PID:-}" ] || quorum_stop
+    [ -z "${Q_PORT:-}" ] || quorum_stop
     redis_stop
 }
 
