@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
                 return list_command(inv.inspect);
             case Action::release:
                 return release_command(inv.inspect);
+            case Action::history:
+                return history_command(inv.inspect);
         }
     } catch (const Error& e) {
         log::error("{}", e.what());

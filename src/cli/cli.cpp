@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "cli/job_options_cli.hpp"
 #include "cli/option_table.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/version.hpp"
@@ -30,6 +31,7 @@ constexpr const char* usage_text =
     "       redlock-run status [OPTIONS] [--json] NAME\n"
     "       redlock-run list [OPTIONS] [--json] [PATTERN]\n"
     "       redlock-run release [OPTIONS] (--token TOKEN | --force) NAME\n"
+    "       redlock-run history [OPTIONS] [--limit N] [--json] NAME\n"
     "\n"
     "Runs COMMAND while holding the Redis lock NAME, so that only one instance runs at a time\n"
     "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n"
@@ -40,7 +42,8 @@ constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
     "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
     "--min-replicas, or acquired too late to run safely); 70 internal; 76 lock lost;\n"
-    "77 auth refused; 78 TLS verification failed; 124 --max-runtime exceeded;\n"
+    "77 auth refused; 78 TLS verification failed; 79 stuck (--heartbeat-timeout,\n"
+    "--max-renewals); 124 --max-runtime exceeded;\n"
     "126 command not executable; 127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
 
@@ -76,6 +79,7 @@ struct RawOptions {
     bool help = false;
     bool version = false;
     TlsRawOptions tls;
+    JobRawOptions job;
 };
 
 void add_common_options(OptionTable& t, RawOptions& o) {
@@ -163,6 +167,7 @@ void add_run_options(OptionTable& t, RawOptions& o) {
            "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
            "to COMMAND (removed by default: they may carry the password)",
            "REDLOCK_KEEP_ENV");
+    add_job_options(t, o.job);
 }
 
 // The operator commands' own options. Every scan knows them, so "--json status" and "status
@@ -171,11 +176,13 @@ struct InspectRawOptions {
     bool json = false;
     std::string token;
     bool force = false;
+    std::string limit;
 };
 
 void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     t.group("Operator command options", [&] {
-        t.flag("--json", o.json, "status, list: print JSON (fields in the man page)");
+        t.flag("--json", o.json, "status, list, history: print JSON (fields in the man page)");
+        t.option("--limit N", o.limit, "history: show the N newest runs (default 20)");
         t.option("--token TOKEN", o.token,
                  "release: release only if TOKEN is the lock's current token");
         t.flag("--force", o.force, "release: delete the lock whoever holds it");
@@ -375,6 +382,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.keep_env = raw.keep_env;
     r.permits = int_option(raw.permits, "--permits", 1, max_permits);
     if (r.permits > 1 && !r.conn.quorum.empty()) throw UsageError(permits_quorum_refusal);
+    r.job = job_options(raw.job, scan.given);
     r.command = std::move(command);
     return r;
 }
@@ -391,6 +399,7 @@ std::optional<Action> subcommand(std::string_view word) {
     if (word == "status") return Action::status;
     if (word == "list") return Action::list;
     if (word == "release") return Action::release;
+    if (word == "history") return Action::history;
     return std::nullopt;
 }
 
@@ -434,6 +443,7 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     InspectOptions o;
     o.conn = connection_options(raw, scan);
     o.json = ir.json;
+    if (action != Action::history) only_for("limit", "history");
     if (action == Action::list) {
         only_for("token", "release");
         only_for("force", "release");
@@ -449,12 +459,15 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
         throw UsageError(fmt::format("'{}' takes one lock NAME, got {}", word, operands.size()));
     o.name = operands[0];
     if (o.name.empty()) throw UsageError("the lock NAME must not be empty");
-    if (action == Action::status) {
+    if (action == Action::history && scan.given.contains("limit"))
+        o.limit = static_cast<std::size_t>(
+            int_option(ir.limit, "--limit", 1, static_cast<int>(ledger_size_max)));
+    if (action == Action::status || action == Action::history) {
         only_for("token", "release");
         only_for("force", "release");
         return o;
     }
-    only_for("json", "status and list");
+    only_for("json", "status, list and history");
     bool token = scan.given.contains("token");
     if (token == ir.force)
         throw UsageError(token ? "give either --token or --force to 'release', not both"
@@ -524,6 +537,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
         inv.inspect = inspect_options(*sub, sub_word, raw, inspect_raw, scan, std::move(operands));
         return inv;
     }
+    if (scan.given.contains("limit"))
+        throw UsageError("option '--limit' is for history, not for running a command");
     for (const char* option : {"json", "token", "force"})
         if (scan.given.contains(option))
             throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",

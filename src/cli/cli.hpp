@@ -11,12 +11,12 @@
 
 namespace redlock {
 
-enum class Action { run, status, list, release, help, version };
+enum class Action { run, status, list, release, history, help, version };
 
 struct Invocation {
     Action action = Action::run;
     RunOptions run;
-    InspectOptions inspect;  // status, list, release
+    InspectOptions inspect;  // status, list, release, history
     std::string text;        // the help or version text
 };
 

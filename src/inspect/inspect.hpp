@@ -2,6 +2,7 @@
 // redis-cli. Each returns the process exit status; failures are thrown as Error.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,7 @@ struct InspectOptions {
     bool json = false;          // status, list
     std::optional<std::string> token;  // release --token: compare-and-delete
     bool force = false;                // release --force
+    std::size_t limit = 20;            // history --limit
 };
 
 // Exit 0 when the lock is held, 1 (exit_code::lock_free) when it is free.
@@ -28,5 +30,8 @@ int list_command(const InspectOptions& options);
 // release --token T or --force. Exit 0 when released or already free; --token T while another
 // token holds the lock throws NotOwner (exit 1).
 int release_command(const InspectOptions& options);
+
+// The lock's run ledger, newest first, as a table or JSON lines. Exit 0.
+int history_command(const InspectOptions& options);
 
 }  // namespace redlock

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "inspect/history.hpp"
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
 #include "inspect/permits_report.hpp"
@@ -75,6 +76,7 @@ int status_command(const InspectOptions& options) {
         std::fputs((json.str() + "\n").c_str(), stdout);
     } else {
         print_text(lock, options.conn.verbose);
+        print_last_runs(conn, lock.keys);
     }
     return lock.held() ? exit_code::ok : exit_code::lock_free;
 }

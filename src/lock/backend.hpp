@@ -11,6 +11,7 @@
 
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
+#include "lock/ledger.hpp"
 #include "lock/lock.hpp"
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
@@ -61,6 +62,15 @@ class LockBackend {
     // Where the lock lives, as REDLOCK_REDIS says it: a nested run of the same name on the same
     // identity is the parent's lock (run/reentry.hpp).
     virtual std::string identity() const = 0;
+
+    // --once-per and the run ledger (lock/ledger.hpp).
+    // Redis's clock and the latest completed slot, read while we hold the lock (quorum: the
+    // median clock and the newest record of the nodes that answered, which must be a majority).
+    // Throws Error.
+    virtual SlotReading read_slot() = 0;
+    // Records a finished run in one round trip, before the release (quorum: on every node at
+    // once; the slot counts as written when a majority wrote it). Throws Error.
+    virtual RecordResult record_run(const std::string& token, const RunRecord& record) = 0;
 
     // What the renewer (run/renewer.hpp) needs, from its own thread.
 

@@ -75,6 +75,8 @@ LockKeys LockKeys::make(std::string_view name, std::string_view prefix) {
     // companion_key(key, "wake:" + t) == companion_key(key, "wake:") + t for every key shape,
     // which is what lets the release script name the list of the waiter it pops.
     k.wake = companion_key(k.key, "wake:");
+    k.ledger = companion_key(k.key, "ledger");
+    k.once = companion_key(k.key, "once");
     return k;
 }
 

@@ -25,6 +25,11 @@ struct LockKeys {
     std::string wait;   // waiters' queue: their tokens, longest waiting first
     std::string wake;   // prefix of each waiter's wake-up list (prefix + token), same slot
 
+    // What finished runs leave (lock/ledger.hpp): the run ledger, a capped list of past runs
+    // newest first, and the --once-per record of the latest completed slot (expires by itself).
+    std::string ledger;
+    std::string once;
+
     std::string wake_key(const std::string& token) const { return wake + token; }
 
     static LockKeys make(std::string_view name, std::string_view prefix);

@@ -100,6 +100,21 @@ class NodeBackend final : public LockBackend {
 
     std::string identity() const override { return redis_identity(conn_.endpoint()); }
 
+    SlotReading read_slot() override { return redlock::read_slot(conn_, keys()); }
+
+    RecordResult record_run(const std::string& token, const RunRecord& record) override {
+        // Like the release that follows: after a failover, to the new master.
+        conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
+        try {
+            return write_record(conn_, keys(), token, record);
+        } catch (const ReplyLost&) {
+            throw;  // it may have been written: a second entry would be a lie
+        } catch (const RedisUnavailable&) {
+            // The connection may simply have gone stale during a long run: one fresh try.
+            return write_record(conn_, keys(), token, record);
+        }
+    }
+
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline) override {
         return node_.renew(keys, token, ttl, deadline);

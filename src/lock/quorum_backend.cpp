@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <random>
+#include <vector>
 
 #include "lock/backend.hpp"
 #include "lock/holder.hpp"
@@ -148,6 +149,52 @@ class QuorumBackend final : public LockBackend {
     bool holds(const std::string& token) override { return lock_.holds(keys(), token); }
     std::string identity() const override { return identity_; }
 
+    // Every node's clock and record; a completed slot was written to a majority, so the majority
+    // read here sees it on at least one node.
+    SlotReading read_slot() override {
+        const std::size_t n = lock_.size();
+        std::vector<std::optional<SlotReading>> readings(n);
+        std::vector<std::optional<NodeError>> errors(n);
+        lock_.in_parallel([&](std::size_t i) {
+            errors[i] = node_failure(
+                [&] { readings[i] = redlock::read_slot(lock_.connection(i), keys()); });
+        });
+        std::vector<long long> clocks;
+        SlotReading out;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!readings[i]) continue;
+            clocks.push_back(readings[i]->now_ms);
+            const auto& done = readings[i]->done;
+            if (done && (!out.done || done->slot > out.done->slot)) out.done = done;
+        }
+        if (clocks.size() < lock_.majority())
+            throw_node_errors("reading the once-per slot", errors);
+        std::sort(clocks.begin(), clocks.end());
+        out.now_ms = clocks[clocks.size() / 2];
+        return out;
+    }
+
+    RecordResult record_run(const std::string& token, const RunRecord& record) override {
+        const std::size_t n = lock_.size();
+        std::vector<std::optional<RecordResult>> results(n);
+        std::vector<std::optional<NodeError>> errors(n);
+        lock_.in_parallel([&](std::size_t i) {
+            errors[i] = node_failure(
+                [&] { results[i] = write_record(lock_.connection(i), keys(), token, record); });
+        });
+        std::vector<long long> clocks;
+        std::size_t held = 0, written = 0;
+        for (const auto& r : results) {
+            if (!r) continue;
+            clocks.push_back(r->end_ms);
+            held += r->still_held;
+            written += r->slot_written;
+        }
+        if (clocks.size() < lock_.majority()) throw_node_errors("recording the run", errors);
+        std::sort(clocks.begin(), clocks.end());
+        return {clocks[clocks.size() / 2], held >= lock_.majority(), written >= lock_.majority()};
+    }
+
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline) override {
         return lock_.renew(keys, token, ttl, deadline);
@@ -159,6 +206,17 @@ class QuorumBackend final : public LockBackend {
     Millis renew_timeout() const override { return lock_.renew_timeout(); }
 
   private:
+    [[noreturn]] void throw_node_errors(const char* what,
+                                        const std::vector<std::optional<NodeError>>& errors) {
+        std::size_t failed = 0;
+        const NodeError* first = nullptr;
+        for (const auto& e : errors)
+            if (e && ++failed && !first) first = &*e;
+        throw RedisUnavailable(fmt::format("{} of lock '{}': {} of {} nodes failed{}", what,
+                                           keys().key, failed, lock_.size(),
+                                           first ? ": " + first->message : std::string()));
+    }
+
     QuorumLock lock_;
     std::string identity_;
 };

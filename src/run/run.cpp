@@ -11,8 +11,10 @@
 #include "lock/token.hpp"
 #include "redis/secrets.hpp"
 #include "run/child.hpp"
+#include "run/heartbeat.hpp"
 #include "run/reentry.hpp"
 #include "run/renewer.hpp"
+#include "run/run_record.hpp"
 #include "run/watchdog.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -56,6 +58,11 @@ class Run {
     Millis watchdog_lead() const { return std::min(Millis(50), opt_.ttl / 20); }
     void release(Millis keep = Millis(0));
     Millis min_hold_left() const;
+    // --once-per: whether this slot's run is already done (then the lock is given back).
+    bool slot_done();
+    // The ledger entry (before the release) and the metrics file (after it): run/run_record.hpp.
+    void record(Outcome outcome, std::optional<int> wait_status = std::nullopt);
+    int report(int exit_code);
 
     const RunOptions& opt_;
     SignalEvents signals_;  // first: every thread created later inherits the blocked mask
@@ -72,6 +79,9 @@ class Run {
     std::optional<Deadline> runtime_end_;  // --max-runtime: when to stop the command
     bool timed_out_ = false;               // --max-runtime stopped the command
     std::optional<int> interrupted_by_;    // a signal ended --wait before the lock was taken
+    std::optional<StuckDetector> stuck_detector_;  // --heartbeat-timeout, --max-renewals
+    bool stuck_ = false;                           // they stopped the command
+    FinishedRun finished_;                         // what record() and report() write
 };
 
 bool Run::acquire() {
@@ -177,6 +187,18 @@ int Run::supervise(Child& child, Renewer& renewer) {
             child.signal(SIGKILL);
             kill_at_.reset();
         }
+        if (stuck_detector_ && !stuck_ && now >= stuck_detector_->due()) {
+            if (std::string why = stuck_detector_->stuck(now); !why.empty()) {
+                stuck_ = true;
+                log::error(
+                    "the command under lock '{}' is stuck: {}; sending SIGTERM (SIGKILL "
+                    "after {})",
+                    keys_.key, why, format_duration(opt_.kill_after));
+                child.signal(SIGTERM);
+                child.signal(SIGCONT);
+                if (!kill_at_) kill_at_ = now + opt_.kill_after;
+            }
+        }
         if (runtime_end_ && now >= *runtime_end_) {
             runtime_end_.reset();
             timed_out_ = true;
@@ -194,6 +216,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
         if (!lost_ && !renewer.started()) wake = std::min(wake, renewer.first_renewal());
         if (kill_at_) wake = std::min(wake, *kill_at_);
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
+        if (stuck_detector_ && !stuck_) wake = std::min(wake, stuck_detector_->due());
         pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {renewer.event_fd(), POLLIN, 0}};
         int n = ::poll(fds, lost_ ? 1 : 2, wake == Deadline::max() ? -1 : millis_until(wake));
         if (n <= 0) continue;
@@ -250,6 +273,11 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
         watchdog.emplace(keys_.key, enforce ? renewer.valid_until() : Deadline::max());
         if (enforce) renewer.set_on_extended([&w = *watchdog](Deadline d) { w.extend(d); });
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask(), &*watchdog));
+    } catch (const SpawnError& e) {
+        record(Outcome::failed_to_start);
+        release();
+        report(e.code());
+        throw;
     } catch (const Error&) {
         release();
         throw;
@@ -257,6 +285,11 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
     log::verbose("started '{}' as pid {} (watchdog pid {})", opt_.command.front(), child->pid(),
                  watchdog->pid());
     if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
+    finished_.started = std::chrono::system_clock::now();
+    const JobOptions& job = opt_.job;
+    if (job.heartbeat_timeout || job.max_renewals)
+        stuck_detector_.emplace(job.heartbeat_file, job.heartbeat_timeout, job.max_renewals,
+                                opt_.renew_every, lease_start_);
 }
 
 // What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
@@ -290,10 +323,51 @@ void Run::release(Millis keep) {
     }
 }
 
+bool Run::slot_done() {
+    SlotCheck check;
+    try {
+        check = check_slot(lock_, *opt_.job.once_per);
+    } catch (const Error&) {
+        release();
+        throw;
+    }
+    finished_.slot = check.slot;
+    if (!check.done_by) return false;
+    if (!opt_.quiet) log::info("{}", *check.done_by);
+    record(Outcome::skipped_slot);
+    release();
+    return true;
+}
+
+void Run::record(Outcome outcome, std::optional<int> wait_status) {
+    finished_.outcome = outcome;
+    finished_.held = fence_ != 0;
+    finished_.fence = fence_;
+    finished_.wait_status = wait_status;
+    finished_.duration = fence_ != 0 ? since(acquired_at_) : Millis(0);
+    finished_.ended = std::chrono::system_clock::now();
+    // Busy and skipped runs are many (a cron every minute): recorded only with --ledger-busy.
+    bool quiet_outcome = outcome == Outcome::busy || outcome == Outcome::skipped_slot;
+    if (quiet_outcome && !opt_.job.ledger_busy) return;
+    if (!record_in_ledger(lock_, opt_, token_, finished_) && outcome == Outcome::ran)
+        finished_.outcome = Outcome::lost;  // the release below says so too
+}
+
+int Run::report(int exit_code) {
+    if (lost_ && finished_.wait_status) finished_.outcome = Outcome::lost;
+    finished_.exit_code = exit_code;
+    record_in_metrics(opt_, finished_);
+    return exit_code;
+}
+
 int Run::execute() {
-    if (!acquire())
-        return interrupted_by_ ? exit_code::signal_base + *interrupted_by_
-                               : opt_.conflict_exit_code;
+    finished_.started = std::chrono::system_clock::now();
+    if (!acquire()) {
+        if (interrupted_by_) return exit_code::signal_base + *interrupted_by_;
+        record(Outcome::busy);
+        return report(opt_.conflict_exit_code);
+    }
+    if (opt_.job.once_per && slot_done()) return report(opt_.conflict_exit_code);
 
     Child::Env env{{"REDLOCK_NAME", keys_.name},
                    {"REDLOCK_KEY", keys_.key},
@@ -303,6 +377,9 @@ int Run::execute() {
                    {"REDLOCK_TTL_MS", std::to_string(opt_.ttl.count())},
                    // lets a nested redlock-run for the same lock see that we hold it (reentry.hpp)
                    {"REDLOCK_REDIS", lock_.identity()}};
+    if (finished_.slot) env.emplace_back("REDLOCK_SLOT", std::to_string(*finished_.slot));
+    if (!opt_.job.heartbeat_file.empty())
+        env.emplace_back("REDLOCK_HEARTBEAT_FILE", opt_.job.heartbeat_file);
     // Outside the block below: the watchdog outlives the renewer (which extends it from its
     // thread) and the Child (which dismisses it before reaping).
     std::optional<Watchdog> watchdog;
@@ -313,11 +390,18 @@ int Run::execute() {
         start(renewer, env, watchdog, child);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
+    // Before the release: a waiter that takes the lock next must see this slot done.
+    record(lost_        ? Outcome::lost
+           : stuck_     ? Outcome::stuck
+           : timed_out_ ? Outcome::timed_out
+                        : Outcome::ran,
+           child->wait_status());
     release(min_hold_left());
     // A lost lock outranks --max-runtime: it says the command may have overlapped another
     // holder, which is what the caller most needs to know.
-    if (lost_) return exit_code::lock_lost;
-    return timed_out_ ? exit_code::max_runtime : status;
+    if (lost_) return report(exit_code::lock_lost);
+    if (stuck_) return report(exit_code::stuck);
+    return report(timed_out_ ? exit_code::max_runtime : status);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
+#include "run/job_options.hpp"
 
 namespace redlock {
 
@@ -31,6 +32,7 @@ struct RunOptions {
     ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
     bool keep_env = false;              // the command inherits the password variables too
     int permits = 1;                    // --permits: up to this many holders at once
+    JobOptions job;                     // once-per slots, ledger, metrics, stuck detection
 };
 
 // Returns the process exit status; throws Error for failures before the command started.

@@ -14,6 +14,7 @@ inline constexpr int internal = 70;     // EX_SOFTWARE
 inline constexpr int auth = 77;         // EX_NOPERM: AUTH refused or ACL denied a command
 inline constexpr int tls = 78;          // EX_CONFIG: TLS verification or negotiation failed
 inline constexpr int lock_lost = 76;    // the lock was lost while the command ran
+inline constexpr int stuck = 79;        // --heartbeat-timeout or --max-renewals stopped the command
 inline constexpr int max_runtime = 124;  // as GNU timeout
 inline constexpr int not_executable = 126;
 inline constexpr int not_found = 127;

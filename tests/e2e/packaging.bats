@@ -405,7 +405,7 @@ cpack_deb() {
     run bash_complete 'redlock-run --t'
     assert_output '--ttl'
     run bash_complete 'redlock-run '
-    assert_output "$(printf '%s\n' list release run status)"
+    assert_output "$(printf '%s\n' history list release run status)"
     run bash_complete 'redlock-run -u redis://h:1 st'
     assert_output 'status'
     run bash_complete 'redlock-run --on-lost '
@@ -444,7 +444,7 @@ cpack_deb() {
     run fish_complete 'redlock-run --t'
     assert_output '--ttl'
     run fish_complete 'redlock-run '
-    assert_output "$(printf '%s\n' list release run status)"
+    assert_output "$(printf '%s\n' history list release run status)"
     run fish_complete 'redlock-run --on-lost '
     assert_output "$(printf '%s\n' ignore kill term)"
     run fish_complete 'redlock-run -t 5s job ech'

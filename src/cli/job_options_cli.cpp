@@ -1,0 +1,101 @@
+#include "cli/job_options_cli.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/excerpt.hpp"
+
+namespace redlock {
+namespace {
+
+long long count_option(const std::string& text, const char* option, long long min, long long max) {
+    long long v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
+        throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
+                                     option, min, max));
+    return v;
+}
+
+}  // namespace
+
+void add_job_options(OptionTable& t, JobRawOptions& o) {
+    t.option("--once-per DURATION", o.once_per,
+             "Run COMMAND at most once per PERIOD slot of Redis's clock: after a run of the "
+             "slot succeeded, later runs of NAME skip with the busy exit code",
+             "REDLOCK_ONCE_PER");
+    t.option("--slot-offset DURATION", o.slot_offset,
+             "With --once-per: slots start D after each multiple of PERIOD since the epoch "
+             "(UTC; default 0)",
+             "REDLOCK_SLOT_OFFSET");
+    t.flag("--once-per-any-result", o.once_per_any_result,
+           "With --once-per: a failed run (non-zero exit, lost lock, timeout) uses up its slot "
+           "too",
+           "REDLOCK_ONCE_PER_ANY_RESULT");
+    t.option("--ledger-size N", o.ledger_size,
+             "Keep the last N runs of NAME in Redis for `history` and `status` (default 100, "
+             "0: no ledger)",
+             "REDLOCK_LEDGER_SIZE");
+    t.flag("--ledger-busy", o.ledger_busy, "Record busy and skipped runs in the ledger too",
+           "REDLOCK_LEDGER_BUSY");
+    t.option("--metrics-file FILE", o.metrics_file,
+             "After each run, update PATH in Prometheus text format (node_exporter's textfile "
+             "collector)",
+             "REDLOCK_METRICS_FILE");
+    t.option("--heartbeat-file FILE", o.heartbeat_file,
+             "With --heartbeat-timeout: COMMAND proves progress by touching FILE (passed in "
+             "REDLOCK_HEARTBEAT_FILE)");
+    t.option("--heartbeat-timeout DURATION", o.heartbeat_timeout,
+             "Stop COMMAND as stuck (exit 79) when --heartbeat-file was not touched for D");
+    t.option("--max-renewals N", o.max_renewals,
+             "Stop COMMAND as stuck (exit 79) when the lock would be renewed more than N times");
+}
+
+JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& given) {
+    JobOptions j;
+    auto has = [&](const std::string& value, const char* option) {
+        return !value.empty() || given.contains(option);
+    };
+    if (has(o.once_per, "once-per")) {
+        OncePer p;
+        p.period = parse_duration(o.once_per, "--once-per");
+        if (p.period < once_period_min || p.period > once_period_max)
+            throw UsageError(fmt::format("--once-per {} is out of range: 1s to 366d",
+                                         format_duration(p.period)));
+        if (has(o.slot_offset, "slot-offset") && o.slot_offset != "0") {
+            p.offset = parse_duration(o.slot_offset, "--slot-offset");
+            if (p.offset >= p.period)
+                throw UsageError(fmt::format("--slot-offset ({}) must be less than --once-per ({})",
+                                             format_duration(p.offset), format_duration(p.period)));
+        }
+        p.any_result = o.once_per_any_result;
+        j.once_per = p;
+    } else if (given.contains("slot-offset") || given.contains("once-per-any-result")) {
+        throw UsageError("--slot-offset and --once-per-any-result need --once-per");
+    }
+    if (has(o.ledger_size, "ledger-size"))
+        j.ledger_size = static_cast<std::size_t>(count_option(
+            o.ledger_size, "--ledger-size", 0, static_cast<long long>(ledger_size_max)));
+    j.ledger_busy = o.ledger_busy;
+    if (has(o.metrics_file, "metrics-file")) {
+        if (o.metrics_file.empty()) throw UsageError("--metrics-file needs a path");
+        j.metrics_file = o.metrics_file;
+    }
+    bool file = has(o.heartbeat_file, "heartbeat-file");
+    bool timeout = has(o.heartbeat_timeout, "heartbeat-timeout");
+    if (file != timeout) throw UsageError("--heartbeat-file and --heartbeat-timeout go together");
+    if (file) {
+        if (o.heartbeat_file.empty()) throw UsageError("--heartbeat-file needs a path");
+        j.heartbeat_file = o.heartbeat_file;
+        j.heartbeat_timeout = parse_duration(o.heartbeat_timeout, "--heartbeat-timeout");
+    }
+    // A million renewals is years at any sensible --renew-every.
+    if (has(o.max_renewals, "max-renewals"))
+        j.max_renewals = count_option(o.max_renewals, "--max-renewals", 0, 1'000'000);
+    return j;
+}
+
+}  // namespace redlock

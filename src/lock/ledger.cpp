@@ -1,0 +1,264 @@
+#include "lock/ledger.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "lock/scripts.hpp"
+#include "util/errors.hpp"
+
+namespace redlock {
+namespace {
+
+// Unix ms of 10000-01-01: far beyond any clock a Redis can report, well inside long long.
+constexpr long long max_time_ms = 253'402'300'800'000LL;
+
+std::optional<long long> to_number(std::string_view s) {
+    long long v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+std::string text(const redisReply& r) {
+    return r.str ? std::string(r.str, r.len) : std::string();
+}
+
+std::optional<long long> number(const redisReply& r) {
+    if (r.type == REDIS_REPLY_INTEGER) return r.integer;
+    if (r.type != REDIS_REPLY_STRING) return std::nullopt;
+    return to_number(text(r));
+}
+
+void check_policy(const OncePer& p) {
+    if (p.period < once_period_min || p.period > once_period_max)
+        throw UsageError(
+            fmt::format("--once-per must be between 1s and 366d, got {} ms", p.period.count()));
+    if (p.offset < Millis(0) || p.offset >= p.period)
+        throw UsageError("--slot-offset must be at least 0 and less than --once-per");
+}
+
+void escape_into(std::string& out, std::string_view v) {
+    for (char c : v) {
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
+    }
+}
+
+std::string unescape(std::string_view v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i] != '\\' || i + 1 == v.size()) {
+            out += v[i];
+            continue;
+        }
+        char c = v[++i];
+        out += c == 't' ? '\t' : c == 'n' ? '\n' : c;
+    }
+    return out;
+}
+
+}  // namespace
+
+long long slot_of(long long now_ms, const OncePer& p) {
+    check_policy(p);
+    if (now_ms < 0 || now_ms > max_time_ms)
+        throw DataError(
+            fmt::format("Redis reported the time {} ms, which is no real clock", now_ms));
+    long long since = now_ms - p.offset.count();
+    long long period = p.period.count();
+    // Floor, not truncation: before the offset's first slot the slot is negative.
+    long long q = since / period;
+    if (since % period != 0 && since < 0) --q;
+    return q;
+}
+
+long long slot_start_ms(long long slot, const OncePer& p) {
+    return slot * p.period.count() + p.offset.count();
+}
+
+Millis once_record_ttl(const OncePer& p) {
+    return 3 * p.period;
+}
+
+std::string_view outcome_name(Outcome o) {
+    switch (o) {
+        case Outcome::ran:
+            return "ran";
+        case Outcome::busy:
+            return "busy";
+        case Outcome::skipped_slot:
+            return "skipped-slot";
+        case Outcome::lost:
+            return "lost";
+        case Outcome::timed_out:
+            return "timed-out";
+        case Outcome::stuck:
+            return "stuck";
+        case Outcome::failed_to_start:
+            return "failed-to-start";
+    }
+    return "unknown";
+}
+
+std::string encode_entry(const LedgerEntry& e) {
+    std::string out;
+    auto field = [&](std::string_view name, std::string_view value) {
+        if (!out.empty()) out += '\t';
+        out += name;
+        out += '=';
+        escape_into(out, value);
+    };
+    field("duration_ms", std::to_string(e.duration_ms));
+    field("host", e.host);
+    field("pid", std::to_string(e.pid));
+    field("user", e.user);
+    if (e.exit_status) field("exit", std::to_string(*e.exit_status));
+    if (e.signal) field("signal", std::to_string(*e.signal));
+    field("fence", std::to_string(e.fence));
+    if (!e.command.empty()) field("command", e.command);
+    return out;
+}
+
+LedgerEntry decode_entry(std::string_view stored) {
+    LedgerEntry e;
+    while (!stored.empty()) {
+        std::size_t tab = stored.find('\t');
+        std::string_view pair = stored.substr(0, tab);
+        stored = tab == std::string_view::npos ? std::string_view() : stored.substr(tab + 1);
+        std::size_t eq = pair.find('=');
+        if (eq == std::string_view::npos) continue;
+        std::string_view name = pair.substr(0, eq);
+        std::string value = unescape(pair.substr(eq + 1));
+        long long n = to_number(value).value_or(0);
+        // Status and signal numbers beyond an int are not real ones.
+        auto small = [&]() -> std::optional<int> {
+            if (!to_number(value) || n < 0 || n > 255) return std::nullopt;
+            return static_cast<int>(n);
+        };
+        if (name == "end_ms")
+            e.end_ms = n;
+        else if (name == "start_ms")
+            e.start_ms = n;
+        else if (name == "duration_ms")
+            e.duration_ms = n;
+        else if (name == "outcome")
+            e.outcome = value;
+        else if (name == "host")
+            e.host = value;
+        else if (name == "pid")
+            e.pid = n;
+        else if (name == "user")
+            e.user = value;
+        else if (name == "exit")
+            e.exit_status = small();
+        else if (name == "signal")
+            e.signal = small();
+        else if (name == "fence")
+            e.fence = n;
+        else if (name == "command")
+            e.command = value;
+    }
+    return e;
+}
+
+SlotReading slot_reading_from_reply(const Reply& reply, std::string_view key) {
+    const redisReply& r = check(reply, fmt::format("reading the once-per slot of lock '{}'", key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.elements % 2 != 1)
+        throw RedisError("unexpected reply from the slot script (is this Redis?)");
+    SlotReading out;
+    auto now = number(*r.element[0]);
+    if (!now) throw RedisError("unexpected reply from the slot script: no time");
+    out.now_ms = *now;
+    if (r.elements == 1) return out;
+    SlotRecord rec;
+    bool has_slot = false;
+    for (std::size_t i = 1; i + 1 < r.elements; i += 2) {
+        std::string name = text(*r.element[i]);
+        const redisReply& v = *r.element[i + 1];
+        if (name == "slot") {
+            auto s = number(v);
+            has_slot = s.has_value();
+            rec.slot = s.value_or(0);
+        } else if (name == "end_ms") {
+            rec.end_ms = number(v).value_or(0);
+        } else if (name == "host") {
+            rec.host = text(v);
+        } else if (name == "pid") {
+            rec.pid = number(v).value_or(0);
+        } else if (name == "fence") {
+            rec.fence = number(v).value_or(0);
+        } else if (name == "outcome") {
+            rec.outcome = text(v);
+        } else if (name == "exit") {
+            auto x = number(v);
+            if (x && *x >= 0 && *x <= 255) rec.exit_status = static_cast<int>(*x);
+        }
+    }
+    // A record without a readable slot marks nothing done.
+    if (has_slot) out.done = rec;
+    return out;
+}
+
+RecordResult record_result_from_reply(const Reply& reply, std::string_view key) {
+    const redisReply& r = check(reply, fmt::format("recording the run of lock '{}'", key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements != 3)
+        throw RedisError("unexpected reply from the ledger script (is this Redis?)");
+    RecordResult out;
+    out.end_ms = number(*r.element[0]).value_or(0);
+    out.still_held = number(*r.element[1]).value_or(0) == 1;
+    out.slot_written = number(*r.element[2]).value_or(0) == 1;
+    return out;
+}
+
+SlotReading read_slot(Connection& conn, const LockKeys& keys) {
+    Reply reply =
+        scripts::slot().run(conn, {keys.once}, {}, BootClock::now() + conn.timeouts().command);
+    return slot_reading_from_reply(reply, keys.key);
+}
+
+RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
+                          const RunRecord& record) {
+    const LedgerEntry& e = record.entry;
+    std::string mode = !record.slot ? "" : record.any_result ? "any" : "ok";
+    std::vector<std::string> args{record.held ? token : std::string(),
+                                  std::string(outcome_name(record.outcome)),
+                                  std::to_string(record.ledger_size),
+                                  encode_entry(e),
+                                  std::to_string(e.duration_ms),
+                                  mode,
+                                  std::to_string(record.slot.value_or(0)),
+                                  std::to_string(record.once_ttl.count()),
+                                  "host",
+                                  e.host,
+                                  "pid",
+                                  std::to_string(e.pid),
+                                  "fence",
+                                  std::to_string(e.fence),
+                                  "exit",
+                                  e.exit_status ? std::to_string(*e.exit_status) : std::string()};
+    Reply reply = scripts::ledger().run(conn, {keys.key, keys.ledger, keys.once}, args,
+                                        BootClock::now() + conn.timeouts().command);
+    return record_result_from_reply(reply, keys.key);
+}
+
+std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit) {
+    std::vector<LedgerEntry> out;
+    if (limit == 0) return out;
+    Reply reply = conn.command({"LRANGE", keys.ledger, "0", std::to_string(limit - 1)});
+    const redisReply& r = check(reply, fmt::format("reading the ledger of lock '{}'", keys.key));
+    if (r.type != REDIS_REPLY_ARRAY)
+        throw RedisError(fmt::format("unexpected reply reading the ledger of lock '{}'", keys.key));
+    for (std::size_t i = 0; i < r.elements && i < limit; ++i)
+        if (r.element[i]->type == REDIS_REPLY_STRING)
+            out.push_back(decode_entry(std::string_view(r.element[i]->str, r.element[i]->len)));
+    return out;
+}
+
+}  // namespace redlock

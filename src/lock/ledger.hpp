@@ -1,0 +1,119 @@
+// What a finished run leaves beside its lock: an entry in the run ledger (a capped list of past
+// runs, newest first, for `history` and `status`) and, with --once-per, the record of the latest
+// schedule slot a run completed. Both are written by one script while the run still holds the
+// lock, so a waiter that takes the lock next already sees them.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lock/keys.hpp"
+#include "redis/connection.hpp"
+#include "util/clock.hpp"
+
+namespace redlock {
+
+// --once-per PERIOD [--slot-offset D] [--once-per-any-result]: a run belongs to the slot
+// floor((redis_time - offset) / period); once a run of a slot completed, later runs of the same
+// lock in that slot skip.
+struct OncePer {
+    Millis period{0};
+    Millis offset{0};
+    bool any_result = false;  // a failed run consumes its slot too
+};
+
+// A period shorter than a second is not a schedule; one longer than a year is a typo.
+inline constexpr Millis once_period_min{1'000};
+inline constexpr Millis once_period_max{366LL * 24 * 3600 * 1000};
+
+// The slot of Unix time `now_ms` (as Redis's clock says it). Throws DataError for a time no
+// Redis can report (negative, or beyond the year 10000), UsageError for a policy out of range.
+long long slot_of(long long now_ms, const OncePer& p);
+// When `slot` begins, in Unix ms.
+long long slot_start_ms(long long slot, const OncePer& p);
+// How long the slot record is kept: a few periods, so it outlives its slot whatever the offset,
+// then expires by itself.
+Millis once_record_ttl(const OncePer& p);
+
+// The run that completed a slot.
+struct SlotRecord {
+    long long slot = 0;
+    long long end_ms = 0;  // Redis time when it finished
+    std::string host;
+    long long pid = 0;
+    long long fence = 0;
+    std::string outcome;
+    std::optional<int> exit_status;
+};
+
+// What the lock's node says right now: its clock and the latest completed slot, if any.
+struct SlotReading {
+    long long now_ms = 0;
+    std::optional<SlotRecord> done;
+};
+
+// How a run ended, as the ledger names it.
+enum class Outcome { ran, busy, skipped_slot, lost, timed_out, stuck, failed_to_start };
+std::string_view outcome_name(Outcome o);
+inline constexpr Outcome all_outcomes[] = {
+    Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,   Outcome::lost,
+    Outcome::timed_out, Outcome::stuck, Outcome::failed_to_start};
+
+struct LedgerEntry {
+    long long start_ms = 0;  // Redis time: end minus the duration measured here
+    long long end_ms = 0;    // Redis time, when the entry was written
+    long long duration_ms = 0;
+    std::string outcome;
+    std::string host;
+    long long pid = 0;
+    std::string user;
+    std::optional<int> exit_status;  // when the command exited
+    std::optional<int> signal;       // when a signal ended it
+    long long fence = 0;             // 0: the run never held the lock
+    std::string command;             // only with --hold-info
+};
+
+// One entry as stored: "field=value" pairs separated by tabs, values with '\\', '\t' and '\n'
+// escaped. The script prepends end_ms, start_ms and outcome, which only it knows for sure.
+std::string encode_entry(const LedgerEntry& e);
+// Unknown fields are ignored and bad numbers read as 0, so that entries written by another
+// version still show; never throws.
+LedgerEntry decode_entry(std::string_view stored);
+
+inline constexpr std::size_t ledger_size_default = 100;
+inline constexpr std::size_t ledger_size_max = 10'000;
+
+// What one run asks to be recorded.
+struct RunRecord {
+    LedgerEntry entry;  // times and outcome are completed by Redis
+    Outcome outcome = Outcome::ran;
+    bool held = false;            // the run held the lock (token): 'ran' turns 'lost' if gone
+    std::size_t ledger_size = 0;  // 0: no ledger entry
+    // --once-per: mark `slot` done; when any_result is false only a run that still holds the
+    // lock and ran does.
+    std::optional<long long> slot;
+    bool any_result = false;
+    Millis once_ttl{0};
+};
+
+struct RecordResult {
+    long long end_ms = 0;    // Redis time of the write
+    bool still_held = true;  // false: the token was gone (the run lost the lock)
+    bool slot_written = false;
+};
+
+// On one node; each is one round trip and throws Error as Connection does.
+SlotReading read_slot(Connection& conn, const LockKeys& keys);
+RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
+                          const RunRecord& record);
+// Newest first, at most `limit`.
+std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit);
+
+// Pure parts of the replies, for the unit tests.
+SlotReading slot_reading_from_reply(const Reply& reply, std::string_view key);
+RecordResult record_result_from_reply(const Reply& reply, std::string_view key);
+
+}  // namespace redlock

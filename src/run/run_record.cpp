@@ -1,0 +1,120 @@
+#include "run/run_record.hpp"
+
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "lock/holder.hpp"
+#include "run/metrics.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+std::string time_text(long long unix_ms) {
+    std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm tm{};
+    char buf[64] = "?";
+    if (localtime_r(&t, &tm)) std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
+    return buf;
+}
+
+double seconds(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+SlotCheck check_slot(LockBackend& lock, const OncePer& policy) {
+    SlotReading r = lock.read_slot();
+    SlotCheck out;
+    out.slot = slot_of(r.now_ms, policy);
+    if (r.done && r.done->slot == out.slot)
+        out.done_by = fmt::format(
+            "lock '{}': this slot (every {}, since {}) was already done on {} (pid {}, fence "
+            "{}{}), finished {}; not running the command",
+            lock.keys().key, format_duration(policy.period),
+            time_text(slot_start_ms(out.slot, policy)),
+            r.done->host.empty() ? std::string("an unknown host") : r.done->host, r.done->pid,
+            r.done->fence,
+            r.done->outcome == "ran" && r.done->exit_status == 0
+                ? std::string()
+                : fmt::format(", {}, exit {}", r.done->outcome,
+                              r.done->exit_status ? std::to_string(*r.done->exit_status) : "-"),
+            time_text(r.done->end_ms));
+    return out;
+}
+
+bool record_in_ledger(LockBackend& lock, const RunOptions& options, const std::string& token,
+                      const FinishedRun& run) {
+    const JobOptions& job = options.job;
+    bool slot = run.slot && job.once_per;
+    if (job.ledger_size == 0 && !slot) return true;
+    if (run.outcome == Outcome::busy && !job.ledger_busy) return true;
+    RunRecord rec;
+    // Host, pid and user only; the command line only where --hold-info already shows it.
+    HolderInfo me = this_process_info(options.command);
+    rec.entry.host = me.host;
+    rec.entry.pid = me.pid;
+    rec.entry.user = me.user;
+    if (options.hold_info) rec.entry.command = me.command;
+    rec.entry.duration_ms = run.duration.count();
+    rec.entry.fence = run.fence;
+    if (run.wait_status) {
+        if (WIFEXITED(*run.wait_status)) rec.entry.exit_status = WEXITSTATUS(*run.wait_status);
+        if (WIFSIGNALED(*run.wait_status)) rec.entry.signal = WTERMSIG(*run.wait_status);
+    }
+    rec.outcome = run.outcome;
+    rec.held = run.held;
+    rec.ledger_size = job.ledger_size;
+    // A busy or skipped run never ran this slot's job: it must not mark the slot done.
+    if (slot && run.outcome != Outcome::busy && run.outcome != Outcome::skipped_slot) {
+        // A run that exited non-zero leaves the slot open unless --once-per-any-result; one that
+        // ran and exited 0 marks it only if it still holds the lock (the script checks).
+        bool ok = run.outcome == Outcome::ran && rec.entry.exit_status == 0;
+        if (job.once_per->any_result || ok) {
+            rec.slot = run.slot;
+            rec.any_result = job.once_per->any_result;
+            rec.once_ttl = once_record_ttl(*job.once_per);
+        }
+    }
+    try {
+        RecordResult r = lock.record_run(token, rec);
+        if (rec.slot && !r.slot_written && (rec.any_result || r.still_held))
+            log::warning("lock '{}': could not mark slot {} done; a later run of it will run too",
+                         lock.keys().key, *rec.slot);
+        return r.still_held || !run.held;
+    } catch (const Error& e) {
+        log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
+                     e.what());
+    } catch (const std::exception& e) {
+        log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
+                     e.what());
+    }
+    return true;
+}
+
+void record_in_metrics(const RunOptions& options, const FinishedRun& run) {
+    if (options.job.metrics_file.empty()) return;
+    MetricsUpdate u;
+    u.lock = options.name;
+    u.outcome = std::string(outcome_name(run.outcome));
+    u.ran = run.wait_status.has_value();
+    u.start_s = seconds(run.started);
+    u.end_s = seconds(run.ended);
+    u.duration_s = std::chrono::duration<double>(run.ended - run.started).count();
+    u.exit_status = run.exit_code;
+    u.success = run.outcome == Outcome::ran && run.exit_code == 0;
+    try {
+        update_metrics_file(options.job.metrics_file, u);
+    } catch (const std::exception& e) {
+        log::warning("could not update the metrics file '{}': {}", options.job.metrics_file,
+                     e.what());
+    }
+}
+
+}  // namespace redlock

@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# --once-per: exactly one completed run per schedule slot of Redis's clock, whatever the local
+# clocks say (shifted by minutes with libfaketime), with --wait, after failures, on a quorum and
+# on a cluster.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() { redis_start; }
+teardown() {
+    rl_cleanup
+    [ -z "${Q_PORT:-}" ] || quorum_stop
+    [ -z "${CLUSTER_PIDS:-}" ] || cluster_stop
+    redis_stop
+}
+
+# Redis's clock in ms on the test server.
+redis_ms() { rcli TIME | { read -r s && read -r us && echo $((s * 1000 + us / 1000)); }; }
+
+# A --slot-offset (in ms) that puts Redis's clock now in the middle of a PERIOD_MS slot, so that
+# a test never straddles a slot boundary.
+mid_slot_offset() { echo $((($(redis_ms) - $1 / 2) % $1))ms; }
+
+# A job that logs "start PID SLOT" and "end PID SLOT" to $1/log, then exits with $2 (default 0).
+job() { printf 'echo "start $$ $REDLOCK_SLOT" >> %q/log; %s; echo "end $$ $REDLOCK_SLOT" >> %q/log; exit %s' \
+    "$1" "${3:-true}" "$1" "${2:-0}"; }
+starts() { grep -c '^start' "$1/log" 2>/dev/null || true; }
+
+@test "processes whose local clocks are minutes apart run the job once in the slot" {
+    command -v faketime || skip "faketime not installed (tests/deps.sh)"
+    local d=$BATS_TEST_TMPDIR off i pids=()
+    off=$(mid_slot_offset 3600000)
+    # Concurrent contenders with clocks 5 minutes behind to 7 minutes ahead; they wait their turn.
+    for i in -5m -2m +0m +2m +7m; do
+        (
+            rc=0
+            faketime -f "$i" "$RL" --once-per 1h --slot-offset "$off" -w 20s job \
+                -c "$(job "$d" 0 'sleep 0.2')" 2>>"$d/err.$i" || rc=$?
+            echo "$rc" > "$d/rc.$i"
+        ) &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    # Later, one at a time, with other shifts still.
+    for i in -3m +4m; do
+        run -75 faketime -f "$i" "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d")"
+        assert_output --partial "was already done on $(hostname)"
+    done
+    [ "$(starts "$d")" -eq 1 ]
+    [ "$(grep -c '^end' "$d/log")" -eq 1 ]
+    [ "$(cat "$d"/rc.* | sort | uniq -c | tr -s ' ')" = "$(printf ' 1 0\n 4 75')" ]
+}
+
+@test "contenders looping over many short slots run the job exactly once in each slot" {
+    command -v faketime || skip "faketime not installed (tests/deps.sh)"
+    local d=$BATS_TEST_TMPDIR i pids=() end=$((SECONDS + 5))
+    for i in -90s +0s +150s; do
+        (
+            while [ "$SECONDS" -lt "$end" ]; do
+                faketime -f "$i" "$RL" --once-per 1s -w 2s -q loop -c "$(job "$d")" 2>>"$d/err" || true
+            done
+        ) &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    # The checker, over the commands' own log: no slot ran twice, and runs never overlapped.
+    [ -z "$(grep '^start' "$d/log" | awk '{print $3}' | sort | uniq -d)" ]
+    [ "$(grep '^start' "$d/log" | awk '{print $3}' | sort -u | wc -l)" -ge 3 ]
+    awk '/^start/ { if (open) exit 1; open = 1 } /^end/ { open = 0 }' "$d/log"
+}
+
+@test "a failed run leaves the slot open: a later run of the slot goes ahead" {
+    local d=$BATS_TEST_TMPDIR off
+    off=$(mid_slot_offset 3600000)
+    run -3 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 3)"
+    run -0 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
+    run -75 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
+    [ "$(starts "$d")" -eq 2 ]
+}
+
+@test "--once-per-any-result: a failed run uses up its slot" {
+    local d=$BATS_TEST_TMPDIR off
+    off=$(mid_slot_offset 3600000)
+    run -3 "$RL" --once-per 1h --slot-offset "$off" --once-per-any-result job -c "$(job "$d" 3)"
+    run -75 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
+    assert_output --partial "ran, exit 3"
+    [ "$(starts "$d")" -eq 1 ]
+}
+
+@test "a lost lock does not use up the slot" {
+    local d=$BATS_TEST_TMPDIR off
+    off=$(mid_slot_offset 3600000)
+    run -76 "$RL" --once-per 1h --slot-offset "$off" job -c \
+        "$(job "$d" 0 "redis-cli -p $REDIS_PORT DEL job >/dev/null")"
+    run -0 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
+    [ "$(starts "$d")" -eq 2 ]
+}
+
+@test "a waiter that gets the lock after the slot's run finished skips it" {
+    local d=$BATS_TEST_TMPDIR off
+    off=$(mid_slot_offset 3600000)
+    "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0 "touch $d/holding; while [ ! -e $d/go ]; do sleep 0.02; done")" &
+    RL_PID=$!
+    wait_for 10 file_exists "$d/holding"
+    "$RL" --once-per 1h --slot-offset "$off" -w 20s job -c "$(job "$d")" 2>"$d/waiter.err" &
+    local waiter=$!
+    wait_for 10 key_exists '{job}:wait'
+    touch "$d/go"
+    wait "$RL_PID"
+    RL_PID=
+    run -75 wait "$waiter"
+    grep -q "already done" "$d/waiter.err"
+    [ "$(starts "$d")" -eq 1 ]
+}
+
+@test "-E 0 -q keeps a skipped run silent, as cron wants" {
+    local d=$BATS_TEST_TMPDIR off
+    off=$(mid_slot_offset 3600000)
+    run -0 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d")"
+    run -0 --separate-stderr "$RL" --once-per 1h --slot-offset "$off" -E 0 -q job -c "$(job "$d")"
+    [ -z "$output" ] && [ -z "$stderr" ]
+    [ "$(starts "$d")" -eq 1 ]
+}
+
+@test "the slot record lives beside the lock and expires by itself a few periods later" {
+    local d=$BATS_TEST_TMPDIR
+    run -0 "$RL" --once-per 10s job -c "$(job "$d")"
+    local ttl
+    ttl=$(rcli PTTL '{job}:once')
+    [ "$ttl" -gt 20000 ] && [ "$ttl" -le 30000 ]
+}
+
+@test "--once-per and --slot-offset are range-checked" {
+    run -64 "$RL" --once-per 0 j true
+    run -64 "$RL" --once-per 500ms j true
+    run -64 "$RL" --once-per 400d j true
+    assert_output --partial "out of range"
+    run -64 "$RL" --once-per 1h --slot-offset 1h j true
+    run -64 "$RL" --slot-offset 5m j true
+    run -64 "$RL" --once-per-any-result j true
+    REDLOCK_ONCE_PER=nonsense run -64 "$RL" j true
+}
+
+@test "quorum: the slot is written to a majority and a later run skips even with a node down" {
+    load quorum_helpers
+    quorum_start 3
+    local d=$BATS_TEST_TMPDIR
+    export REDLOCK_URL=$QUORUM_URL REDLOCK_NODE_TIMEOUT=200ms
+    run -0 "$RL" --once-per 1h job -c "$(job "$d")"
+    [ "$(qcli 0 EXISTS '{job}:once')$(qcli 1 EXISTS '{job}:once')$(qcli 2 EXISTS '{job}:once')" = 111 ]
+    q_down 0
+    run -75 "$RL" --once-per 1h job -c "$(job "$d")"
+    assert_output --partial "already done"
+    [ "$(starts "$d")" -eq 1 ]
+}
+
+@test "cluster: the slot record is on the lock's master and later runs skip" {
+    load cluster_helpers
+    cluster_start
+    local d=$BATS_TEST_TMPDIR
+    export REDLOCK_URL=$CLUSTER_URL
+    local name
+    for name in alpha beta gamma; do
+        run -0 "$RL" --once-per 1h "$name" -c "$(job "$d")"
+        run -75 "$RL" --once-per 1h "$name" -c "$(job "$d")"
+        ckey_exists "{$name}:once"
+    done
+    [ "$(starts "$d")" -eq 3 ]
+}
