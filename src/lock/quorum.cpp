@@ -158,7 +158,9 @@ struct Round {
 // waited for, so that messages count every answer and a release reaches every live node before
 // the process may exit, unless `early` says the outcome is known (a majority said yes to an
 // acquire or a renewal: what the others say changes nothing).
-enum class Early { on_success, never };
+// (all_nodes: the caller's `op` refers to its own locals, so every node is waited for, even
+// one still busy with an earlier command.)
+enum class Early { on_success, never, all_nodes };
 
 // Sends `op` to every node's worker and returns what was seen once the round is over (above) or
 // `give_up` passed. `op` runs on the workers and may outlive this call, so it owns everything
@@ -199,7 +201,8 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
         const Answers<T>& seen = round->seen;
         if (early == Early::on_success && success(seen)) return true;
         for (std::size_t i = 0; i < n; ++i)
-            if (!lagging[i] && !seen.results[i] && !seen.errors[i]) return false;
+            if ((early == Early::all_nodes || !lagging[i]) && !seen.results[i] && !seen.errors[i])
+                return false;
         return true;
     };
     if (give_up == Deadline::max())
@@ -248,7 +251,7 @@ void QuorumLock::in_parallel(const std::function<void(std::size_t)>& fn) {
             fn(i);
             return char{1};
         },
-        [](const Answers<char>&) { return false; }, Early::never);
+        [](const Answers<char>&) { return false; }, Early::all_nodes);
 }
 
 void QuorumLock::set_cancel_fd(int fd) {

@@ -82,8 +82,9 @@ class QuorumLock {
     std::string describe(std::size_t i) const;
 
     // Runs fn(i) for every node at once, each on its node's worker thread, and returns when all
-    // are done: a node that times out delays the others by nothing. fn must not throw. For the
-    // operator commands, which report every node.
+    // are done (a node busy with an earlier command too: fn may refer to the caller's locals). fn
+    // must not throw. For the operator commands, which report every node, and for the once-per
+    // slot and the ledger.
     void in_parallel(const std::function<void(std::size_t)>& fn);
 
     // One operation on every node at once, deciding as soon as the answers so far decide it.

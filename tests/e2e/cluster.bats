@@ -163,8 +163,10 @@ teardown() {
     MOVING="$slot $from $to"
     rl_start -v --ttl 6s job -- sh -c 'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
     wait_for 10 ckey_exists job
-    # No holder info: the renewal names an absent key, so the source sends it to the target
-    # (ASK), which lacks the lock key until MIGRATE: TRYAGAIN.
+    # Without its holder info (recorded by default; deleted here) the renewal names an absent
+    # key, so the source sends it to the target (ASK), which lacks the lock key until MIGRATE:
+    # TRYAGAIN.
+    ccli "$from" DEL '{job}:info' >/dev/null
     slot_begin_migration "$slot" "$from" "$to"
     wait_for 10 file_contains "$RL_ERR" "TRYAGAIN"
     slot_migrate_keys "$slot" "$from" "$to"

@@ -254,7 +254,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     run "$RL" --command-timeout 200ms -t 2s unreleased -- sh -c 'kill -STOP "$REDIS_PID"; exit 3'
     kill -CONT "$REDIS_PID"
     assert_equal "$status" 3
-    assert_output --regexp "^redlock-run: could not release lock 'unreleased' .*expires by itself"
+    assert_line --regexp "^redlock-run: could not release lock 'unreleased' .*expires by itself"
 }
 
 @test "a lock name with a newline or an escape cannot forge or colour a message line" {

@@ -268,7 +268,7 @@ teardown() { assert_untouched; }
 @test "conflicting: a release option for a run, a run option for status" {
     refuse 64 "option '--token' is for release, not for running a command$" --token t "${JOB[@]}"
     refuse 64 "option '--ttl' is for running a command, not for 'status'$" status --ttl 5s held
-    refuse 64 "option '--json' is only for status and list, not for 'release'$" release --json --force held
+    refuse 64 "option '--json' is only for status, list and history, not for 'release'$" release --json --force held
 }
 
 @test "repeated: --ttl twice" {

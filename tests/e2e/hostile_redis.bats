@@ -62,7 +62,8 @@ fake() {
     rcli SET '{job}:fence' 4611686018427387902 >/dev/null
     run -0 "$RL" job -- sh -c 'echo "$REDLOCK_FENCE"'
     assert_output 4611686018427387903
-    rcli DEL '{job}:fence' >/dev/null
+    # That run left its fence counter and its ledger entry (--ledger-size defaults to 100).
+    rcli DEL '{job}:fence' '{job}:ledger' >/dev/null
     assert_untouched
 }
 
@@ -262,7 +263,8 @@ fake() {
     run --separate-stderr timeout -s KILL 10 "$RL" "${FAST[@]}" --ttl 300ms job -- sh -c 'sleep 5; touch "$0"' "$RAN"
     assert_equal "$status" 76
     [[ "${stderr_lines[0]}" == "redlock-run: lock 'job' lost: no renewal succeeded in time"*"sending SIGTERM to the command"* ]]
-    [[ "${stderr_lines[1]}" == "redlock-run: could not release lock 'job' (protocol error from Redis"* ]]
+    printf '%s\n' "${stderr_lines[@]}" |
+        grep -q "^redlock-run: could not release lock 'job' (protocol error from Redis"
     [ ! -e "$RAN" ]
 }
 
