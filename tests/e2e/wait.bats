@@ -180,6 +180,9 @@ logged_cmd() {
     wait_for 5 key_exists restart
     rl_start -v --wait 30s restart -- sh -c "$(logged_cmd waiter "$log")"
     wait_for 5 blocked_is 1
+    # Down for longer than the waiter's first reconnect delays, as a real restart often is.
+    redis_stop
+    sleep 1.5
     redis_restart
     key_exists restart
     sleep 1  # the waiter reconnects and queues again; it must still be waiting
