@@ -1,9 +1,9 @@
 #include "lock/waiter.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "lock/acquire_retry.hpp"
 #include "redis/socket.hpp"
@@ -37,6 +37,12 @@ void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Mil
     }
 }
 
+// Sleeps for `delay`, cut short by a signal (the top of the wait loop decides what it means).
+void pause(Millis delay, SignalEvents& signals) {
+    pollfd p{signals.fd(), POLLIN, 0};
+    ::poll(&p, 1, millis_until(BootClock::now() + delay));
+}
+
 WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
                      const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached) {
     Deadline start = BootClock::now();
@@ -46,11 +52,14 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
     // The first busy attempt joins the queue's end; later ones keep the place.
     const Queueing queueing = waiting ? Queueing::wait : Queueing::none;
     WaitResult result;
-    Backoff interrupted(Millis(50), Millis(1000));  // between BLPOPs whose connection broke
+    // Between attempts while Redis is unreachable: a BLPOP whose connection broke, then acquires
+    // refused while the server restarts or a failover completes.
+    Backoff outage(Millis(50), Millis(1000));
+    bool announced = false;  // "lock is busy; waiting" logged
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
-            if (attempt > 1) abandon(node, keys, token, ttl);
+            if (reached) abandon(node, keys, token, ttl);
             return result;
         }
         // Every retry goes to the master the sentinels name now, not the one this wait began on:
@@ -58,7 +67,29 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
         // from the sentinels), and a lock taken there is held beside the real holder's on the
         // new master. (A no-op for every other kind of endpoint.)
         if (attempt > 1) conn.follow_master(BootClock::now() + conn.timeouts().connect);
-        AcquireAttempt sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
+        AcquireAttempt sent;
+        try {
+            sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
+        } catch (const RedisUnavailable& e) {
+            // A restart, a failover, a network blip: the wait still has time, and a waiter rides
+            // it out rather than fail a job that would have got the lock a little later. The
+            // queue entry, if the server kept it, keeps our place (the acquire script finds our
+            // token there); otherwise the next answered attempt queues us at the tail. A run
+            // without --wait keeps failing at once (69). Errors outside this family (AUTH,
+            // WRONGTYPE, TLS, an old server) are not transient and end the wait.
+            if (!waiting) throw;
+            Deadline now = BootClock::now();
+            if (now >= give_up)
+                throw RedisUnavailable(fmt::format(
+                    "gave up waiting for lock '{}' after {}: Redis still unavailable ({})",
+                    keys.key, format_duration(wait), e.what()));
+            Millis delay = std::min(outage.next(), std::chrono::ceil<Millis>(give_up - now));
+            log::verbose("waiting for lock '{}': Redis unavailable ({}); trying again in {}",
+                         keys.key, e.what(), format_duration(delay));
+            pause(delay, signals);
+            continue;
+        }
+        outage.reset();
         result.last = sent.result;
         result.lease_start = sent.sent;
         if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
@@ -96,16 +127,17 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
         // The server chooses the holder's TTL; the socket deadline below must stay ours, so a
         // wait longer than a minute is a series of BLPOPs (each retry keeps our queue place).
         block = std::min(block, Millis(60'000));
-        if (attempt == 1)
+        if (!announced)
             log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
                          wait == Millis::max() ? std::string("forever") : format_duration(wait));
+        announced = true;
         conn.set_cancel_fd(signals.fd());
         try {
             Reply r = conn.command(
                 {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
                 BootClock::now() + block + conn.timeouts().command);
             check(r, fmt::format("waiting for lock '{}'", keys.key));
-            interrupted.reset();
+            outage.reset();
         } catch (const Cancelled&) {
             // A signal arrived; the top of the loop decides whether it ends the wait.
         } catch (const ReplyLost& e) {
@@ -113,11 +145,11 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             conn.set_cancel_fd(-1);
             // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
             // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
-            // the queue and looks again; if Redis is really gone, that attempt fails.
-            Millis delay = interrupted.next();
+            // the queue and looks again; while Redis stays away, it retries until the wait ends.
+            Millis delay = outage.next();
             log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}",
                          keys.key, e.what(), format_duration(delay));
-            std::this_thread::sleep_for(delay);
+            pause(delay, signals);
         } catch (...) {
             conn.set_cancel_fd(-1);
             throw;

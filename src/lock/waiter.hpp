@@ -22,6 +22,8 @@ struct WaitResult {
 
 // Tries to acquire, waiting up to `wait` (Millis::max(): without bound; zero: a single try).
 // Signals that would end the process (TERM, INT, HUP, QUIT, USR1, USR2) end the wait.
+// While waiting, Redis being unavailable (a restart, a failover, RedisUnavailable) is retried
+// with backoff until `wait` runs out, then thrown as RedisUnavailable; a single try throws at once.
 WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
                            Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals);
 

@@ -162,3 +162,71 @@ blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
     [ "$(blocked_clients)" = 0 ]
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
+
+# logged_cmd WHO LOG [GATE]: a command that logs "WHO start" and "WHO end" to LOG, waiting for
+# the file GATE in between when one is given.
+logged_cmd() {
+    echo "echo '$1 start' >> '$2'; while [ -n '${3:-}' ] && [ ! -e '${3:-}' ]; do sleep 0.02; done; echo '$1 end' >> '$2'"
+}
+
+@test "a waiter rides out a Redis restart and runs after the holder, never beside it" {
+    # Persistence keeps the lock and the queue across the restart (without it, the restarted
+    # server has forgotten the lock, as it would for any client).
+    redis_stop
+    redis_start --appendonly yes --appendfsync always
+    local log="$BATS_TEST_TMPDIR/log" go="$BATS_TEST_TMPDIR/go"
+    "$RL" --ttl 10s restart -- sh -c "$(logged_cmd holder "$log" "$go")" &
+    HOLDER=$!
+    wait_for 5 key_exists restart
+    rl_start -v --wait 30s restart -- sh -c "$(logged_cmd waiter "$log")"
+    wait_for 5 blocked_is 1
+    # Down for longer than the waiter's first reconnect delays, as a real restart often is.
+    redis_stop
+    sleep 1.5
+    redis_restart
+    key_exists restart
+    sleep 1  # the waiter reconnects and queues again; it must still be waiting
+    ! pid_gone "$RL_PID"
+    [ ! -e "$log" ] || ! grep -q waiter "$log"
+    touch "$go"
+    local holder_status=0
+    wait "$HOLDER" || holder_status=$?
+    HOLDER=
+    rl_finish 20
+    cat "$RL_ERR"
+    [ "$holder_status" -eq 0 ]
+    [ "$RL_STATUS" -eq 0 ]
+    [ "$(tr '\n' ',' < "$log")" = "holder start,holder end,waiter start,waiter end," ]
+    grep -q "Redis unavailable\|was interrupted" "$RL_ERR"
+}
+
+@test "a waiter started while Redis is down runs once it comes back" {
+    redis_stop
+    rl_start -v --wait 20s down-at-start -- touch "$BATS_TEST_TMPDIR/ran"
+    sleep 1
+    ! pid_gone "$RL_PID"
+    redis_restart
+    rl_finish 10
+    [ "$RL_STATUS" -eq 0 ]
+    [ -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "a wait that runs out while Redis is down exits 69 with one line" {
+    hold_until gone "$BATS_TEST_TMPDIR/go"
+    rl_start --wait 2s gone -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 5 blocked_is 1
+    local stopped
+    stopped=$(now_ms)
+    redis_stop
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$HOLDER" 2>/dev/null || true
+    HOLDER=
+    rl_finish 10
+    local took=$(($(now_ms) - stopped))
+    cat "$RL_ERR"
+    [ "$RL_STATUS" -eq 69 ]
+    [ "$took" -ge 1000 ]  # not at the first refused reconnect: the wait had time left
+    [ "$(wc -l < "$RL_ERR")" -eq 1 ]
+    grep -q "^redlock-run: .*gave up waiting for lock 'gone' after 2s: Redis still unavailable" "$RL_ERR"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
