@@ -109,6 +109,10 @@ std::string Endpoint::describe() const {
 
 Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
+    // Only a bug or a file could bring a raw NUL (argv and the environment cannot): quoting the
+    // URL would carry it into the message.
+    if (url.find('\0') != std::string_view::npos)
+        throw UsageError("invalid Redis URL: it contains a NUL byte");
     if (url.starts_with("redis-cluster://") || url.starts_with("rediss-cluster://"))
         return parse_cluster_url(url);
     Endpoint ep;
@@ -165,7 +169,7 @@ Endpoint parse_redis_url(std::string_view url) {
         // URL), e.g. [fe80::1%25eth0]; getaddrinfo takes it as "fe80::1%eth0".
         std::string zone;
         if (auto pct = literal.find('%'); pct != std::string_view::npos) {
-            std::string_view raw_zone = literal.substr(pct + 3);
+            std::string_view raw_zone = literal.substr(std::min(pct + 3, literal.size()));
             if (literal.substr(pct, 3) != "%25" || raw_zone.empty() ||
                 !std::all_of(raw_zone.begin(), raw_zone.end(), zone_char))
                 throw bad(
