@@ -267,7 +267,7 @@ ConnectionOptions connection_options(const RawOptions& raw, const Scan& scan) {
     if (urls.empty()) urls.push_back(raw.url);
     check_node_count(urls.size());
     std::vector<Endpoint> endpoints;
-    for (const std::string& url : urls) endpoints.push_back(parse_redis_url(url));
+    for (const std::string& url : urls) endpoints.push_back(parse_listed_url(url, urls.size() > 1));
     std::optional<std::string> file_password;
     if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
     for (Endpoint& endpoint : endpoints) {

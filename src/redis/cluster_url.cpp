@@ -33,8 +33,14 @@ Endpoint parse_cluster_url(std::string_view url) {
     if (authority.empty()) throw bad("expected at least one seed node: redis-cluster://host:port");
     try {
         parse_redis_url(fmt::format("redis://{}seed", userinfo));
-    } catch (const UsageError&) {
-        throw bad("bad %-escape in the user name or password");
+    } catch (const UsageError& e) {
+        // The piece's reason ("bad %-escape in the password", "a NUL byte (%00) in ..."), with
+        // the user's URL quoted instead of the piece.
+        std::string piece = fmt::format("redis://{}seed", userinfo);
+        std::string prefix = invalid_url(piece, "").what();
+        std::string_view why = e.what();
+        if (!why.starts_with(prefix)) throw bad("bad %-escape in the user name or password");
+        throw bad(why.substr(prefix.size()));
     }
 
     Endpoint cluster;

@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <sys/un.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "redis/cluster_url.hpp"
@@ -41,19 +43,23 @@ int hex_value(char c) {
     return -1;
 }
 
-// Userinfo and paths may carry %XX escapes, e.g. a password with '@' in it.
-std::optional<std::string> percent_decode(std::string_view s) {
+// Userinfo, paths, host names and zone ids may carry %XX escapes, e.g. a password with '@' in
+// it. Nothing comes back for a malformed escape; `nul` is set for a NUL byte (raw or "%00"): the
+// path, the AUTH argument and the host all become C strings somewhere, and a NUL would cut them
+// short, so that the server or the resolver would get something else than what was written.
+std::optional<std::string> percent_decode(std::string_view s, bool& nul) {
     std::string out;
     for (std::size_t i = 0; i < s.size(); ++i) {
         if (s[i] != '%') {
             out += s[i];
-            continue;
+        } else {
+            if (i + 2 >= s.size()) return std::nullopt;
+            int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+            if (hi < 0 || lo < 0) return std::nullopt;
+            out += static_cast<char>(hi * 16 + lo);
+            i += 2;
         }
-        if (i + 2 >= s.size()) return std::nullopt;
-        int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
+        if (out.back() == '\0') nul = true;
     }
     return out;
 }
@@ -65,6 +71,22 @@ bool parse_int(std::string_view s, int min, int max, int& out) {
     if (ec != std::errc() || ptr != s.data() + s.size() || v < min || v > max) return false;
     out = v;
     return true;
+}
+
+// `part` decoded, or the usage error that names the part (`what`) and why.
+template <typename Bad>
+std::string decoded(std::string_view part, std::string_view what, Bad bad) {
+    bool nul = false;
+    auto text = percent_decode(part, nul);
+    if (!text) throw bad(fmt::format("bad %-escape in the {}", what));
+    if (nul) throw bad(fmt::format("a NUL byte (%00) in the {}", what));
+    return *text;
+}
+
+// RFC 6874's unreserved characters, the only ones a zone id may hold unescaped.
+bool zone_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+           c == '~' || c == '%';
 }
 
 }  // namespace
@@ -87,6 +109,10 @@ std::string Endpoint::describe() const {
 
 Endpoint parse_redis_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
+    // Only a bug or a file could bring a raw NUL (argv and the environment cannot): quoting the
+    // URL would carry it into the message.
+    if (url.find('\0') != std::string_view::npos)
+        throw UsageError("invalid Redis URL: it contains a NUL byte");
     if (url.starts_with("redis-cluster://") || url.starts_with("rediss-cluster://"))
         return parse_cluster_url(url);
     Endpoint ep;
@@ -95,9 +121,7 @@ Endpoint parse_redis_url(std::string_view url) {
         auto q = rest.find('?');
         std::string_view path = rest.substr(0, q);
         if (path.empty() || path[0] != '/') throw bad("expected unix:///absolute/path.sock");
-        auto decoded = percent_decode(path);
-        if (!decoded) throw bad("bad %-escape in the path");
-        ep.socket_path = *decoded;
+        ep.socket_path = decoded(path, "path", bad);
         if (ep.socket_path.size() >= sizeof(sockaddr_un::sun_path))
             throw bad(fmt::format("the socket path is longer than {} bytes",
                                   sizeof(sockaddr_un::sun_path) - 1));
@@ -131,27 +155,36 @@ Endpoint parse_redis_url(std::string_view url) {
         std::string_view userinfo = authority.substr(0, at);
         authority = authority.substr(at + 1);
         auto colon = userinfo.find(':');
-        auto user = percent_decode(userinfo.substr(0, colon));
-        if (!user) throw bad("bad %-escape in the user name");
-        ep.user = *user;
-        if (colon != std::string_view::npos) {
-            auto pass = percent_decode(userinfo.substr(colon + 1));
-            if (!pass) throw bad("bad %-escape in the password");
-            ep.password = *pass;
-        }
+        ep.user = decoded(userinfo.substr(0, colon), "user name", bad);
+        if (colon != std::string_view::npos)
+            ep.password = decoded(userinfo.substr(colon + 1), "password", bad);
     }
 
     std::string_view port;
     if (authority.starts_with('[')) {
         auto close = authority.find(']');
         if (close == std::string_view::npos) throw bad("unclosed '[' in an IPv6 address");
-        ep.host = std::string(authority.substr(1, close - 1));
+        std::string_view literal = authority.substr(1, close - 1);
+        // RFC 6874: a zone id follows the address as "%25zone" ('%' escaped, as everywhere in a
+        // URL), e.g. [fe80::1%25eth0]; getaddrinfo takes it as "fe80::1%eth0".
+        std::string zone;
+        if (auto pct = literal.find('%'); pct != std::string_view::npos) {
+            std::string_view raw_zone = literal.substr(std::min(pct + 3, literal.size()));
+            if (literal.substr(pct, 3) != "%25" || raw_zone.empty() ||
+                !std::all_of(raw_zone.begin(), raw_zone.end(), zone_char))
+                throw bad(
+                    "a '%' inside '[...]' starts a zone id, written '%25' and the zone: "
+                    "[fe80::1%25eth0]");
+            zone = decoded(raw_zone, "zone id", bad);
+            literal = literal.substr(0, pct);
+        }
+        ep.host = std::string(literal);
         // Brackets hold an IPv6 literal only; anything else would go to the resolver and come
-        // back as an outage (69) instead of the typo it is. A zone ("%eth0") is left to it.
+        // back as an outage (69) instead of the typo it is.
         in6_addr addr{};
-        if (ep.host.find('%') == std::string::npos &&
-            inet_pton(AF_INET6, ep.host.c_str(), &addr) != 1)
+        if (inet_pton(AF_INET6, ep.host.c_str(), &addr) != 1)
             throw bad("not an IPv6 address inside '[...]'");
+        if (!zone.empty()) ep.host += "%" + zone;
         std::string_view after = authority.substr(close + 1);
         if (!after.empty()) {
             if (after[0] != ':') throw bad("expected ':port' after ']'");
@@ -166,7 +199,8 @@ Endpoint parse_redis_url(std::string_view url) {
             if (port.empty()) throw bad("empty port");
             authority = authority.substr(0, colon);
         }
-        ep.host = std::string(authority);
+        // RFC 3986 lets a host name be %-escaped too; a NUL in it would cut it short.
+        ep.host = decoded(authority, "host name", bad);
     }
     if (ep.host.empty()) throw bad("missing host");
     // DNS's limit: a longer name is a typo or an attack, never a Redis to connect to.

@@ -1,8 +1,12 @@
 #include "redis/url_list.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 
+#include "redis/redis_url.hpp"
 #include "util/errors.hpp"
+#include "util/excerpt.hpp"
 
 namespace redlock {
 namespace {
@@ -17,6 +21,26 @@ bool starts_url(const std::string& s, std::size_t pos) {
     return s.compare(i, 3, "://") == 0;
 }
 
+// Whether `url` parses on its own: only then may a list be cut after it.
+bool complete_url(std::string_view url) {
+    try {
+        (void)parse_redis_url(url);
+        return true;
+    } catch (const UsageError&) {
+        return false;
+    }
+}
+
+// `url` with everything between "://" and its last '@' replaced, the user name too.
+std::string userinfo_masked(std::string_view url) {
+    auto at = url.rfind('@');
+    if (at == std::string_view::npos) return std::string(url);
+    auto scheme_end = url.find("://");
+    std::size_t start =
+        scheme_end == std::string_view::npos || scheme_end > at ? 0 : scheme_end + 3;
+    return fmt::format("{}***{}", url.substr(0, start), url.substr(at));
+}
+
 }  // namespace
 
 std::vector<std::string> split_url_list(const std::vector<std::string>& values) {
@@ -24,13 +48,33 @@ std::vector<std::string> split_url_list(const std::vector<std::string>& values) 
     for (const std::string& v : values) {
         std::size_t begin = 0;
         for (std::size_t i = 0; i < v.size(); ++i) {
-            if (v[i] != ',' || !starts_url(v, i + 1)) continue;
+            // A password written unescaped may hold ",redis://" (and any other character): the
+            // list is cut only where what comes before is a whole URL, so that such a password
+            // stays in its URL, where the error message masks it.
+            if (v[i] != ',' || !starts_url(v, i + 1) ||
+                !complete_url(std::string_view(v).substr(begin, i - begin)))
+                continue;
             urls.push_back(v.substr(begin, i - begin));
             begin = i + 1;
         }
         urls.push_back(v.substr(begin));
     }
     return urls;
+}
+
+Endpoint parse_listed_url(const std::string& url, bool in_list) {
+    try {
+        return parse_redis_url(url);
+    } catch (const UsageError& e) {
+        if (!in_list) throw;
+        // A cut that was wrong after all leaves a piece of a password where a user name or host
+        // stands; quote the URL with its whole userinfo masked, or not at all.
+        std::string message = e.what();
+        std::string quoted = fmt::format("invalid Redis URL '{}'", excerpt(masked_url(url)));
+        if (!message.starts_with(quoted)) throw UsageError("invalid Redis URL in the list");
+        throw UsageError(fmt::format("invalid Redis URL '{}'{}", excerpt(userinfo_masked(url)),
+                                     message.substr(quoted.size())));
+    }
 }
 
 void check_node_count(std::size_t nodes) {

@@ -6,11 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "redis/redis_url.hpp"
+
 namespace redlock {
 
 // Every URL in `values`, each value split at the commas that start a new URL (a comma followed by
-// "scheme://"), so that a comma inside one URL (a host list, an escaped password) is left alone.
+// "scheme://" after a URL that parses on its own), so that a comma inside one URL (a host list,
+// a password, escaped as %2C or not) is left alone.
 std::vector<std::string> split_url_list(const std::vector<std::string>& values);
+
+// parse_redis_url(url); for one URL of several (`in_list`), an error quotes it with the whole
+// userinfo masked, the user name too: a wrong cut may have left a piece of a password there.
+Endpoint parse_listed_url(const std::string& url, bool in_list);
 
 // One node: the single-node mode; three or more: a Redlock quorum. Two are refused with a
 // UsageError that says why: a majority of two is both, so either node failing stops every run,

@@ -205,6 +205,34 @@ teardown() { assert_untouched; }
     REDLOCK_URL='redis://127.0.0.1:99999' refuse 64 "port must be 1-65535$" "${JOB[@]}"
 }
 
+@test "no error about a URL or a URL list ever shows the password" {
+    local secret=Sx9qTz pw value
+    for pw in "$secret,redis://$secret" "$secret,redis://x@$secret" "$secret@$secret" \
+        "$secret%$secret" "$secret%zz$secret" "$secret"$'\n'"$secret" "$secret%00$secret"; do
+        for value in "redis://u:$pw@127.0.0.1:99999" "redis://a:1,redis://u:$pw@h:0,redis://c" \
+            "redis-cluster://u:$pw@h1:0,h2" "redis://u:$pw@[::1%zz]"; do
+            run --separate-stderr env REDLOCK_URL="$value" "$RL" "${JOB[@]}"
+            assert_equal "$status" 64
+            if [[ $stderr == *"$secret"* ]]; then
+                echo "REDLOCK_URL=$value: $stderr" >&2
+                return 1
+            fi
+            run --separate-stderr "$RL" -u "$value" "${JOB[@]}"
+            assert_equal "$status" 64
+            [[ $stderr != *"$secret"* ]] || { echo "-u $value: $stderr" >&2; return 1; }
+        done
+    done
+}
+
+@test "an IPv6 zone id not written as %25zone is a usage error" {
+    refuse 64 "a '%' inside '.....' starts a zone id, written '%25' and the zone" -u 'redis://[::1%zz]' "${JOB[@]}"
+}
+
+@test "a NUL byte escaped in a URL is refused and shown as %00" {
+    refuse 64 "invalid Redis URL 'unix:///tmp/x%00y': a NUL byte \\(%00\\) in the path$" \
+        -u 'unix:///tmp/x%00y' "${JOB[@]}"
+}
+
 # --- names ---------------------------------------------------------------------------------------
 
 @test "a FIFO as --password-file, --sentinel-password-file, --cacert, --cert or --key is refused at once" {

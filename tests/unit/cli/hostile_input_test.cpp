@@ -55,7 +55,9 @@ TEST(RedisUrlHostile, MasksThePasswordEvenWithoutSchemeSlashes) {
 
 TEST(RedisUrlHostile, BracketsHoldOnlyIPv6Literals) {
     EXPECT_EQ(parse_redis_url("redis://[::1]:7000").host, "::1");
-    EXPECT_EQ(parse_redis_url("redis://[fe80::1%eth0]").host, "fe80::1%eth0");
+    // A zone id is written as RFC 6874 has it, "%25eth0"; a bare '%' is refused as a typo.
+    EXPECT_EQ(parse_redis_url("redis://[fe80::1%25eth0]").host, "fe80::1%eth0");
+    EXPECT_THROW(parse_redis_url("redis://[fe80::1%eth0]"), UsageError);
     EXPECT_THROW(parse_redis_url("redis://[zz::1]"), UsageError);
     EXPECT_THROW(parse_redis_url("redis://[127.0.0.1]"), UsageError);
 }

@@ -116,3 +116,48 @@ TEST(RedisUrl, ErrorQuotesTheUrlWithThePasswordMasked) {
         EXPECT_NE(what.find("port"), std::string::npos) << what;
     }
 }
+
+TEST(RedisUrl, Ipv6ZoneIdIsWrittenAsPercent25AndDecoded) {
+    // RFC 6874: the '%' before the zone id is itself escaped; getaddrinfo wants "addr%zone".
+    Endpoint ep = parse_redis_url("redis://[fe80::1%25eth0]:6380");
+    EXPECT_EQ(ep.host, "fe80::1%eth0");
+    EXPECT_EQ(ep.port, 6380);
+    EXPECT_EQ(ep.describe(), "[fe80::1%eth0]:6380");
+    EXPECT_EQ(parse_redis_url("redis://[fe80::1%25en%30]").host, "fe80::1%en0");
+}
+
+TEST(RedisUrl, APercentInBracketsThatIsNotAZoneIsAUsageError) {
+    for (const char* bad : {"redis://[::1%zz]", "redis://[fe80::1%eth0]", "redis://[fe80::1%25]",
+                            "redis://[fe80::1%25eth/0]", "redis://[fe80::1%25e%zz]",
+                            "redis://[nothost%25eth0]", "redis://[fe80::1%25e%00]"}) {
+        try {
+            parse_redis_url(bad);
+            ADD_FAILURE() << bad;
+        } catch (const UsageError& e) {
+            std::string what = e.what();
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+            EXPECT_NE(what.find("invalid Redis URL"), std::string::npos) << what;
+        }
+    }
+}
+
+TEST(RedisUrl, ANulByteAnywhereIsRefusedAndShownEscaped) {
+    // A NUL would cut the path, the AUTH argument or the host short as a C string.
+    for (const char* bad :
+         {"unix:///tmp/x%00y", "redis://u%00ser:pw@h", "redis://u:s3cr%00et@h", "redis://ho%00st",
+          "rediss://h%00", "redis://[fe80::1%25a%00]", "redis-cluster://u:s3cr%00et@h1,h2"}) {
+        try {
+            parse_redis_url(bad);
+            ADD_FAILURE() << bad;
+        } catch (const UsageError& e) {
+            std::string what = e.what();
+            EXPECT_NE(what.find("%00"), std::string::npos) << what;
+            EXPECT_EQ(what.find('\0'), std::string::npos) << what;
+            EXPECT_EQ(what.find("s3cr"), std::string::npos) << what;
+        }
+    }
+    EXPECT_EQ(parse_redis_url("redis://h%2Dx").host, "h-x");
+    EXPECT_THROW(parse_redis_url(std::string_view("redis://[::1\0x]", 15)), UsageError);
+    EXPECT_THROW(parse_redis_url("redis://[::1%]"), UsageError);
+    EXPECT_THROW(parse_redis_url("redis://[::1%2]"), UsageError);
+}
