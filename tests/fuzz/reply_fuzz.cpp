@@ -1,22 +1,24 @@
 // libFuzzer target: any bytes from a "server", fed to the hiredis reader in chunks as
 // Connection::read_reply does, with its bounded reader, (the first byte picks the chunk size, as
 // partial reads would cut them), and every reply that comes out through our reading of it: check(),
-// the acquire, renew, release and status script replies, holder info, and the status text and JSON
-// made from them. Anything but a result or an Error exception is a bug.
+// the acquire, renew, release and status script replies, holder info, the status text and JSON
+// made from them, a CLUSTER SLOTS reply and a MOVED / ASK redirection. Anything but a result or
+// an Error exception is a bug.
 #include <hiredis/hiredis.h>
 
 #include <cstdint>
 #include <memory>
 
-#include "redis/connection.hpp"
-#include "util/errors.hpp"
+#include "inspect/lock_report.hpp"
 #include "lock/holder.hpp"
 #include "lock/holder_info.hpp"
-#include "util/json.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_replies.hpp"
-#include "inspect/lock_report.hpp"
+#include "redis/cluster_slots.hpp"
+#include "redis/connection.hpp"
 #include "redis/reply_reader.hpp"
+#include "util/errors.hpp"
+#include "util/json.hpp"
 
 using namespace redlock;
 
@@ -52,6 +54,8 @@ void interpret(const Reply& reply) {
         (void)ttl_text(s);
     });
     for (std::size_t first = 0; first < 3; ++first) (void)holder_from_reply(*reply, first);
+    tolerate_errors([&] { (void)parse_cluster_slots(*reply, "127.0.0.1"); });
+    (void)parse_redirect(error_text(*reply));
 }
 
 }  // namespace
