@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <unordered_map>
 
-#include "lock/keys.hpp"
+#include "redis/cluster_slots.hpp"
 #include "redis/socket.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
