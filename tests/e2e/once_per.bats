@@ -116,7 +116,9 @@ shifted() {
     touch "$d/go"
     wait "$RL_PID"
     RL_PID=
-    run -75 wait "$waiter"
+    local status=0
+    wait "$waiter" || status=$?
+    [ "$status" = 75 ] || { echo "waiter exited $status: $(cat "$d/waiter.err")" >&2; false; }
     grep -q "already done" "$d/waiter.err"
     [ "$(starts "$d")" -eq 1 ]
 }
