@@ -233,3 +233,13 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     key_absent '{mr}:permit:1'
     key_absent mr
 }
+
+@test "a permits holder's fence never goes below Redis's clock in microseconds, as a plain lock's" {
+    # A counter set back (a failover to a replica that missed increments, a restart).
+    rcli SET '{job}:fence' 5 >/dev/null
+    run "$RL" --permits 2 job -- printenv REDLOCK_FENCE
+    assert_success
+    local clock
+    clock=$(rcli TIME | head -1)
+    [ "$output" -gt "$(((clock - 60) * 1000000))" ]
+}

@@ -19,22 +19,9 @@ if kind == 'string' and string.sub(redis.call('GET', KEYS[1]), 1, 16) == 'redloc
   return redis.error_reply('PERMITS is held with --permits ' .. string.sub(redis.call('GET', KEYS[1]), 17) ..
                            ', not 1; every holder of a name must give the same --permits')
 end
--- Check the counter the way INCR will read it, before anything is written: a script is not
--- rolled back, so failing at INCR after SET would leave a lock that nobody holds. INCR takes
--- '0' or a digit string without leading zeros ('0123' and '00' fail), and fences stay below
--- 2^62 (lock_replies.cpp refuses anything higher), so the counter must be at most 2^62 - 2.
-local fence_kind = redis.call('TYPE', KEYS[2]).ok
-if fence_kind ~= 'none' then
-  local counter = fence_kind == 'string' and redis.call('GET', KEYS[2]) or nil
-  if not counter or not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
-    return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] ..
-                             ' is not a decimal counter INCR can raise')
-  end
-  if #counter > 19 or (#counter == 19 and counter > '4611686018427387902') then
-    return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' holds ' .. counter ..
-                             ', at or past the limit of fences (2^62)')
-  end
-end
+-- Checked before anything is written (check_fence_counter, in the prelude).
+local fence_kind, fence_error = check_fence_counter(KEYS[2])
+if fence_error then return fence_error end
 
 -- Our own token already there: an earlier attempt of this run (same token) took the lock, but its
 -- reply was lost (a timeout, a reset connection) and the caller sent the acquire again. That is
@@ -92,22 +79,8 @@ if waits then
   redis.call('LREM', KEYS[4], 0, token)
   redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
 end
--- The fence never goes below this master's clock in microseconds. A counter can fall behind
--- the fences already handed out: lost with Redis's data (a restart without persistence), or
--- behind on a replica that a failover promoted (increments that had not replicated). Raised to
--- the clock first, the next fence is above every fence an earlier master handed out, as long as
--- the two masters' clocks agree within the time the failover took (one acquire per
--- microsecond at most: a script takes longer than that, so the clock keeps ahead of the count).
-local now = redis.call('TIME')
-local clock = now[1] .. string.format('%06d', tonumber(now[2]))
-local counter = fence_kind == 'none' and '' or redis.call('GET', KEYS[2])
--- Both are decimal strings without leading zeros (checked above): shorter is smaller.
-if #counter < #clock or (#counter == #clock and counter < clock) then
-  redis.call('SET', KEYS[2], clock)
-end
-redis.call('INCR', KEYS[2])
--- Read back as a string, as above: INCR's integer would reach Lua as a double.
-local fence = redis.call('GET', KEYS[2])
+-- Never below this master's clock in microseconds (next_fence, in the prelude).
+local fence = next_fence(KEYS[2])
 -- Holder info from an earlier holder is stale now, whether or not this run records its own.
 redis.call('DEL', KEYS[3])
 if #ARGV > 6 then

@@ -145,19 +145,9 @@ if op == 'acquire' then
     redis.call('DEL', KEYS[1])
     kind = 'none'
   end
-  -- The counter is checked as acquire.lua does, before anything is written.
-  local fence_kind = redis.call('TYPE', KEYS[2]).ok
-  if fence_kind ~= 'none' then
-    local counter = fence_kind == 'string' and redis.call('GET', KEYS[2]) or nil
-    if not counter or not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
-      return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] ..
-                               ' is not a decimal counter INCR can raise')
-    end
-    if #counter > 19 or (#counter == 19 and counter > '4611686018427387902') then
-      return redis.error_reply('WRONGTYPE the fence counter ' .. KEYS[2] .. ' holds ' ..
-                               counter .. ', at or past the limit of fences (2^62)')
-    end
-  end
+  -- Checked before anything is written, as acquire.lua does.
+  local fence_kind, fence_error = check_fence_counter(KEYS[2])
+  if fence_error then return fence_error end
   if kind == 'none' then
     -- No record: whatever permits are left were ended by deleting the lock key.
     for i = 1, n do redis.call('DEL', P .. i, P .. i .. ':info') end
@@ -200,12 +190,8 @@ if op == 'acquire' then
   end
   redis.call('LREM', KEYS[3], 0, token)
   redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
-  if fence_kind == 'none' then
-    local now = redis.call('TIME')
-    redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
-  end
-  redis.call('INCR', KEYS[2])
-  local fence = redis.call('GET', KEYS[2])
+  -- Never below this master's clock in microseconds, as with a plain lock.
+  local fence = next_fence(KEYS[2])
   local info = P .. i .. ':info'
   redis.call('DEL', info)
   if #ARGV > 10 then

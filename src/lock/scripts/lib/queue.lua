@@ -1,5 +1,46 @@
--- The waiters' queue, shared by every script that touches it: prepended to acquire, release,
--- wake and force_release at build time, since scripts sent to Redis cannot share code.
+-- What the scripts that take or give up a lock share, prepended to them at build time (acquire,
+-- permits, release, abandon, force_release), since scripts sent to Redis cannot share code: the
+-- fence counter's check and step, and the waiters' queue.
+
+-- Checks the fence counter `key` the way INCR will read it, before anything is written: a script
+-- is not rolled back, so failing at INCR after SET would leave a lock that nobody holds. INCR
+-- takes '0' or a digit string without leading zeros ('0123' and '00' fail), and fences stay below
+-- 2^62 (lock_replies.cpp refuses anything higher), so the counter must be at most 2^62 - 2.
+-- Returns the counter's type, or an error reply to return as it is.
+local function check_fence_counter(key)
+  local kind = redis.call('TYPE', key).ok
+  if kind == 'none' then return kind end
+  local counter = kind == 'string' and redis.call('GET', key) or nil
+  if not counter or not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
+    return nil, redis.error_reply('WRONGTYPE the fence counter ' .. key ..
+                                  ' is not a decimal counter INCR can raise')
+  end
+  if #counter > 19 or (#counter == 19 and counter > '4611686018427387902') then
+    return nil, redis.error_reply('WRONGTYPE the fence counter ' .. key .. ' holds ' .. counter ..
+                                  ', at or past the limit of fences (2^62)')
+  end
+  return kind
+end
+
+-- The next fence from counter `key` (checked above), as a decimal string: Lua's numbers are
+-- doubles, exact only below 2^53. The fence never goes below this master's clock in
+-- microseconds. A counter can fall behind the fences already handed out: lost with Redis's data
+-- (a restart without persistence), or behind on a replica that a failover promoted (increments
+-- that had not replicated). Raised to the clock first, the next fence is above every fence an
+-- earlier master handed out, as long as the two masters' clocks agree within the time the
+-- failover took (one acquire per microsecond at most: a script takes longer than that, so the
+-- clock keeps ahead of the count).
+local function next_fence(key)
+  local now = redis.call('TIME')
+  local clock = now[1] .. string.format('%06d', tonumber(now[2]))
+  local counter = redis.call('GET', key) or ''
+  -- Both are decimal strings without leading zeros: shorter is smaller.
+  if #counter < #clock or (#counter == #clock and counter < clock) then
+    redis.call('SET', key, clock)
+  end
+  redis.call('INCR', key)
+  return redis.call('GET', key)
+end
 -- A waiter is its token in the queue list plus prefix .. token .. ':alive' (it is still waiting)
 -- and prefix .. token (its wake-up list); the prefix carries the lock's hash tag.
 
