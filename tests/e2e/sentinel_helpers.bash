@@ -131,3 +131,15 @@ sentinel_setup() {
     sentinel_start S3 "$MASTER_PORT"
     SENTINEL_URL="redis-sentinel://127.0.0.1:$S1_PORT,127.0.0.1:$S2_PORT,127.0.0.1:$S3_PORT/$MASTER_NAME"
 }
+
+# True once a renewal reached node $1: its PTTL for key $2 rose between two consecutive samples.
+# Comparing with one early sample instead races: read right after a renewal, it is the full TTL,
+# which only a read within a millisecond or two of a later renewal could ever exceed.
+pttl_rises() {
+    local now last_file="$BATS_TEST_TMPDIR/pttl.$1.$2"
+    now=$(ncli "$1" PTTL "$2")
+    local last
+    last=$(cat "$last_file" 2>/dev/null || echo 999999999)
+    echo "$now" >"$last_file"
+    [ "$now" -gt "$last" ]
+}
