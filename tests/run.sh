@@ -49,6 +49,11 @@ finish_tests() {
     [ "$(cat "$logs/$name.status" 2>/dev/null)" = 0 ]
 }
 
+# The two sanitizer builds: precompiled common headers, and line tables only (-g1: a report
+# still names file and line) instead of full debug information. Together they cut a sanitizer
+# build's CPU time by about 30% (201 -> 142 CPU seconds on this machine). The release build keeps
+# neither, so that CI still catches a missing #include.
+fast_debug=(-DREDLOCK_PCH=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1)
 failed=0
 SECONDS=0
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1
@@ -58,13 +63,13 @@ echo "   built at ${SECONDS}s"
 start_tests release build
 
 echo "== ASan + UBSan build"
-build build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined
+build build-asan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=address,undefined "${fast_debug[@]}"
 echo "   built at ${SECONDS}s"
 finish_tests release || failed=1
 start_tests asan build-asan -E '^e2e\.packaging$'
 
 echo "== TSan build"
-build build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread
+build build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread "${fast_debug[@]}"
 echo "   built at ${SECONDS}s"
 finish_tests asan || failed=1
 start_tests tsan build-tsan -E '^e2e\.packaging$'
