@@ -55,28 +55,36 @@ gated() {
     [ "$(rcli EXISTS '{mix}:shared')" = 0 ]
 }
 
-@test "shared waiters ahead of a waiting exclusive run are admitted together; shared runs behind it wait for it" {
+@test "shared waiters ahead of a waiting exclusive run are admitted together; shared runs after it wait for it" {
     local dir=$BATS_TEST_TMPDIR/barrier order=$BATS_TEST_TMPDIR/order
     mkdir "$dir"
     gated queue
     wait_for 5 key_exists queue
     local s
     for s in S1 S2; do
-        # Each runs only once both have started: they hold the lock at the same time.
+        # Each goes on only once both have started (they hold the lock at the same time), then
+        # holds it until $BATS_TEST_TMPDIR/go2 exists.
         "$RL" --shared --wait 30s queue -- sh -c \
             'echo "$0" >> "$1"; touch "$2/$0"; n=0; while [ "$(ls "$2" | wc -l)" -lt 2 ]; do
-                 n=$((n + 1)); [ "$n" -lt 500 ] || exit 9; sleep 0.02; done' "$s" "$order" "$dir" &
+                 n=$((n + 1)); [ "$n" -lt 500 ] || exit 9; sleep 0.02; done
+             while [ ! -e "$3/go2" ]; do sleep 0.02; done' "$s" "$order" "$dir" "$BATS_TEST_TMPDIR" &
         PIDS+=($!)
     done
     wait_for 5 blocked_is 2
     "$RL" --wait 30s queue -- sh -c 'echo X1 >> "$0"; sleep 0.2; echo X1-end >> "$0"' "$order" &
     PIDS+=($!)
     wait_for 5 blocked_is 3
-    # Behind the waiting exclusive run: it is not let in beside S1 and S2.
+    touch "$BATS_TEST_TMPDIR/go"
+    wait_for 10 lines_are "$order" 2
+    # S1 and S2 hold it shared and X1 waits: a new shared run is not let in beside them.
+    blocked_is 1
+    run "$RL" --shared queue -- true
+    assert_failure 75
+    assert_output --partial "an exclusive run waits for it"
     "$RL" --shared --wait 30s queue -- sh -c 'echo S3 >> "$0"' "$order" &
     PIDS+=($!)
-    wait_for 5 blocked_is 4
-    touch "$BATS_TEST_TMPDIR/go"
+    wait_for 5 blocked_is 2
+    touch "$BATS_TEST_TMPDIR/go2"
     local p
     for p in "${PIDS[@]}"; do wait "$p"; done
     PIDS=()
