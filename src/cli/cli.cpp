@@ -14,6 +14,7 @@
 #include "cli/version.hpp"
 #include "lock/lock_name.hpp"
 #include "lock/permits.hpp"
+#include "lock/shared.hpp"
 #include "redis/secrets.hpp"
 #include "redis/url_list.hpp"
 #include "util/duration.hpp"
@@ -74,6 +75,7 @@ struct RawOptions {
     std::string sentinel_user;
     bool keep_env = false;
     std::string permits = "1";
+    bool shared = false;
     bool quiet = false;
     bool verbose = false;
     bool help = false;
@@ -163,6 +165,11 @@ void add_run_options(OptionTable& t, RawOptions& o) {
              "Let up to N runs hold NAME at once (default 1: a plain lock); each gets its "
              "own permit REDLOCK_PERMIT (1..N) and fence; not with a quorum",
              "REDLOCK_PERMITS");
+    t.flag("--shared", o.shared,
+           "Hold NAME shared: any number of --shared runs together, none beside an exclusive "
+           "run (one without --shared), which waiting shared runs let go first; not with "
+           "--permits or a quorum",
+           "REDLOCK_SHARED");
     t.flag("--keep-env", o.keep_env,
            "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
            "to COMMAND (removed by default: they may carry the password)",
@@ -382,6 +389,9 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.keep_env = raw.keep_env;
     r.permits = int_option(raw.permits, "--permits", 1, max_permits);
     if (r.permits > 1 && !r.conn.quorum.empty()) throw UsageError(permits_quorum_refusal);
+    r.shared = raw.shared;
+    if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
+    if (r.shared && !r.conn.quorum.empty()) throw UsageError(shared_quorum_refusal);
     r.job = job_options(raw.job, scan.given);
     r.command = std::move(command);
     return r;

@@ -147,7 +147,10 @@ int list_command(const InspectOptions& options) {
     // trip per such lock.
     PermitsByKey permits;
     for (const LockState& lock : locks)
-        if (permits_of(lock.token)) permits.emplace(lock.keys.key, read_permits(conn, lock.keys));
+        if (permits_of(lock.token))
+            permits.emplace(lock.keys.key, read_permits(conn, lock.keys));
+        else if (lock.token == shared_marker)
+            permits.emplace(lock.keys.key, read_shared(conn, lock.keys));
 
     if (options.json) {
         JsonWriter json;

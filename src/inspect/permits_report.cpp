@@ -33,7 +33,8 @@ std::string holder_line(const LockState& lock, const PermitHolder& h, long long 
         h.holder ? fmt::format("{} (command '{}', token {})", holder_text(s),
                                printable(h.holder->command), shown_token(h.token, verbose))
                  : fmt::format("an unknown holder (token {})", shown_token(h.token, verbose));
-    return fmt::format("permit {}: {}, {}", h.permit, who,
+    return fmt::format("{}: {}, {}",
+                       h.permit > 0 ? fmt::format("permit {}", h.permit) : "shared holder", who,
                        h.pttl_ms >= 0 ? ttl_text(s) + " left" : std::string("no expiry"));
 }
 
@@ -44,6 +45,9 @@ void say(const std::string& line) {
 }  // namespace
 
 std::string permits_summary(const PermitsState& permits) {
+    if (permits.shared)
+        return fmt::format("{} shared holder{}", permits.holders.size(),
+                           permits.holders.size() == 1 ? "" : "s");
     return fmt::format("{} of {} held", permits.holders.size(), permits.permits);
 }
 
@@ -65,12 +69,16 @@ void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsSta
         out.null();
     out.key("holder").null();
     out.key("redis_time_ms").value(permits.redis_now_ms);
-    out.key("permits").value(permits.permits);
-    out.key("held_permits").value(static_cast<long long>(permits.holders.size()));
+    if (permits.shared) {
+        out.key("shared").value(true);
+    } else {
+        out.key("permits").value(permits.permits);
+        out.key("held_permits").value(static_cast<long long>(permits.holders.size()));
+    }
     out.key("holders").begin_array();
     for (const PermitHolder& h : permits.holders) {
         out.begin_object();
-        out.key("permit").value(h.permit);
+        if (!permits.shared) out.key("permit").value(h.permit);
         out.key("token").value(h.token);
         out.key("ttl_ms");
         if (h.pttl_ms >= 0)
@@ -112,10 +120,12 @@ std::string permits_status_text(const LockState& lock, const PermitsState& permi
     line("name", printable(lock.keys.name));
     line("key", printable(lock.keys.key));
     line("state", permits.holders.empty() ? "free" : "held");
-    line("permits", permits_summary(permits));
+    line(permits.shared ? "holders" : "permits", permits_summary(permits));
+    int n = 0;
     for (const PermitHolder& h : permits.holders) {
         LockState s = holder_state(lock, h, permits.redis_now_ms);
-        line(fmt::format("permit {}", h.permit),
+        ++n;
+        line(permits.shared ? fmt::format("shared {}", n) : fmt::format("permit {}", h.permit),
              fmt::format("{}, {} left, token {}", holder_text(s),
                          h.pttl_ms >= 0 ? ttl_text(s) : std::string("no expiry"),
                          shown_token(h.token, verbose)));
@@ -133,6 +143,14 @@ std::string permits_status_text(const LockState& lock, const PermitsState& permi
 }
 
 bool is_permit_companion(std::string_view key) {
+    // A shared lock's holders set, or a holder's record: the "shared:" companion + a token.
+    if (lock_key_of(key, "shared")) return true;
+    constexpr std::size_t token_len = 32;
+    if (key.size() > token_len &&
+        key.substr(key.size() - token_len).find_first_not_of("0123456789abcdef") ==
+            std::string_view::npos &&
+        lock_key_of(key.substr(0, key.size() - token_len), "shared:"))
+        return true;
     std::string_view base = key;
     if (base.ends_with(":info")) base.remove_suffix(5);
     std::size_t digits = base.size();
@@ -165,6 +183,40 @@ int release_permit_with_token(Connection& conn, const LockKeys& keys, int permit
 
 int force_release_all_permits(Connection& conn, const LockKeys& keys, bool verbose) {
     std::vector<PermitHolder> removed = force_release_permits(conn, keys);
+    if (removed.empty()) {
+        say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
+        return exit_code::ok;
+    }
+    LockState lock;
+    lock.keys = keys;
+    for (const PermitHolder& h : removed)
+        say(fmt::format("released lock '{}' {}", printable(keys.name),
+                        holder_line(lock, h, 0, verbose)));
+    return exit_code::ok;
+}
+
+int release_shared_with_token(Connection& conn, const LockKeys& keys, const std::string& token,
+                              bool verbose) {
+    LockNode node(conn, 1, true);
+    switch (node.release(keys, token)) {
+        case ReleaseResult::released:
+            say(fmt::format("released the shared hold of token {} on lock '{}'",
+                            shown_token(token, verbose), printable(keys.name)));
+            return exit_code::ok;
+        case ReleaseResult::absent:
+            say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
+            return exit_code::ok;
+        case ReleaseResult::not_owner:
+            break;
+    }
+    PermitsState now = read_shared(conn, keys);
+    throw NotOwner(fmt::format("lock '{}' ({}) is not held by token {}; not released",
+                               printable(keys.name), permits_summary(now),
+                               shown_token(token, verbose)));
+}
+
+int force_release_all_shared(Connection& conn, const LockKeys& keys, bool verbose) {
+    std::vector<PermitHolder> removed = force_release_shared(conn, keys);
     if (removed.empty()) {
         say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
         return exit_code::ok;

@@ -96,6 +96,13 @@ int release_command(const InspectOptions& options) {
                                                  options.conn.verbose);
             return force_release_all_permits(conn, keys, options.conn.verbose);
         }
+        // --shared: the key holds a marker, the holders are listed apart.
+        if (now.token == shared_marker) {
+            if (options.token)
+                return release_shared_with_token(conn, keys, *options.token,
+                                                 options.conn.verbose);
+            return force_release_all_shared(conn, keys, options.conn.verbose);
+        }
     }
     if (options.token) return release_with_token(conn, keys, *options.token, options.conn.verbose);
     return force_release(conn, keys, options.conn.verbose);

@@ -58,9 +58,11 @@ int status_command(const InspectOptions& options) {
     // After the read, so an unreachable server costs one timeout, not two; stderr only, so
     // --json output stays clean.
     warn_if_evicting(conn);
-    if (lock.held() && permits_of(lock.token)) {
+    if (lock.held() && (permits_of(lock.token) || lock.token == shared_marker)) {
         // --permits N: the key holds only the record of N; the holders are the permits.
-        PermitsState permits = read_permits(conn, lock.keys);
+        // --shared: the key holds only a marker; the holders are listed apart.
+        PermitsState permits = permits_of(lock.token) ? read_permits(conn, lock.keys)
+                                                      : read_shared(conn, lock.keys);
         if (options.json) {
             JsonWriter json;
             write_permits_json(json, lock, permits);

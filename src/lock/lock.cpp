@@ -11,6 +11,7 @@ namespace redlock {
 
 bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
     if (permits_ > 1) return abandon_permit(keys, token);
+    if (shared_) return abandon_shared(keys, token);
     Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
                                          {token, std::to_string(wake_linger.count()), keys.wake},
                                          BootClock::now() + conn_.timeouts().command);
@@ -20,6 +21,7 @@ bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing) {
     if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing);
+    if (shared_) return acquire_shared(keys, token, ttl, info, queueing);
     // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry
     // that follows it, which a slow server may stretch to a command timeout or two.
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
@@ -39,6 +41,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
                             Deadline deadline) {
     if (permits_ > 1) return renew_permit(keys, token, ttl, deadline);
+    if (shared_) return renew_shared(keys, token, ttl, deadline);
     conn_.ensure_connected(deadline);
     Reply reply = scripts::renew().run(conn_, {keys.key, keys.info},
                                        {token, std::to_string(ttl.count())}, deadline);
@@ -47,6 +50,7 @@ RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Mill
 
 ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep) {
     if (permits_ > 1) return release_permit(keys, token, keep);
+    if (shared_) return release_shared(keys, token, keep);
     Reply reply = scripts::release().run(
         conn_, {keys.key, keys.info, keys.wait},
         {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},

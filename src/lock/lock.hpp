@@ -40,8 +40,10 @@ inline constexpr Millis wake_linger{10'000};
 class LockNode {
   public:
     // permits > 1: the permits protocol (permits.hpp), in which the node remembers the permit
-    // it acquired, for the renewals and the release.
-    explicit LockNode(Connection& conn, int permits = 1) : conn_(conn), permits_(permits) {}
+    // it acquired, for the renewals and the release. shared: the shared protocol (shared.hpp);
+    // never both (the CLI refuses the combination).
+    explicit LockNode(Connection& conn, int permits = 1, bool shared = false)
+        : conn_(conn), permits_(permits), shared_(shared) {}
 
     // `info`, when given, is recorded beside the lock (see HolderInfo). When the lock is busy,
     // `queueing` says whether and where `token` joins the waiters' queue, in the same step.
@@ -59,10 +61,13 @@ class LockNode {
 
     // Permits: whether `token` holds one of the lock's permits, whatever N this node was given.
     bool holds_permit(const LockKeys& keys, const std::string& token);
+    // Shared: whether `token` is one of the lock's shared holders.
+    bool holds_shared(const LockKeys& keys, const std::string& token);
 
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }
     int permits() const { return permits_; }
+    bool shared() const { return shared_; }
 
   private:
     // The permits protocol (permits.cpp).
@@ -72,9 +77,17 @@ class LockNode {
                              Deadline deadline);
     ReleaseResult release_permit(const LockKeys& keys, const std::string& token, Millis keep);
     bool abandon_permit(const LockKeys& keys, const std::string& token);
+    // The shared protocol (shared.cpp).
+    AcquireResult acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
+                                 const HolderInfo* info, Queueing queueing);
+    RenewResult renew_shared(const LockKeys& keys, const std::string& token, Millis ttl,
+                             Deadline deadline);
+    ReleaseResult release_shared(const LockKeys& keys, const std::string& token, Millis keep);
+    bool abandon_shared(const LockKeys& keys, const std::string& token);
 
     Connection& conn_;
     int permits_ = 1;
+    bool shared_ = false;
     int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
 };
 

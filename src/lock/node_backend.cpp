@@ -8,6 +8,7 @@
 #include "lock/holder.hpp"
 #include "lock/lock.hpp"
 #include "lock/permits.hpp"
+#include "lock/shared.hpp"
 #include "lock/waiter.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -24,13 +25,24 @@ std::string permits_busy(const LockKeys& keys, int permits, const AcquireResult&
                               : std::string());
 }
 
+// "lock 'k' is held exclusively, or an exclusive run waits for it first; ...": a shared run
+// queues behind a waiting exclusive run (writer preference), so both keep it out.
+std::string shared_busy(const LockKeys& keys, const AcquireResult& busy) {
+    return fmt::format(
+        "lock '{}' is held by an exclusive holder, or an exclusive run waits for it ahead of "
+        "shared ones{}",
+        keys.key,
+        busy.holder_pttl >= 0 ? "; looking again in " + format_duration(Millis(busy.holder_pttl))
+                              : std::string());
+}
+
 class NodeBackend final : public LockBackend {
   public:
     NodeBackend(const LockKeys& keys, const ConnectionOptions& conn, const ReplicaPolicy& replicas,
-                int permits)
+                int permits, bool shared)
         : LockBackend(keys),
           conn_(conn.endpoint, conn.timeouts),
-          node_(conn_, permits),
+          node_(conn_, permits, shared),
           replicas_(replicas),
           verbose_(conn.verbose) {
         conn_.set_home_key(keys.key);  // Redis Cluster: (re)connect straight to the lock's master
@@ -44,9 +56,13 @@ class NodeBackend final : public LockBackend {
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;
         if (!w.last.acquired) {
-            a.busy = node_.permits() > 1 ? permits_busy(keys(), node_.permits(), w.last)
-                                         : fmt::format("lock '{}' is held by {}", keys().key,
-                                                       describe_holder(w.last));
+            if (node_.permits() > 1)
+                a.busy = permits_busy(keys(), node_.permits(), w.last);
+            else if (node_.shared())
+                a.busy = shared_busy(keys(), w.last);
+            else
+                a.busy = fmt::format("lock '{}' is held by {}", keys().key,
+                                     describe_holder(w.last));
             return a;
         }
         if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
@@ -95,6 +111,9 @@ class NodeBackend final : public LockBackend {
         // A permits lock (--permits N): the parent holds one of the permits, whatever N this
         // nested run was given.
         if (permits_of(value)) return node_.holds_permit(keys(), token);
+        // A shared lock: the parent is one of its shared holders, whatever mode this nested
+        // run asked for.
+        if (value == shared_marker) return node_.holds_shared(keys(), token);
         return value == token;
     }
 
@@ -146,17 +165,21 @@ Millis lease_margin(Millis ttl) {
 }
 
 std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                               const ReplicaPolicy& replicas, int permits) {
-    return std::make_unique<NodeBackend>(keys, conn, replicas, permits);
+                                               const ReplicaPolicy& replicas, int permits,
+                                               bool shared) {
+    return std::make_unique<NodeBackend>(keys, conn, replicas, permits, shared);
 }
 
 std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                          const ReplicaPolicy& replicas, int permits) {
+                                          const ReplicaPolicy& replicas, int permits,
+                                          bool shared) {
+    if (permits > 1 && shared) throw UsageError(shared_permits_refusal);
     if (!conn.quorum.empty()) {
         if (permits > 1) throw UsageError(permits_quorum_refusal);
+        if (shared) throw UsageError(shared_quorum_refusal);
         return make_quorum_backend(keys, conn, replicas);
     }
-    return make_node_backend(keys, conn, replicas, permits);
+    return make_node_backend(keys, conn, replicas, permits, shared);
 }
 
 }  // namespace redlock

@@ -40,8 +40,11 @@ struct PermitHolder {
     std::optional<HolderInfo> holder;  // only when recorded for this token
 };
 
+// Also what a shared lock (--shared, lock/shared.hpp) reads as: `shared` set, every holder's
+// permit 0.
 struct PermitsState {
     int permits = 0;  // N, 0 when the lock is not a permits lock right now
+    bool shared = false;  // a shared lock's marker was there
     std::optional<long long> fence;
     long long redis_now_ms = 0;
     std::vector<PermitHolder> holders;  // by permit number

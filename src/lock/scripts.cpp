@@ -19,6 +19,8 @@ extern const char* const raise_fence_lua;
 extern const char* const raise_fence_lua_sha1;
 extern const char* const permits_lua;
 extern const char* const permits_lua_sha1;
+extern const char* const shared_lua;
+extern const char* const shared_lua_sha1;
 extern const char* const slot_lua;
 extern const char* const slot_lua_sha1;
 extern const char* const ledger_lua;
@@ -58,6 +60,10 @@ const Script& raise_fence() {
 }
 const Script& permits() {
     static const Script s("permits", scripts_src::permits_lua, scripts_src::permits_lua_sha1);
+    return s;
+}
+const Script& shared() {
+    static const Script s("shared", scripts_src::shared_lua, scripts_src::shared_lua_sha1);
     return s;
 }
 const Script& slot() {

@@ -16,6 +16,7 @@ const Script& force_release();  // release --force
 const Script& abandon();        // give up: compare-and-delete our lock, leave the queue
 const Script& raise_fence();    // quorum acquire: second, token-checked fence step
 const Script& permits();        // --permits N > 1: every operation on a permits lock
+const Script& shared();         // --shared: every operation of a shared holder
 const Script& slot();           // --once-per: Redis's clock and the latest completed slot
 const Script& ledger();         // a finished run: ledger entry and completed slot
 }  // namespace scripts

@@ -105,7 +105,9 @@ bool Run::acquire() {
     fence_ = a.fence;
     permit_ = a.permit;
     log::verbose("acquired lock '{}' {} (fence {}{}) in {}", keys_.key, a.where, fence_,
-                 opt_.permits > 1 ? fmt::format(", permit {} of {}", permit_, opt_.permits) : "",
+                 opt_.permits > 1 ? fmt::format(", permit {} of {}", permit_, opt_.permits)
+                 : opt_.shared    ? std::string(", shared")
+                                  : std::string(),
                  format_duration(since(lease_start_)));
     return true;
 }
@@ -413,7 +415,7 @@ int run_command(const RunOptions& options) {
     if (!options.keep_env) scrub_secret_environment();
     std::unique_ptr<LockBackend> lock =
         make_backend(LockKeys::make(options.name, options.conn.prefix), options.conn,
-                     options.replicas, options.permits);
+                     options.replicas, options.permits, options.shared);
     // Before Run blocks signals: the command inherits the mask. REDLOCK_REDIS names the whole
     // quorum, so a single-node parent's lock on one of its nodes never passes for a quorum hold.
     exec_if_held_by_ancestor(*lock, options.command);

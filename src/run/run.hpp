@@ -32,6 +32,7 @@ struct RunOptions {
     ReplicaPolicy replicas;             // --min-replicas, --replica-timeout: WAIT after writes
     bool keep_env = false;              // the command inherits the password variables too
     int permits = 1;                    // --permits: up to this many holders at once
+    bool shared = false;                // --shared: a shared holder, beside other shared ones
     JobOptions job;                     // once-per slots, ledger, metrics, stuck detection
 };
 

@@ -54,6 +54,43 @@ teardown() {
     done
 }
 
+shared_holders_are() { [ "$("$RL" status --json "$1" | jq -r '.holders | length')" = "$2" ]; }
+
+@test "--shared on a cluster: two shared holders together, an exclusive waiter after them, every key in the lock's slot" {
+    for name in 'jobs:{eu}:nightly' 'a}b'; do
+        rm -f "$GATE"
+        cluster_hold "$name" "$GATE" --shared --hold-info
+        cluster_hold "$name" "$GATE" --shared --hold-info
+        wait_for 10 shared_holders_are "$name" 2
+        run "$RL" status --json "$name"
+        assert_success
+        assert_equal "$(jq -r '.holders | length' <<<"$output")" 2
+        run "$RL" "$name" -- true
+        assert_equal "$status" 75
+        rl_start --wait 20s "$name" -- sh -c 'echo "$REDLOCK_FENCE" > "$0"' "$BATS_TEST_TMPDIR/x"
+        slot=$(cluster_keyslot "$name")
+        owner=$(slot_owner_port "$slot")
+        # lock key, fence, holders set, 2 holder records, queue, waiter's mark
+        wait_for 10 dbsize_at_least "$owner" 7
+        for port in $CLUSTER_PORTS; do
+            while IFS= read -r key; do
+                [ -n "$key" ] || continue
+                assert_equal "$port" "$owner"
+                assert_equal "$(cluster_keyslot "$key")" "$slot"
+            done < <(ccli "$port" --scan)
+        done
+        [ ! -e "$BATS_TEST_TMPDIR/x" ]
+        touch "$GATE"
+        rl_finish 10
+        assert_equal "$RL_STATUS" 0
+        grep -Eq '^[0-9]+$' "$BATS_TEST_TMPDIR/x"
+        cluster_holders_stop
+        ckey_absent "$name"
+        rm -f "$BATS_TEST_TMPDIR/x"
+        cluster_flush
+    done
+}
+
 @test "a seed that does not own the lock's slot leads the run to the slot's master" {
     owner=$(slot_owner_port "$(cluster_keyslot job)")
     seed=$(other_port "$owner")

@@ -17,6 +17,11 @@ if kind == 'string' and redis.call('GET', KEYS[1]) == token then
   redis.call('DEL', KEYS[1], KEYS[2])
   deleted = 1
 elseif kind ~= 'none' then
+  -- Held by shared holders (shared.lua): the shared waiters that queued behind us (writer
+  -- preference) may enter now, unless another exclusive waiter is ahead of them.
+  if kind == 'string' and redis.call('GET', KEYS[1]) == 'redlock-shared' then
+    wake_admissible(KEYS[3], ARGV[3], ARGV[2], false)
+  end
   return 0
 end
 -- The lock is free: it may be reserved for us as the queue's head, or we may have taken a

@@ -133,6 +133,9 @@ if op == 'acquire' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
   end
   if kind == 'string' and have ~= n then
+    if redis.call('GET', KEYS[1]) == 'redlock-shared' then
+      return redis.error_reply('PERMITS is held with --shared, not with --permits ' .. n)
+    end
     if not have then
       return redis.error_reply('PERMITS is held as a plain lock (--permits 1 or another ' ..
                                'client), not with --permits ' .. n)

@@ -52,7 +52,7 @@ class Cli : public ::testing::Test {
              {"REDLOCK_URL", "REDLOCK_PASSWORD_FILE", "REDLOCK_PREFIX", "REDLOCK_CONNECT_TIMEOUT",
               "REDLOCK_COMMAND_TIMEOUT", "REDLOCK_VERBOSE", "REDLOCK_TTL", "REDLOCK_RENEW_EVERY",
               "REDLOCK_WAIT", "REDLOCK_CONFLICT_EXIT_CODE", "REDLOCK_QUIET", "REDLOCK_ON_LOST",
-              "REDLOCK_KILL_AFTER", "REDISCLI_AUTH"})
+              "REDLOCK_KILL_AFTER", "REDISCLI_AUTH", "REDLOCK_SHARED", "REDLOCK_PERMITS"})
             unsetenv(v);
     }
 };
@@ -207,6 +207,27 @@ TEST_F(Cli, EnvironmentSuppliesDefaultsAndFlagsWin) {
     EXPECT_EQ(flags.run.conflict_exit_code, 4);
     EXPECT_EQ(flags.run.on_lost, OnLost::kill);
     EXPECT_EQ(flags.run.wait, milliseconds(2000));
+}
+
+TEST_F(Cli, SharedFromFlagOrEnvironment) {
+    EXPECT_FALSE(parse({"job", "true"}).run.shared);
+    EXPECT_TRUE(parse({"--shared", "job", "true"}).run.shared);
+    setenv("REDLOCK_SHARED", "1", 1);
+    EXPECT_TRUE(parse({"job", "true"}).run.shared);
+    setenv("REDLOCK_SHARED", "maybe", 1);
+    expect_usage_error({"job", "true"}, "REDLOCK_SHARED");
+}
+
+TEST_F(Cli, SharedRefusesPermitsAndAQuorum) {
+    EXPECT_TRUE(parse({"--shared", "--permits", "1", "job", "true"}).run.shared);
+    expect_usage_error({"--shared", "--permits", "2", "job", "true"},
+                       "--shared does not combine with --permits");
+    setenv("REDLOCK_PERMITS", "3", 1);
+    expect_usage_error({"--shared", "job", "true"}, "--shared does not combine with --permits");
+    unsetenv("REDLOCK_PERMITS");
+    expect_usage_error({"--shared", "-u", "redis://a", "-u", "redis://b", "-u", "redis://c", "job",
+                        "true"},
+                       "--shared does not work with a quorum");
 }
 
 TEST_F(Cli, BadEnvironmentValuesAreUsageErrors) {

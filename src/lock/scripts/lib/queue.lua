@@ -67,3 +67,31 @@ local function wake_head(queue, prefix, linger_ms)
   return head
 end
 
+
+-- Wakes the waiters that can enter the lock now, and only those (no herd). `free`: nobody holds
+-- the lock, so the live head can enter whatever its mode. After a shared head (or from the start
+-- when the lock is held shared), every live shared waiter can enter too, up to the first exclusive
+-- one: shared runs queued behind a waiting exclusive run stay behind it (writer preference, so a
+-- stream of readers cannot starve it). A waiter's mode is its ':alive' mark: 'shared' for a
+-- --shared run, anything else ('1') for an exclusive one. A waiter whose wake-up list already
+-- holds a wake-up is not given a second one.
+local function wake_admissible(queue, prefix, linger_ms, free)
+  local i = 0
+  while true do
+    local w = redis.call('LINDEX', queue, i)
+    if not w then return end
+    local mode = redis.call('GET', prefix .. w .. ':alive')
+    if not mode then
+      redis.call('LREM', queue, 1, w)
+    else
+      if mode ~= 'shared' and not free then return end
+      if redis.call('LLEN', prefix .. w) == 0 then
+        redis.call('RPUSH', prefix .. w, '1')
+        redis.call('PEXPIRE', prefix .. w, linger_ms)
+      end
+      if mode ~= 'shared' then return end
+      free = false
+      i = i + 1
+    end
+  end
+end

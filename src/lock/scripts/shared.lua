@@ -1,0 +1,275 @@
+-- Shared holders (--shared): any number of shared holders of one name together, and no exclusive
+-- holder (a plain lock: redlock-run without --shared, redis-py's Lock, SET NX PX) beside them.
+-- One script with one entry per operation, as permits.lua; lib/queue.lua is prepended.
+--
+-- Data model, all in the lock's slot:
+--   lock key        'redlock-shared': the marker that keeps every exclusive holder out (their
+--                   SET NX fails on it) while shared holders are in. Its TTL is stretched to
+--                   cover every holder, so it ends with the last one.
+--   holders (zset)  member: a holder's token; score: when its hold ends, in ms by Redis's clock.
+--                   A holder that dies is dropped once its score has passed, without help.
+--   H .. token      the holder's record (a hash, same end): token, fence, ttl_ms, acquired_ms
+--                   and its holder info.
+--   fence counter   shared with the exclusive holders: every fence is above every earlier one, so
+--                   an exclusive holder's fence is above every shared holder's admitted before it.
+--   waiters' queue  shared with exclusive waiters (acquire.lua); a shared waiter's ':alive' mark
+--                   is 'shared'. A shared run enters a free or shared-held lock unless a live
+--                   exclusive waiter is queued ahead of it (writer preference).
+-- Deleting the lock key by hand ends every shared hold (renewals fail, the next acquire clears
+-- the holders).
+--
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders.
+-- ARGV[1] operation, ARGV[2] H (the holder records' key prefix, with the lock's hash tag),
+-- ARGV[3] the waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may
+-- linger (ms); the operation's own arguments from ARGV[5] on (see each one below).
+
+local op, H, wprefix, linger = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local MARK = 'redlock-shared'
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The lock key's TYPE and whether it holds the shared marker.
+local function recorded()
+  local kind = redis.call('TYPE', KEYS[1]).ok
+  return kind, kind == 'string' and redis.call('GET', KEYS[1]) == MARK
+end
+
+-- Drops the holders whose hold has ended; returns how many are left and the latest end (ms).
+local function live(now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  local n = redis.call('ZCARD', KEYS[4])
+  local last = 0
+  if n > 0 then last = tonumber(redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]) end
+  return n, last
+end
+
+-- The marker and the holders last as long as the latest holder, and no longer; with none left
+-- the lock is free, and the waiters that can now enter are woken.
+local function refit(now)
+  local n, last = live(now)
+  if n == 0 then
+    redis.call('DEL', KEYS[1], KEYS[4])
+    wake_admissible(KEYS[3], wprefix, linger, true)
+  else
+    redis.call('PEXPIRE', KEYS[1], last - now)
+    redis.call('PEXPIRE', KEYS[4], last - now)
+  end
+  return n
+end
+
+-- A holder's hold now ends `ms` from `now`: its score, its record, and the marker if it is shorter.
+local function extend(token, ms, now)
+  redis.call('ZADD', KEYS[4], now + ms, token)
+  redis.call('PEXPIRE', H .. token, ms)
+  for _, k in ipairs({KEYS[1], KEYS[4]}) do
+    -- -1: a holders set just created by ZADD, which must not outlive its holders.
+    local pttl = redis.call('PTTL', k)
+    if pttl ~= -2 and pttl < ms then redis.call('PEXPIRE', k, ms) end
+  end
+end
+
+-- Whether `token` holds the lock shared right now.
+local function holding(token, now)
+  local _, shared = recorded()
+  if not shared then return false end
+  local ends = redis.call('ZSCORE', KEYS[4], token)
+  return ends ~= false and tonumber(ends) > now
+end
+
+-- Whether shared `token` may enter a free or shared-held lock: yes unless a live exclusive waiter
+-- is queued ahead of it; else also that waiter. Entries of dead waiters are dropped on the way.
+local function admitted(token)
+  local i = 0
+  while true do
+    local w = redis.call('LINDEX', KEYS[3], i)
+    if not w or w == token then return true, nil end
+    local mode = redis.call('GET', wprefix .. w .. ':alive')
+    if not mode then
+      redis.call('LREM', KEYS[3], 1, w)
+    elseif mode ~= 'shared' then
+      return false, w
+    else
+      i = i + 1
+    end
+  end
+end
+
+-- {token, pttl, {record field/value...}} for every live holder, the first to end first. Reads
+-- only: status must not write.
+local function holders(now)
+  local out = {}
+  local members = redis.call('ZRANGEBYSCORE', KEYS[4], '(' .. now, '+inf', 'WITHSCORES')
+  for k = 1, #members, 2 do
+    local token = members[k]
+    local info = {}
+    if redis.call('TYPE', H .. token).ok == 'hash' then info = redis.call('HGETALL', H .. token) end
+    out[#out + 1] = {token, tonumber(members[k + 1]) - now, info}
+  end
+  return out
+end
+
+-- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '1' when this run waits, ARGV[8] how long a
+-- waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
+-- holder has no TTL (ms), ARGV[10..] holder-info field/value pairs.
+-- Returns {1, fence} when acquired (fence a decimal string); {0, pttl} when busy, pttl bounding
+-- the caller's wait; an error 'PERMITS ...' when the name is held with --permits.
+if op == 'acquire' then
+  local token, ttl, waits = ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= ''
+  local kind, shared = recorded()
+  if kind ~= 'none' and kind ~= 'string' then
+    return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
+  end
+  local value = kind == 'string' and redis.call('GET', KEYS[1]) or ''
+  if string.sub(value, 1, 16) == 'redlock-permits/' then
+    return redis.error_reply('PERMITS is held with --permits ' .. string.sub(value, 17) ..
+                             ', not --shared; every holder of a name must give the same ' ..
+                             '--permits and --shared')
+  end
+  -- Checked before anything is written, as acquire.lua does.
+  local fence_kind, fence_error = check_fence_counter(KEYS[2])
+  if fence_error then return fence_error end
+  local now = now_ms()
+  if shared and live(now) == 0 then
+    -- Every holder ended (the marker outlived them by a millisecond): the lock is free.
+    redis.call('DEL', KEYS[1], KEYS[4])
+    kind, shared = 'none', false
+  elseif kind == 'none' then
+    -- No marker: whatever holders are left were ended by deleting the lock key.
+    redis.call('DEL', KEYS[4])
+  end
+  -- Our own token already holds: an earlier send of this acquire took it and its reply was
+  -- lost. It keeps its hold and the fence it drew (see acquire.lua).
+  if shared and fence_kind ~= 'none' and holding(token, now) then
+    extend(token, ttl, now)
+    return {1, redis.call('HGET', H .. token, 'fence')}
+  end
+  local blocker = nil
+  local ok = kind == 'none' or shared
+  if ok then ok, blocker = admitted(token) end
+  if not ok then
+    local pttl
+    if kind == 'string' and not shared then
+      pttl = redis.call('PTTL', KEYS[1])  -- an exclusive holder
+    else
+      -- Behind a waiting exclusive run: until it could be gone, or the shared holders are.
+      pttl = redis.call('PTTL', wprefix .. blocker .. ':alive')
+      if shared then
+        local held = redis.call('PTTL', KEYS[1])
+        if held >= 0 and (pttl < 0 or held < pttl) then pttl = held end
+      end
+    end
+    if waits then
+      if not redis.call('LPOS', KEYS[3], token) then redis.call('RPUSH', KEYS[3], token) end
+      local block = pttl >= 0 and pttl or tonumber(ARGV[9])
+      redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', block + tonumber(ARGV[8]))
+      redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + ttl)
+    end
+    return {0, pttl}
+  end
+  if not shared then redis.call('SET', KEYS[1], MARK, 'PX', ttl) end
+  redis.call('LREM', KEYS[3], 0, token)
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  -- Never below this master's clock in microseconds, as with a plain lock.
+  local fence = next_fence(KEYS[2])
+  local record = H .. token
+  redis.call('DEL', record)
+  local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'acquired_ms', now}
+  for k = 10, #ARGV do fields[#fields + 1] = ARGV[k] end
+  redis.call('HSET', record, unpack(fields))
+  extend(token, ttl, now)
+  -- The shared waiters queued before the first exclusive one may enter beside us: wake them
+  -- all at once (readers are admitted together), and nobody else.
+  wake_admissible(KEYS[3], wprefix, linger, false)
+  return {1, fence}
+end
+
+-- renew: ARGV[5] token, ARGV[6] ttl (ms). 1 extended, 0 not ours (its hold ended, or the lock
+-- key was deleted or replaced).
+if op == 'renew' then
+  local token, ttl = ARGV[5], tonumber(ARGV[6])
+  local now = now_ms()
+  if not holding(token, now) then return 0 end
+  extend(token, ttl, now)
+  return 1
+end
+
+-- release: ARGV[5] token, ARGV[6] keep (ms; 0 ends the hold now). 1 released (or shortened),
+-- 0 already gone, -1 the lock is held by others only (left untouched).
+if op == 'release' then
+  local token, keep = ARGV[5], tonumber(ARGV[6])
+  local now = now_ms()
+  local kind, shared = recorded()
+  if not holding(token, now) then
+    if kind == 'none' or (shared and live(now) == 0) then return 0 end
+    return -1
+  end
+  if keep > 0 then
+    -- Ends at now + keep, no longer than it would have: --min-hold only keeps what it has.
+    redis.call('ZADD', KEYS[4], now + keep, token)
+    redis.call('PEXPIRE', H .. token, keep)
+    refit(now)
+    return 1
+  end
+  redis.call('ZREM', KEYS[4], token)
+  redis.call('DEL', H .. token)
+  refit(now)
+  return 1
+end
+
+-- abandon: ARGV[5] token. Leaves the queue and ends a hold the token has (an acquire whose reply
+-- was lost); whoever can enter now is woken. Returns 1 when it ended a hold.
+if op == 'abandon' then
+  local token = ARGV[5]
+  redis.call('LREM', KEYS[3], 0, token)
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  local now = now_ms()
+  local kind, shared = recorded()
+  local deleted = 0
+  if holding(token, now) then
+    redis.call('ZREM', KEYS[4], token)
+    redis.call('DEL', H .. token)
+    deleted = 1
+  end
+  if shared then
+    if refit(now) > 0 then wake_admissible(KEYS[3], wprefix, linger, false) end
+  elseif kind == 'none' then
+    wake_admissible(KEYS[3], wprefix, linger, true)
+  end
+  return deleted
+end
+
+-- holds: ARGV[5] token. 1 when it holds the lock shared (a nested run checks its parent's).
+if op == 'holds' then
+  return holding(ARGV[5], now_ms()) and 1 or 0
+end
+
+-- status (read-only): {1 when the marker is there else 0, fence
+-- or false, now_s, now_us, holder...}, each holder {token, pttl, {record field/value...}}.
+if op == 'status' then
+  local _, shared = recorded()
+  local fence = false
+  if redis.call('TYPE', KEYS[2]).ok == 'string' then fence = redis.call('GET', KEYS[2]) end
+  local t = redis.call('TIME')
+  local reply = {shared and 1 or 0, fence, t[1], t[2]}
+  if shared then
+    for _, h in ipairs(holders(now_ms())) do reply[#reply + 1] = h end
+  end
+  return reply
+end
+
+-- force: ends every shared hold and the marker (release --force), waking whoever can enter.
+-- Returns the holders removed, each {token, pttl, {record...}}.
+if op == 'force' then
+  local _, shared = recorded()
+  if not shared then return {} end
+  local removed = holders(now_ms())
+  for _, h in ipairs(removed) do redis.call('DEL', H .. h[1]) end
+  redis.call('DEL', KEYS[1], KEYS[4])
+  wake_admissible(KEYS[3], wprefix, linger, true)
+  return removed
+end
+
+return redis.error_reply('ERR unknown shared operation ' .. tostring(op))

@@ -1,0 +1,38 @@
+// Shared holders (--shared): any number of shared holders of one name at once, no exclusive
+// holder beside them (src/lock/scripts/shared.lua has the data model). LockNode speaks this
+// protocol when built shared; this header is what the operator commands read.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lock/keys.hpp"
+#include "lock/permits.hpp"
+#include "redis/connection.hpp"
+
+namespace redlock {
+
+// The lock key's value while shared holders are in: every exclusive holder's SET NX fails on it.
+inline constexpr std::string_view shared_marker = "redlock-shared";
+
+inline constexpr const char* shared_permits_refusal =
+    "--shared does not combine with --permits above 1: a name is either a permits lock or a "
+    "shared/exclusive lock; give one of them";
+
+// Why a quorum (several -u) refuses --shared, for the UsageError.
+inline constexpr const char* shared_quorum_refusal =
+    "--shared does not work with a quorum (several -u): writer preference needs the waiters' "
+    "queue, which lives on one node, and a quorum waits by random retries, so a stream of shared "
+    "runs could starve an exclusive one; use one Redis (or Sentinel, or Cluster)";
+
+// The sorted set of a shared lock's holders, and the prefix of each holder's record.
+std::string shared_holders_key(const LockKeys& keys);
+std::string shared_record_prefix(const LockKeys& keys);
+
+// One atomic read of every shared holder: PermitsState with `shared` set and permit 0 for each.
+PermitsState read_shared(Connection& conn, const LockKeys& keys);
+// release --force: ends every shared hold; returns the holders removed.
+std::vector<PermitHolder> force_release_shared(Connection& conn, const LockKeys& keys);
+
+}  // namespace redlock

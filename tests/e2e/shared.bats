@@ -1,0 +1,232 @@
+#!/usr/bin/env bats
+# --shared: any number of shared holders of a name together, an exclusive holder (a run without
+# --shared, or any plain SET NX PX client) alone, and writer preference in the waiters' queue.
+# One redis-server for the whole file (every test uses its own lock names and starts from FLUSHALL).
+load helpers
+
+PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
+
+setup_file() { redis_start; }
+teardown_file() { redis_stop; }
+
+setup() { rcli FLUSHALL >/dev/null; PIDS=(); }
+teardown() {
+    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop"
+    local p
+    for p in ${PIDS[@]+"${PIDS[@]}"}; do
+        kill -9 "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+}
+
+blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
+lines_are() { [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -eq "$2" ]; }
+starts_at_least() { [ "$(grep -c '^start' "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+
+# gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
+# redlock-run pid and its fence to $BATS_TEST_TMPDIR/holders once it runs.
+gated() {
+    local name=$1
+    shift
+    "$RL" "$@" "$name" -- sh -c \
+        'echo "$PPID $REDLOCK_FENCE" >> "$0/holders"; while [ ! -e "$0/go" ]; do sleep 0.02; done' \
+        "$BATS_TEST_TMPDIR" &
+    PIDS+=($!)
+}
+
+@test "10 shared and 4 exclusive contenders x 3 rounds: never shared beside exclusive, never two exclusive, fences in admission order" {
+    local i mode
+    for i in $(seq 14); do
+        if [ "$i" -le 10 ]; then mode=S; else mode=X; fi
+        (for round in 1 2 3; do
+            if [ "$mode" = S ]; then flag=--shared; else flag=; fi
+            "$RL" $flag --wait 60s --ttl 5s mix -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" 0.1 "$mode" ||
+                echo "run $i ($mode) failed: $?" >> "$BATS_TEST_TMPDIR/failed"
+        done) &
+        PIDS+=($!)
+    done
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    PIDS=()
+    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+    run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log" 42
+    echo "$output"
+    assert_success
+    key_absent mix
+    [ "$(rcli EXISTS '{mix}:shared')" = 0 ]
+}
+
+@test "shared waiters ahead of a waiting exclusive run are admitted together; shared runs after it wait for it" {
+    local dir=$BATS_TEST_TMPDIR/barrier order=$BATS_TEST_TMPDIR/order
+    mkdir "$dir"
+    gated queue
+    wait_for 5 key_exists queue
+    local s
+    for s in S1 S2; do
+        # Each goes on only once both have started (they hold the lock at the same time), then
+        # holds it until $BATS_TEST_TMPDIR/go2 exists.
+        "$RL" --shared --wait 30s queue -- sh -c \
+            'echo "$0" >> "$1"; touch "$2/$0"; n=0; while [ "$(ls "$2" | wc -l)" -lt 2 ]; do
+                 n=$((n + 1)); [ "$n" -lt 500 ] || exit 9; sleep 0.02; done
+             while [ ! -e "$3/go2" ]; do sleep 0.02; done' "$s" "$order" "$dir" "$BATS_TEST_TMPDIR" &
+        PIDS+=($!)
+    done
+    wait_for 5 blocked_is 2
+    "$RL" --wait 30s queue -- sh -c 'echo X1 >> "$0"; sleep 0.2; echo X1-end >> "$0"' "$order" &
+    PIDS+=($!)
+    wait_for 5 blocked_is 3
+    touch "$BATS_TEST_TMPDIR/go"
+    wait_for 10 lines_are "$order" 2
+    # S1 and S2 hold it shared and X1 waits: a new shared run is not let in beside them.
+    blocked_is 1
+    run "$RL" --shared queue -- true
+    assert_failure 75
+    assert_output --partial "an exclusive run waits for it"
+    "$RL" --shared --wait 30s queue -- sh -c 'echo S3 >> "$0"' "$order" &
+    PIDS+=($!)
+    wait_for 5 blocked_is 2
+    touch "$BATS_TEST_TMPDIR/go2"
+    local p
+    for p in "${PIDS[@]}"; do wait "$p"; done
+    PIDS=()
+    cat "$order"
+    [ "$(head -n 2 "$order" | sort | tr '\n' ' ')" = "S1 S2 " ]
+    [ "$(tail -n 3 "$order" | tr '\n' ' ')" = "X1 X1-end S3 " ]
+}
+
+@test "a steady stream of shared runs does not starve a waiting exclusive run" {
+    local log=$BATS_TEST_TMPDIR/log i
+    # Four overlapping readers, each starting its next run as soon as its last one ends: without
+    # writer preference the name would never be free for the exclusive run.
+    for i in 1 2 3 4; do
+        (while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
+            "$RL" --shared --wait 30s stream -- "$PROBE" hold "$log" 0.4 S || exit 1
+        done) &
+        PIDS+=($!)
+        sleep 0.1
+    done
+    wait_for 10 starts_at_least "$log" 6
+    run "$RL" --wait 15s stream -- "$PROBE" hold "$log" 0.1 X
+    assert_success
+    local ended
+    ended=$(grep -c '^start' "$log")
+    # The readers go on after it.
+    wait_for 10 starts_at_least "$log" $((ended + 2))
+    touch "$BATS_TEST_TMPDIR/stop"
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    PIDS=()
+    run "$PROBE" check-shared "$log"
+    echo "$output"
+    assert_success
+    [ "$(grep -c '^start .* X ' "$log")" = 1 ]
+}
+
+@test "a SIGKILLed shared holder's hold returns when its TTL ends, without help" {
+    gated dead --shared --ttl 1s
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 1
+    run "$RL" dead -- true
+    assert_failure 75
+    # redlock-run dies without releasing; its watchdog ends the command.
+    kill -9 "${PIDS[0]}"
+    run "$RL" --wait 10s dead -- sh -c 'echo "exclusive $REDLOCK_FENCE"'
+    assert_success
+    local fence
+    fence=$(awk '{ print $2 }' "$BATS_TEST_TMPDIR/holders")
+    # The exclusive holder's fence is above the shared holder's before it.
+    [ "${output#exclusive }" -gt "$fence" ]
+    key_absent dead
+}
+
+@test "a plain holder (SET NX PX, as redis-py) keeps --shared runs out, and shared holders keep plain and exclusive runs out" {
+    rcli SET plain "$(printf '%032d' 7)" PX 30000 >/dev/null
+    run "$RL" --shared plain -- true
+    assert_failure 75
+    assert_output --partial "lock 'plain' is held by an exclusive holder"
+    [ "$(rcli GET plain)" = "$(printf '%032d' 7)" ]
+
+    gated sh --shared
+    gated sh --shared
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 2
+    [ "$(rcli GET sh)" = redlock-shared ]
+    # What redis-py's Lock and the plain pattern do: SET NX fails.
+    [ -z "$(rcli SET sh mine NX PX 1000)" ]
+    run "$RL" sh -- true
+    assert_failure 75
+    run "$RL" --permits 2 sh -- true
+    assert_failure 64
+    assert_output --partial "held with --shared"
+    [ "$(rcli GET sh)" = redlock-shared ]
+    # A plain run's key is still its own token, as before --shared existed.
+    run "$RL" fmt -- sh -c 'redis-cli -p "$0" GET fmt' "$REDIS_PORT"
+    assert_success
+    [[ "$output" =~ ^[0-9a-f]{32}$ ]]
+}
+
+@test "status, list, release --token and release --force on shared holders" {
+    gated ops --shared --hold-info
+    gated ops --shared --hold-info
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 2
+    run "$RL" status ops
+    assert_success
+    assert_output --partial "2 shared holders"
+    assert_output --partial "shared 2"
+    assert_output --partial "go"  # the recorded command line
+    run "$RL" status --json ops
+    assert_success
+    [ "$(jq -r '.shared' <<<"$output")" = true ]
+    [ "$(jq -r '.holders | length' <<<"$output")" = 2 ]
+    [ "$(jq -r '[.holders[].fence] | sort | join(" ")' <<<"$output")" = \
+      "$(awk '{ print $2 }' "$BATS_TEST_TMPDIR/holders" | sort | tr '\n' ' ' | sed 's/ $//')" ]
+    [ "$(jq -r '.holders[0].holder.pid' <<<"$output")" -gt 0 ]
+    local token
+    token=$(jq -r '.holders[0].token' <<<"$output")
+    run "$RL" list
+    assert_success
+    assert_output --partial "2 shared holders"
+    refute_output --partial "shared:"
+    run "$RL" release --token "$token" ops
+    assert_success
+    assert_output --partial "released the shared hold of token"
+    run "$RL" status --json ops
+    [ "$(jq -r '.holders | length' <<<"$output")" = 1 ]
+    run "$RL" release --token "$(printf '%032d' 1)" ops
+    assert_failure 1
+    run "$RL" release --force ops
+    assert_success
+    assert_output --partial "released lock 'ops' shared holder: "
+    run "$RL" status ops
+    assert_failure 1
+    key_absent ops
+}
+
+@test "a nested run of the same name inside a shared holder runs within its hold, shared or not" {
+    run "$RL" --keep-env --shared nest -- "$RL" --keep-env --shared nest -- "$RL" nest -- sh -c 'echo "inner $REDLOCK_FENCE"'
+    assert_success
+    assert_output --regexp '^inner [0-9]+$'
+}
+
+@test "--shared from REDLOCK_SHARED, with --min-hold and --max-runtime; refused with --permits or a quorum (64)" {
+    REDLOCK_SHARED=1 gated env
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 1
+    REDLOCK_SHARED=1 run "$RL" env -- true
+    assert_success
+    run "$RL" env -- true
+    assert_failure 75
+
+    run "$RL" --shared --min-hold 3s keep -- true
+    assert_success
+    run "$RL" keep -- true
+    assert_failure 75
+    run "$RL" --shared keep -- true
+    assert_success
+
+    run "$RL" --shared --max-runtime 0.3s long -- sleep 10
+    assert_failure 124
+    key_absent long
+
+    run "$RL" --shared --permits 2 mixed -- true
+    assert_failure 64
+    assert_output --partial "--shared does not combine with --permits"
+    run "$RL" --shared -u "$REDIS_URL" -u "$REDIS_URL/1" -u "$REDIS_URL/2" q -- true
+    assert_failure 64
+    assert_output --partial "--shared does not work with a quorum"
+}
