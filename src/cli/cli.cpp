@@ -383,6 +383,12 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.permits = int_option(raw.permits, "--permits", 1, max_permits);
     if (r.permits > 1 && !r.conn.quorum.empty()) throw UsageError(permits_quorum_refusal);
     r.job = job_options(raw.job, scan.given);
+    // The acquire script reads the slot; permits.lua does not, and with several holders at once
+    // two runs of one slot could run side by side anyway.
+    if (r.permits > 1 && r.job.once_per)
+        throw UsageError(
+            "--once-per needs --permits 1: with several holders at once two runs of a slot could "
+            "run side by side");
     r.command = std::move(command);
     return r;
 }

@@ -93,23 +93,48 @@ teardown() {
     run -0 "$RL" job true
 }
 
-@test "the ledger write is one round trip after the command, before the release" {
-    # MONITOR sees every command: between the acquire and the release exactly one ledger script.
+# Commands of redlock-run's own connection (by its address, from its first EVALSHA) in a MONITOR
+# log, before and after the line where the command announced its start with an ECHO.
+client_commands() {  # LOG before|after
+    local addr
+    addr=$(grep -m1 '"EVALSHA"' "$1" | sed -E 's/^[^[]*\[[0-9]+ ([^]]+)\].*/\1/')
+    [ -n "$addr" ]
+    awk -v a="[0 $addr]" -v side="$2" '
+        /"ECHO" "command-started"/ { seen = 1; next }
+        index($0, a) && ((side == "before") == !seen) { n++ }
+        END { print n + 0 }' "$1"
+}
+
+@test "with --once-per and the ledger: one round trip before the command, one after it" {
+    # Loads the scripts first: a first EVALSHA misses and is sent again as EVAL.
+    "$RL" --once-per 1h warm-up true
     rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" &
     local mon=$!
     wait_for 5 rcli_quiet PING
     sleep 0.1
-    "$RL" job true
-    wait_for 5 grep -q '"DEL"' "$BATS_TEST_TMPDIR/monitor"
+    run -0 "$RL" --once-per 1h job sh -c \
+        "redis-cli -h 127.0.0.1 -p $REDIS_PORT ECHO command-started >/dev/null"
+    # The same slot again: skipped, in the acquire's one round trip.
+    run -75 "$RL" --once-per 1h job sh -c "echo must-not-run"
+    [[ "$output" == *"was already done"* ]]
+    wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" '"HGETALL" "{job}:once"'
     kill "$mon"
     wait "$mon" 2>/dev/null || true
-    local calls
-    calls=$(grep -c '"EVALSHA"\|"EVAL"' "$BATS_TEST_TMPDIR/monitor")
-    # acquire + ledger + release (an EVALSHA miss may add one EVAL each)
-    [ "$(grep -c '"LPUSH"' "$BATS_TEST_TMPDIR/monitor")" -eq 1 ]
-    [ "$(grep -n '"LPUSH"' "$BATS_TEST_TMPDIR/monitor" | cut -d: -f1)" -lt \
-      "$(grep -n '"DEL" "job"' "$BATS_TEST_TMPDIR/monitor" | cut -d: -f1)" ]
-    [ "$calls" -ge 3 ]
+    local log="$BATS_TEST_TMPDIR/monitor"
+    # Before the command: the acquire alone, which reads the slot record itself.
+    [ "$(client_commands "$log" before)" -eq 1 ]
+    # After it: one script that writes the entry, marks the slot and deletes the lock.
+    [ "$(client_commands "$log" after)" -eq 1 ]
+    # And the skipped run (its own connection) sent its acquire alone: three commands in all
+    # besides the command's ECHO and the PINGs of wait_for.
+    [ "$(grep -v '\[0 lua\]' "$log" | grep -vc '"ECHO"\|"PING"\|^OK$')" -eq 3 ]
+    [ "$(grep -c '"EVALSHA"' "$log")" -eq 3 ]
+    local ran_end
+    ran_end=$(grep -n '"EVALSHA"' "$log" | sed -n 2p | cut -d: -f1)
+    [ "$(grep -n '"LPUSH" "{job}:ledger"' "$log" | cut -d: -f1)" -gt "$ran_end" ]
+    [ "$(grep -n '"DEL" "job"' "$log" | cut -d: -f1)" -gt "$ran_end" ]
+    [ "$(grep -n '"HSET" "{job}:once"' "$log" | cut -d: -f1)" -gt "$ran_end" ]
+    [ "$(grep -c 'must-not-run' "$log")" -eq 0 ]
 }
 
 @test "quorum: history merges the nodes' copies, each run once" {
