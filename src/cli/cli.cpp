@@ -29,7 +29,7 @@ constexpr const char* usage_text =
     "       redlock-run [OPTIONS] -c 'SHELL COMMAND' NAME\n"
     "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
     "       redlock-run status [OPTIONS] [--json] NAME\n"
-    "       redlock-run list [OPTIONS] [--json] [PATTERN]\n"
+    "       redlock-run list [OPTIONS] [--json] [--last-runs] [PATTERN]\n"
     "       redlock-run release [OPTIONS] (--token TOKEN | --force) NAME\n"
     "       redlock-run history [OPTIONS] [--limit N] [--json] NAME\n"
     "\n"
@@ -177,12 +177,15 @@ struct InspectRawOptions {
     std::string token;
     bool force = false;
     std::string limit;
+    bool last_runs = false;
 };
 
 void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     t.group("Operator command options", [&] {
         t.flag("--json", o.json, "status, list, history: print JSON (fields in the man page)");
         t.option("--limit N", o.limit, "history: show the N newest runs (default 20)");
+        t.flag("--last-runs", o.last_runs,
+               "list: add each lock's last run and last success from its ledger");
         t.option("--token TOKEN", o.token,
                  "release: release only if TOKEN is the lock's current token");
         t.flag("--force", o.force, "release: delete the lock whoever holds it");
@@ -450,6 +453,8 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     o.conn = connection_options(raw, scan);
     o.json = ir.json;
     if (action != Action::history) only_for("limit", "history");
+    if (action != Action::list) only_for("last-runs", "list");
+    o.last_runs = ir.last_runs;
     if (action == Action::list) {
         only_for("token", "release");
         only_for("force", "release");
@@ -545,6 +550,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     }
     if (scan.given.contains("limit"))
         throw UsageError("option '--limit' is for history, not for running a command");
+    if (scan.given.contains("last-runs"))
+        throw UsageError("option '--last-runs' is for list, not for running a command");
     for (const char* option : {"json", "token", "force"})
         if (scan.given.contains(option))
             throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",

@@ -84,6 +84,36 @@ teardown() {
     run -1 "$RL" status job
     assert_output --regexp "last run: .*ran, exit 1"
     assert_output --regexp "last ok: .*ran, exit 0"
+    run -1 "$RL" status --json job
+    echo "$output" | jq -e '.last_run.outcome == "ran" and .last_run.exit_status == 1
+        and .last_success.exit_status == 0 and .last_success.end_ms <= .last_run.end_ms'
+    # The last success is found however far back it is among the kept entries.
+    for _ in 1 2 3 4 5; do "$RL" job false || true; done
+    run -1 "$RL" status --json job
+    echo "$output" | jq -e '.last_success.exit_status == 0'
+    # A lock without a ledger: none, in both forms.
+    run -1 "$RL" status --json other
+    echo "$output" | jq -e '.last_run == null and .last_success == null'
+    run -1 "$RL" status other
+    refute_output --partial "last run"
+}
+
+@test "list --last-runs adds each held lock's last run and last success" {
+    "$RL" job true
+    "$RL" job sh -c 'exit 4' || true
+    hold job
+    run -0 "$RL" list --last-runs --json
+    echo "$output" | jq -e '.[0].name == "job" and .[0].last_run.exit_status == 4
+        and .[0].last_success.exit_status == 0'
+    run -0 "$RL" list --last-runs
+    assert_line --index 0 --regexp "LAST RUN +LAST OK +COMMAND"
+    assert_line --index 1 --regexp "ran, exit 4 .*ran, exit 0"
+    # Without the option, list is as before: no extra fields, no extra round trips.
+    run -0 "$RL" list --json
+    echo "$output" | jq -e '.[0] | has("last_run") | not'
+    run -64 "$RL" status --last-runs job
+    run -64 "$RL" --last-runs job true
+    stop_holder
 }
 
 @test "a ledger that cannot be written is a warning and changes neither start nor exit status" {
@@ -145,7 +175,12 @@ client_commands() {  # LOG before|after
     "$RL" job sh -c 'exit 2' || true
     run -0 "$RL" history --json job
     [ "${#lines[@]}" -eq 2 ]
+    run -1 "$RL" status --json job
+    echo "$output" | jq -e '.last_run.exit_status == 2 and .last_success.exit_status == 0'
     q_down 0
     run -0 --separate-stderr "$RL" history --json job
     [ "${#lines[@]}" -eq 2 ]
+    run -1 --separate-stderr "$RL" status job
+    assert_output --regexp "last run: .*ran, exit 2"
+    assert_output --regexp "last ok: .*ran, exit 0"
 }
