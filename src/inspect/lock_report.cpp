@@ -83,8 +83,8 @@ void write_entry_json(JsonWriter& j, const LedgerEntry& e) {
 }
 
 void write_last_runs_json(JsonWriter& out, const LastRuns& runs) {
-    for (const auto& [key, entry] : {std::pair{"last_run", &runs.last},
-                                     std::pair{"last_success", &runs.last_success}}) {
+    for (const auto& [key, entry] :
+         {std::pair{"last_run", &runs.last}, std::pair{"last_success", &runs.last_success}}) {
         out.key(key);
         if (*entry)
             write_entry_json(out, **entry);

@@ -160,14 +160,11 @@ std::vector<std::string> ledger_script_args(const std::string& token, const RunR
                                             const std::vector<std::string>& release) {
     const LedgerEntry& e = record.entry;
     std::string mode = !record.slot ? "" : record.any_result ? "any" : "ok";
-    std::vector<std::string> args{record.held ? token : std::string(),
-                                  std::string(outcome_name(record.outcome)),
-                                  std::to_string(record.ledger_size),
-                                  encode_entry(e),
-                                  std::to_string(e.duration_ms),
-                                  mode,
-                                  std::to_string(record.slot.value_or(0)),
-                                  std::to_string(record.once_ttl.count())};
+    std::vector<std::string> args{
+        record.held ? token : std::string(),     std::string(outcome_name(record.outcome)),
+        std::to_string(record.ledger_size),      encode_entry(e),
+        std::to_string(e.duration_ms),           mode,
+        std::to_string(record.slot.value_or(0)), std::to_string(record.once_ttl.count())};
     if (release.empty()) {
         args.insert(args.end(), {"", "", ""});
     } else {
@@ -176,17 +173,17 @@ std::vector<std::string> ledger_script_args(const std::string& token, const RunR
                         exit_code::internal);
         args.insert(args.end(), release.begin(), release.end());
     }
-    args.insert(args.end(), {"host", e.host, "pid", std::to_string(e.pid), "fence",
-                             std::to_string(e.fence), "exit",
-                             e.exit_status ? std::to_string(*e.exit_status) : std::string()});
+    args.insert(args.end(),
+                {"host", e.host, "pid", std::to_string(e.pid), "fence", std::to_string(e.fence),
+                 "exit", e.exit_status ? std::to_string(*e.exit_status) : std::string()});
     return args;
 }
 
 RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
                           const RunRecord& record) {
-    Reply reply = scripts::ledger().run(conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
-                                        ledger_script_args(token, record, {}),
-                                        BootClock::now() + conn.timeouts().command);
+    Reply reply = scripts::ledger().run(
+        conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
+        ledger_script_args(token, record, {}), BootClock::now() + conn.timeouts().command);
     FinishResult out = finish_result(reply, keys.key, /*released=*/false);
     return out.record;
 }

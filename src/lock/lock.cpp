@@ -23,15 +23,14 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
     // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry
     // that follows it, which a slow server may stretch to a command timeout or two.
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
-    std::vector<std::string> args{token,
-                                  std::to_string(ttl.count()),
-                                  queueing == Queueing::wait ? "1" : "",
-                                  keys.wake,
-                                  std::to_string(alive_grace.count()),
-                                  std::to_string(no_ttl_recheck.count()),
-                                  once_ ? fmt::format("{}:{}", once_->period.count(),
-                                                      once_->offset.count())
-                                        : std::string()};
+    std::vector<std::string> args{
+        token,
+        std::to_string(ttl.count()),
+        queueing == Queueing::wait ? "1" : "",
+        keys.wake,
+        std::to_string(alive_grace.count()),
+        std::to_string(no_ttl_recheck.count()),
+        once_ ? fmt::format("{}:{}", once_->period.count(), once_->offset.count()) : std::string()};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
@@ -81,10 +80,10 @@ FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Mi
     }
     std::vector<std::string> release_args{std::to_string(keep.count()),
                                           std::to_string(wake_linger.count()), keys.wake};
-    Reply reply = scripts::ledger().run(
-        conn_, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
-        ledger_script_args(token, record, release_args),
-        BootClock::now() + conn_.timeouts().command);
+    Reply reply =
+        scripts::ledger().run(conn_, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
+                              ledger_script_args(token, record, release_args),
+                              BootClock::now() + conn_.timeouts().command);
     return finish_result(reply, keys.key, /*released=*/true);
 }
 

@@ -76,7 +76,8 @@ long long checked_slot(const redisReply& r, std::string_view key) {
         throw RedisError(fmt::format(
             "unexpected reply from the acquire script for lock '{}': {} where a --once-per slot "
             "belongs (is this Redis?)",
-            key, r.type == REDIS_REPLY_STRING ? fmt::format("'{}'", text(r))
+            key,
+            r.type == REDIS_REPLY_STRING ? fmt::format("'{}'", text(r))
                                          : std::string(type_name(r.type))));
     return *slot;
 }

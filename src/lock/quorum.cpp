@@ -325,7 +325,8 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         const AcquireResult& r = *seen.results[i];
         if (r.slot_done) {
             // Keep the latest run's record, for the message.
-            if (!a.slot_done || r.slot_done->end_ms > a.slot_done->end_ms) a.slot_done = r.slot_done;
+            if (!a.slot_done || r.slot_done->end_ms > a.slot_done->end_ms)
+                a.slot_done = r.slot_done;
             a.slot = r.slot;
         } else if (r.acquired) {
             ++a.accepted;

@@ -65,8 +65,7 @@ const Script& ledger() {
     return s;
 }
 const Script& last_runs() {
-    static const Script s("last_runs", scripts_src::last_runs_lua,
-                          scripts_src::last_runs_lua_sha1);
+    static const Script s("last_runs", scripts_src::last_runs_lua, scripts_src::last_runs_lua_sha1);
     return s;
 }
 }  // namespace scripts

@@ -16,8 +16,8 @@ const Script& force_release();  // release --force
 const Script& abandon();        // give up: compare-and-delete our lock, leave the queue
 const Script& raise_fence();    // quorum acquire: second, token-checked fence step
 const Script& permits();        // --permits N > 1: every operation on a permits lock
-const Script& ledger();     // a finished run: ledger entry, completed slot and the release
-const Script& last_runs();  // read-only: a ledger's newest entry and newest success
+const Script& ledger();         // a finished run: ledger entry, completed slot and the release
+const Script& last_runs();      // read-only: a ledger's newest entry and newest success
 }  // namespace scripts
 
 }  // namespace redlock

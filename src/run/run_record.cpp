@@ -7,11 +7,11 @@
 #include <ctime>
 
 #include "lock/holder.hpp"
-#include "util/printable.hpp"
 #include "run/metrics.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
+#include "util/printable.hpp"
 
 namespace redlock {
 namespace {
@@ -89,8 +89,8 @@ void record_in_ledger(LockBackend& lock, const RunRecord& record) {
     try {
         RecordResult r = lock.record_run(std::string(), record);
         if (!r.problem.empty())
-            log::warning("could not record the run of lock '{}' in its ledger: {}",
-                         lock.keys().key, printable(r.problem));
+            log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
+                         printable(r.problem));
     } catch (const std::exception& e) {
         log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
                      e.what());
