@@ -30,7 +30,7 @@ constexpr const char* usage_text =
     "       redlock-run [OPTIONS] -c 'SHELL COMMAND' NAME\n"
     "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
     "       redlock-run status [OPTIONS] [--json] NAME\n"
-    "       redlock-run list [OPTIONS] [--json] [PATTERN]\n"
+    "       redlock-run list [OPTIONS] [--json] [--last-runs] [PATTERN]\n"
     "       redlock-run release [OPTIONS] (--token TOKEN | --force) NAME\n"
     "       redlock-run history [OPTIONS] [--limit N] [--json] NAME\n"
     "\n"
@@ -184,12 +184,15 @@ struct InspectRawOptions {
     std::string token;
     bool force = false;
     std::string limit;
+    bool last_runs = false;
 };
 
 void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     t.group("Operator command options", [&] {
         t.flag("--json", o.json, "status, list, history: print JSON (fields in the man page)");
         t.option("--limit N", o.limit, "history: show the N newest runs (default 20)");
+        t.flag("--last-runs", o.last_runs,
+               "list: add each lock's last run and last success from its ledger");
         t.option("--token TOKEN", o.token,
                  "release: release only if TOKEN is the lock's current token");
         t.flag("--force", o.force, "release: delete the lock whoever holds it");
@@ -393,6 +396,12 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
     if (r.shared && !r.conn.quorum.empty()) throw UsageError(shared_quorum_refusal);
     r.job = job_options(raw.job, scan.given);
+    // The acquire script reads the slot; permits.lua does not, and with several holders at once
+    // two runs of one slot could run side by side anyway.
+    if (r.permits > 1 && r.job.once_per)
+        throw UsageError(
+            "--once-per needs --permits 1: with several holders at once two runs of a slot could "
+            "run side by side");
     r.command = std::move(command);
     return r;
 }
@@ -454,6 +463,8 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     o.conn = connection_options(raw, scan);
     o.json = ir.json;
     if (action != Action::history) only_for("limit", "history");
+    if (action != Action::list) only_for("last-runs", "list");
+    o.last_runs = ir.last_runs;
     if (action == Action::list) {
         only_for("token", "release");
         only_for("force", "release");
@@ -549,6 +560,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     }
     if (scan.given.contains("limit"))
         throw UsageError("option '--limit' is for history, not for running a command");
+    if (scan.given.contains("last-runs"))
+        throw UsageError("option '--last-runs' is for list, not for running a command");
     for (const char* option : {"json", "token", "force"})
         if (scan.given.contains(option))
             throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",

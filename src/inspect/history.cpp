@@ -27,21 +27,7 @@ std::string status_text(const LedgerEntry& e) {
 
 void write_json(const LedgerEntry& e) {
     JsonWriter j;
-    j.begin_object();
-    j.key("start_ms").value(e.start_ms);
-    j.key("end_ms").value(e.end_ms);
-    j.key("duration_ms").value(e.duration_ms);
-    j.key("outcome").value(e.outcome);
-    j.key("host").value(e.host);
-    j.key("pid").value(e.pid);
-    j.key("user").value(e.user);
-    j.key("exit_status");
-    e.exit_status ? j.value(*e.exit_status) : j.null();
-    j.key("signal");
-    e.signal ? j.value(*e.signal) : j.null();
-    j.key("fence").value(e.fence);
-    if (!e.command.empty()) j.key("command").value(e.command);
-    j.end_object();
+    write_entry_json(j, e);
     std::fputs((j.str() + "\n").c_str(), stdout);
 }
 
@@ -92,27 +78,32 @@ std::string entry_summary(const LedgerEntry& e) {
                        e.pid, printable(e.user));
 }
 
-const LedgerEntry* last_success(const std::vector<LedgerEntry>& entries) {
-    for (const LedgerEntry& e : entries)
-        if (e.outcome == "ran" && e.exit_status == 0) return &e;
-    return nullptr;
-}
-
-void print_last_runs(Connection& conn, const LockKeys& keys) {
-    std::vector<LedgerEntry> entries;
+LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys) {
     try {
-        entries = read_ledger(conn, keys, ledger_size_default);
+        return read_last_runs(conn, keys);
     } catch (const Error& e) {
         log::verbose("could not read the ledger of lock '{}': {}", keys.key, e.what());
-        return;
+        return {};
     }
-    if (entries.empty()) return;
-    const LedgerEntry* ok = last_success(entries);
-    std::string out = fmt::format("{:<10}{}\n", "last run:", entry_summary(entries.front()));
-    out += fmt::format(
-        "{:<10}{}\n", "last ok:",
-        ok ? entry_summary(*ok) : fmt::format("none in the last {} runs", entries.size()));
-    std::fputs(out.c_str(), stdout);
+}
+
+LastRuns newest_last_runs(const std::vector<LastRuns>& per_node) {
+    LastRuns out;
+    auto newer = [](std::optional<LedgerEntry>& best, const std::optional<LedgerEntry>& e) {
+        if (e && (!best || e->end_ms > best->end_ms)) best = e;
+    };
+    for (const LastRuns& r : per_node) {
+        newer(out.last, r.last);
+        newer(out.last_success, r.last_success);
+    }
+    return out;
+}
+
+std::string last_runs_text(const LastRuns& runs) {
+    if (!runs.last) return "";
+    return fmt::format("{:<10}{}\n{:<10}{}\n", "last run:", entry_summary(*runs.last), "last ok:",
+                       runs.last_success ? entry_summary(*runs.last_success)
+                                         : std::string("none among the runs the ledger keeps"));
 }
 
 int history_command(const InspectOptions& options) {

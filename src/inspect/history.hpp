@@ -18,11 +18,13 @@ std::vector<LedgerEntry> read_history(const InspectOptions& options, const LockK
 // "2024-05-01 12:00:03 +0200, ran, exit 0, 12s on web-1 (pid 4120, deploy)"
 std::string entry_summary(const LedgerEntry& e);
 
-// status's "last run" and "last success" lines, from the newest 100 entries; nothing when the
-// ledger is empty or cannot be read (status answers about the lock, not its history).
-void print_last_runs(Connection& conn, const LockKeys& keys);
-
-// The newest entry that ran and exited 0, or nullptr.
-const LedgerEntry* last_success(const std::vector<LedgerEntry>& entries);
+// The last run and the last success (outcome 'ran', exit 0) among the entries the ledger keeps,
+// for status and list --last-runs; none when the ledger cannot be read (they answer about the
+// lock, not its history; -v says why).
+LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
+// A quorum: the newest of each among the nodes' copies.
+LastRuns newest_last_runs(const std::vector<LastRuns>& per_node);
+// status's "last run:" and "last ok:" lines; "" when no run is recorded.
+std::string last_runs_text(const LastRuns& runs);
 
 }  // namespace redlock

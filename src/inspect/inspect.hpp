@@ -16,6 +16,7 @@ struct InspectOptions {
     std::string name;           // status, release
     std::string pattern = "*";  // list: a Redis glob over lock names (the prefix is not part of it)
     bool json = false;          // status, list
+    bool last_runs = false;     // list --last-runs: each lock's last run and last success
     std::optional<std::string> token;  // release --token: compare-and-delete
     bool force = false;                // release --force
     std::size_t limit = 20;            // history --limit

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "inspect/history.hpp"
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
 #include "inspect/permits_report.hpp"
@@ -74,25 +75,48 @@ std::set<std::string> scan_keys(Connection& conn, const std::string& match) {
 // The permits of each permits lock (--permits N), by key.
 using PermitsByKey = std::map<std::string, PermitsState>;
 
-void print_table(const std::vector<LockState>& locks, const PermitsByKey& permits) {
+// The last runs of each lock (--last-runs), by key.
+using RunsByKey = std::map<std::string, LastRuns>;
+
+// "2024-05-01 12:00:03 +0200 ran, exit 0" for a table cell; "-" when none.
+std::string run_cell(const std::optional<LedgerEntry>& e) {
+    if (!e) return "-";
+    std::string status = e->signal        ? fmt::format("signal {}", *e->signal)
+                         : e->exit_status ? fmt::format("exit {}", *e->exit_status)
+                                          : std::string("-");
+    return fmt::format("{} {}, {}", local_time_text(e->end_ms), printable(e->outcome), status);
+}
+
+void print_table(const std::vector<LockState>& locks, const PermitsByKey& permits,
+                 const RunsByKey& runs, bool last_runs) {
     if (locks.empty()) return;
-    using Row = std::array<std::string, 6>;
+    using Row = std::vector<std::string>;
     std::vector<Row> rows{{"NAME", "TTL", "FENCE", "HOLDER", "HELD FOR", "COMMAND"}};
+    if (last_runs) rows[0].insert(rows[0].end() - 1, {"LAST RUN", "LAST OK"});
     for (const LockState& lock : locks) {
         if (auto p = permits.find(lock.keys.key); p != permits.end()) {
             rows.push_back({printable(lock.keys.name), ttl_text(lock),
                             p->second.fence ? std::to_string(*p->second.fence) : "-",
                             permits_summary(p->second), "-", "-"});
-            continue;
+        } else {
+            std::string held_for = held_for_text(lock);
+            rows.push_back({printable(lock.keys.name), ttl_text(lock),
+                            lock.fence ? std::to_string(*lock.fence) : "-", holder_text(lock),
+                            held_for.empty() ? "-" : held_for,
+                            lock.holder && !lock.holder->command.empty()
+                                ? printable(lock.holder->command)
+                                : "-"});
         }
-        std::string held_for = held_for_text(lock);
-        rows.push_back(
-            {printable(lock.keys.name), ttl_text(lock),
-             lock.fence ? std::to_string(*lock.fence) : "-", holder_text(lock),
-             held_for.empty() ? "-" : held_for,
-             lock.holder && !lock.holder->command.empty() ? printable(lock.holder->command) : "-"});
+        // The command stays last: it is the one cell that can be long.
+        if (last_runs) {
+            auto r = runs.find(lock.keys.key);
+            LastRuns none;
+            const LastRuns& lr = r == runs.end() ? none : r->second;
+            rows.back().insert(rows.back().end() - 1,
+                               {run_cell(lr.last), run_cell(lr.last_success)});
+        }
     }
-    std::array<std::size_t, 6> width{};
+    std::vector<std::size_t> width(rows[0].size(), 0);
     for (const Row& row : rows)
         for (std::size_t c = 0; c < row.size(); ++c)
             width[c] = std::max(width[c], display_width(row[c]));
@@ -151,20 +175,27 @@ int list_command(const InspectOptions& options) {
             permits.emplace(lock.keys.key, read_permits(conn, lock.keys));
         else if (lock.token == shared_marker)
             permits.emplace(lock.keys.key, read_shared(conn, lock.keys));
+    // --last-runs: one more round trip per lock, which is why it is asked for.
+    RunsByKey runs;
+    if (options.last_runs)
+        for (const LockState& lock : locks)
+            runs.emplace(lock.keys.key, last_runs_or_none(conn, lock.keys));
 
     if (options.json) {
         JsonWriter json;
         json.begin_array();
         for (const LockState& lock : locks) {
+            auto r = runs.find(lock.keys.key);
+            const LastRuns* lr = r == runs.end() ? nullptr : &r->second;
             if (auto p = permits.find(lock.keys.key); p != permits.end())
                 write_permits_json(json, lock, p->second);
             else
-                write_lock_json(json, lock);
+                write_lock_json(json, lock, lr);
         }
         json.end_array();
         std::fputs((json.str() + "\n").c_str(), stdout);
     } else {
-        print_table(locks, permits);
+        print_table(locks, permits, runs, options.last_runs);
     }
     return exit_code::ok;
 }

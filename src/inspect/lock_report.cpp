@@ -23,7 +23,7 @@ long long held_ms(const LockState& lock) {
 
 }  // namespace
 
-void write_lock_json(JsonWriter& out, const LockState& lock) {
+void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs) {
     out.begin_object();
     out.key("name").value(lock.keys.name);
     out.key("key").value(lock.keys.key);
@@ -60,7 +60,37 @@ void write_lock_json(JsonWriter& out, const LockState& lock) {
         out.null();
     }
     out.key("redis_time_ms").value(lock.redis_now_ms);
+    if (runs) write_last_runs_json(out, *runs);
     out.end_object();
+}
+
+void write_entry_json(JsonWriter& j, const LedgerEntry& e) {
+    j.begin_object();
+    j.key("start_ms").value(e.start_ms);
+    j.key("end_ms").value(e.end_ms);
+    j.key("duration_ms").value(e.duration_ms);
+    j.key("outcome").value(e.outcome);
+    j.key("host").value(e.host);
+    j.key("pid").value(e.pid);
+    j.key("user").value(e.user);
+    j.key("exit_status");
+    e.exit_status ? j.value(*e.exit_status) : j.null();
+    j.key("signal");
+    e.signal ? j.value(*e.signal) : j.null();
+    j.key("fence").value(e.fence);
+    if (!e.command.empty()) j.key("command").value(e.command);
+    j.end_object();
+}
+
+void write_last_runs_json(JsonWriter& out, const LastRuns& runs) {
+    for (const auto& [key, entry] :
+         {std::pair{"last_run", &runs.last}, std::pair{"last_success", &runs.last_success}}) {
+        out.key(key);
+        if (*entry)
+            write_entry_json(out, **entry);
+        else
+            out.null();
+    }
 }
 
 std::string shown_token(std::string_view token, bool verbose) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "lock/ledger.hpp"
 #include "lock/lock_state.hpp"
 #include "util/json.hpp"
 
@@ -13,7 +14,14 @@ namespace redlock {
 
 // The lock as one JSON object; the field names and types are documented in the man page
 // (JSON OUTPUT) and must stay stable.
-void write_lock_json(JsonWriter& out, const LockState& lock);
+// With `runs` (status; list --last-runs) it also has "last_run" and "last_success": ledger
+// entries as history --json writes them, or null.
+void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs = nullptr);
+
+// One ledger entry as history --json writes it.
+void write_entry_json(JsonWriter& out, const LedgerEntry& e);
+// "last_run" and "last_success" keys of the object being written.
+void write_last_runs_json(JsonWriter& out, const LastRuns& runs);
 
 // The token for people: whole with --verbose, else its first 8 characters and "...".
 std::string shown_token(std::string_view token, bool verbose);

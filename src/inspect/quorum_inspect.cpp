@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "inspect/history.hpp"
 #include "inspect/lock_report.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/quorum.hpp"
@@ -25,6 +26,7 @@ void say(const std::string& line) {
 struct NodeState {
     std::optional<LockState> lock;
     std::optional<NodeError> error;
+    LastRuns runs;  // this node's copy of the ledger
 };
 
 // The token held on the most nodes, and on how many.
@@ -58,7 +60,12 @@ int quorum_status_command(const InspectOptions& options) {
     quorum.in_parallel([&](std::size_t i) {
         nodes[i].error =
             node_failure([&] { nodes[i].lock = read_lock_state(quorum.connection(i), keys); });
+        if (!nodes[i].error) nodes[i].runs = last_runs_or_none(quorum.connection(i), keys);
     });
+    // Every node the run reached holds the entry: the newest of the copies is the last run.
+    std::vector<LastRuns> copies;
+    for (const NodeState& s : nodes) copies.push_back(s.runs);
+    const LastRuns runs = newest_last_runs(copies);
     std::size_t answered = 0;
     for (const NodeState& s : nodes) answered += s.lock ? 1 : 0;
     auto [token, holding] = leading_token(nodes);
@@ -84,6 +91,7 @@ int quorum_status_command(const InspectOptions& options) {
         json.key("majority").value(static_cast<long long>(majority(n)));
         json.key("answered").value(static_cast<long long>(answered));
         json.key("holding").value(static_cast<long long>(holding));
+        write_last_runs_json(json, runs);
         json.key("per_node").begin_array();
         for (std::size_t i = 0; i < n; ++i) {
             json.begin_object();
@@ -121,6 +129,7 @@ int quorum_status_command(const InspectOptions& options) {
     for (std::size_t i = 0; i < n; ++i)
         out += fmt::format("node {}: {}\n", quorum.connection(i).endpoint().describe(),
                            node_line(nodes[i], options.conn.verbose));
+    out += last_runs_text(runs);
     std::fputs(out.c_str(), stdout);
     return held ? exit_code::ok : exit_code::lock_free;
 }

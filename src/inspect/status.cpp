@@ -72,13 +72,14 @@ int status_command(const InspectOptions& options) {
         }
         return permits.holders.empty() ? exit_code::lock_free : exit_code::ok;
     }
+    LastRuns runs = last_runs_or_none(conn, lock.keys);
     if (options.json) {
         JsonWriter json;
-        write_lock_json(json, lock);
+        write_lock_json(json, lock, &runs);
         std::fputs((json.str() + "\n").c_str(), stdout);
     } else {
         print_text(lock, options.conn.verbose);
-        print_last_runs(conn, lock.keys);
+        std::fputs(last_runs_text(runs).c_str(), stdout);
     }
     return lock.held() ? exit_code::ok : exit_code::lock_free;
 }

@@ -33,15 +33,26 @@ struct Acquisition {
     int permit = 1;          // when acquired: which of the --permits N (1 for a plain lock)
     std::string busy;        // when not: "lock 'k' is held by ...", without what we did about it
     std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
+    // --once-per (set_once_per): the slot by the lock's clock, when acquired or skipped; and
+    // when the lock was not taken because that slot's run is already done, who did it.
+    std::optional<long long> slot;
+    std::optional<SlotRecord> slot_done;
 };
 
 struct Release {
+    enum class Outcome;
+    Release() = default;
+    Release(Outcome o, std::string d) : outcome(o), detail(std::move(d)) {}
+
     enum class Outcome {
         released,  // ours until now, given back (or shortened to `keep`)
         lost,      // found gone or taken: the command ran without the lock for a while
         unknown,   // could not be reached; the lock expires by itself
     } outcome = Outcome::released;
     std::string detail;  // for lost and unknown: what was seen, for the message
+    // finish(): what the record step did; nullopt when it failed (record_error says why).
+    std::optional<RecordResult> recorded;
+    std::string record_error;
 };
 
 class LockBackend {
@@ -64,12 +75,17 @@ class LockBackend {
     virtual std::string identity() const = 0;
 
     // --once-per and the run ledger (lock/ledger.hpp).
-    // Redis's clock and the latest completed slot, read while we hold the lock (quorum: the
-    // median clock and the newest record of the nodes that answered, which must be a majority).
+    // From now on every acquire reads the slot by the lock's clock (quorum: each node's) in the
+    // same script and, when the slot's run is already done, leaves a free lock alone and says
+    // so (Acquisition::slot_done): no round trip of its own before the command.
+    virtual void set_once_per(const std::optional<OncePer>& once) = 0;
+    // After the command, instead of release(): records the run (the ledger entry, the completed
+    // slot) and gives the lock back in one round trip (quorum: on every node at once; the slot
+    // counts as written when a majority wrote it). The release is exactly release()'s, and a
+    // record that cannot be written never keeps it from happening. Never throws.
+    virtual Release finish(const std::string& token, Millis keep, const RunRecord& record) = 0;
+    // Records a run that holds no lock (busy, skipped: --ledger-busy) in one round trip.
     // Throws Error.
-    virtual SlotReading read_slot() = 0;
-    // Records a finished run in one round trip, before the release (quorum: on every node at
-    // once; the slot counts as written when a majority wrote it). Throws Error.
     virtual RecordResult record_run(const std::string& token, const RunRecord& record) = 0;
 
     // What the renewer (run/renewer.hpp) needs, from its own thread.

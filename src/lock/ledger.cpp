@@ -4,30 +4,18 @@
 
 #include <charconv>
 
+#include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
 
 namespace redlock {
 namespace {
 
-// Unix ms of 10000-01-01: far beyond any clock a Redis can report, well inside long long.
-constexpr long long max_time_ms = 253'402'300'800'000LL;
-
 std::optional<long long> to_number(std::string_view s) {
     long long v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
     return v;
-}
-
-std::string text(const redisReply& r) {
-    return r.str ? std::string(r.str, r.len) : std::string();
-}
-
-std::optional<long long> number(const redisReply& r) {
-    if (r.type == REDIS_REPLY_INTEGER) return r.integer;
-    if (r.type != REDIS_REPLY_STRING) return std::nullopt;
-    return to_number(text(r));
 }
 
 void check_policy(const OncePer& p) {
@@ -168,84 +156,36 @@ LedgerEntry decode_entry(std::string_view stored) {
     return e;
 }
 
-SlotReading slot_reading_from_reply(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("reading the once-per slot of lock '{}'", key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.elements % 2 != 1)
-        throw RedisError("unexpected reply from the slot script (is this Redis?)");
-    SlotReading out;
-    auto now = number(*r.element[0]);
-    if (!now) throw RedisError("unexpected reply from the slot script: no time");
-    out.now_ms = *now;
-    if (r.elements == 1) return out;
-    SlotRecord rec;
-    bool has_slot = false;
-    for (std::size_t i = 1; i + 1 < r.elements; i += 2) {
-        std::string name = text(*r.element[i]);
-        const redisReply& v = *r.element[i + 1];
-        if (name == "slot") {
-            auto s = number(v);
-            has_slot = s.has_value();
-            rec.slot = s.value_or(0);
-        } else if (name == "end_ms") {
-            rec.end_ms = number(v).value_or(0);
-        } else if (name == "host") {
-            rec.host = text(v);
-        } else if (name == "pid") {
-            rec.pid = number(v).value_or(0);
-        } else if (name == "fence") {
-            rec.fence = number(v).value_or(0);
-        } else if (name == "outcome") {
-            rec.outcome = text(v);
-        } else if (name == "exit") {
-            auto x = number(v);
-            if (x && *x >= 0 && *x <= 255) rec.exit_status = static_cast<int>(*x);
-        }
+std::vector<std::string> ledger_script_args(const std::string& token, const RunRecord& record,
+                                            const std::vector<std::string>& release) {
+    const LedgerEntry& e = record.entry;
+    std::string mode = !record.slot ? "" : record.any_result ? "any" : "ok";
+    std::vector<std::string> args{
+        record.held ? token : std::string(),     std::string(outcome_name(record.outcome)),
+        std::to_string(record.ledger_size),      encode_entry(e),
+        std::to_string(e.duration_ms),           mode,
+        std::to_string(record.slot.value_or(0)), std::to_string(record.once_ttl.count())};
+    if (release.empty()) {
+        args.insert(args.end(), {"", "", ""});
+    } else {
+        if (release.size() != 3 || !record.held)
+            throw Error("ledger.lua releases only a run that held the lock, with 3 arguments",
+                        exit_code::internal);
+        args.insert(args.end(), release.begin(), release.end());
     }
-    // A record without a readable slot marks nothing done.
-    if (has_slot) out.done = rec;
-    return out;
-}
-
-RecordResult record_result_from_reply(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("recording the run of lock '{}'", key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements != 3)
-        throw RedisError("unexpected reply from the ledger script (is this Redis?)");
-    RecordResult out;
-    out.end_ms = number(*r.element[0]).value_or(0);
-    out.still_held = number(*r.element[1]).value_or(0) == 1;
-    out.slot_written = number(*r.element[2]).value_or(0) == 1;
-    return out;
-}
-
-SlotReading read_slot(Connection& conn, const LockKeys& keys) {
-    Reply reply =
-        scripts::slot().run(conn, {keys.once}, {}, BootClock::now() + conn.timeouts().command);
-    return slot_reading_from_reply(reply, keys.key);
+    args.insert(args.end(),
+                {"host", e.host, "pid", std::to_string(e.pid), "fence", std::to_string(e.fence),
+                 "exit", e.exit_status ? std::to_string(*e.exit_status) : std::string()});
+    return args;
 }
 
 RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
                           const RunRecord& record) {
-    const LedgerEntry& e = record.entry;
-    std::string mode = !record.slot ? "" : record.any_result ? "any" : "ok";
-    std::vector<std::string> args{record.held ? token : std::string(),
-                                  std::string(outcome_name(record.outcome)),
-                                  std::to_string(record.ledger_size),
-                                  encode_entry(e),
-                                  std::to_string(e.duration_ms),
-                                  mode,
-                                  std::to_string(record.slot.value_or(0)),
-                                  std::to_string(record.once_ttl.count()),
-                                  "host",
-                                  e.host,
-                                  "pid",
-                                  std::to_string(e.pid),
-                                  "fence",
-                                  std::to_string(e.fence),
-                                  "exit",
-                                  e.exit_status ? std::to_string(*e.exit_status) : std::string()};
-    Reply reply = scripts::ledger().run(conn, {keys.key, keys.ledger, keys.once}, args,
-                                        BootClock::now() + conn.timeouts().command);
-    return record_result_from_reply(reply, keys.key);
+    Reply reply = scripts::ledger().run(
+        conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
+        ledger_script_args(token, record, {}), BootClock::now() + conn.timeouts().command);
+    FinishResult out = finish_result(reply, keys.key, /*released=*/false);
+    return out.record;
 }
 
 std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit) {
@@ -259,6 +199,24 @@ std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std
         if (r.element[i]->type == REDIS_REPLY_STRING)
             out.push_back(decode_entry(std::string_view(r.element[i]->str, r.element[i]->len)));
     return out;
+}
+
+LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
+    const redisReply& r = check(reply, fmt::format("reading the ledger of lock '{}'", key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements != 2)
+        throw RedisError(fmt::format(
+            "unexpected reply reading the last runs of lock '{}' (is this Redis?)", key));
+    auto entry = [](const redisReply& e) -> std::optional<LedgerEntry> {
+        if (e.type != REDIS_REPLY_STRING) return std::nullopt;  // false: none
+        return decode_entry(std::string_view(e.str, e.len));
+    };
+    return {entry(*r.element[0]), entry(*r.element[1])};
+}
+
+LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
+    Reply reply = scripts::last_runs().run(conn, {keys.ledger}, {},
+                                           BootClock::now() + conn.timeouts().command);
+    return last_runs_from_reply(reply, keys.key);
 }
 
 }  // namespace redlock

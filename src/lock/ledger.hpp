@@ -1,7 +1,8 @@
 // What a finished run leaves beside its lock: an entry in the run ledger (a capped list of past
 // runs, newest first, for `history` and `status`) and, with --once-per, the record of the latest
-// schedule slot a run completed. Both are written by one script while the run still holds the
-// lock, so a waiter that takes the lock next already sees them.
+// schedule slot a run completed. Both are written by the script that releases the lock, in the
+// same step, so a waiter that takes the lock next already sees them; the acquire script reads
+// the slot record (lock.hpp), so neither costs a round trip of its own.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,11 @@ struct OncePer {
 inline constexpr Millis once_period_min{1'000};
 inline constexpr Millis once_period_max{366LL * 24 * 3600 * 1000};
 
+// Unix ms of 10000-01-01: far beyond any clock a Redis can report, well inside long long.
+inline constexpr long long max_time_ms = 253'402'300'800'000LL;
+// No slot of such a clock lies beyond this (the shortest period is a second).
+inline constexpr long long max_slot = max_time_ms / 1000;
+
 // The slot of Unix time `now_ms` (as Redis's clock says it). Throws DataError for a time no
 // Redis can report (negative, or beyond the year 10000), UsageError for a policy out of range.
 long long slot_of(long long now_ms, const OncePer& p);
@@ -47,12 +53,6 @@ struct SlotRecord {
     long long fence = 0;
     std::string outcome;
     std::optional<int> exit_status;
-};
-
-// What the lock's node says right now: its clock and the latest completed slot, if any.
-struct SlotReading {
-    long long now_ms = 0;
-    std::optional<SlotRecord> done;
 };
 
 // How a run ended, as the ledger names it.
@@ -103,17 +103,29 @@ struct RecordResult {
     long long end_ms = 0;    // Redis time of the write
     bool still_held = true;  // false: the token was gone (the run lost the lock)
     bool slot_written = false;
+    std::string problem;  // what kept the entry or the slot from being written ("": nothing)
 };
 
+// ledger.lua's ARGV for `record`; `release` is empty (record only) or keep_ms, the wake-up's
+// linger and the waiters' key prefix, as release.lua takes them (LockNode::finish).
+std::vector<std::string> ledger_script_args(const std::string& token, const RunRecord& record,
+                                            const std::vector<std::string>& release);
+
 // On one node; each is one round trip and throws Error as Connection does.
-SlotReading read_slot(Connection& conn, const LockKeys& keys);
+// Records a run that holds no lock (busy, skipped), or one whose release goes separately.
 RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
                           const RunRecord& record);
 // Newest first, at most `limit`.
 std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit);
 
-// Pure parts of the replies, for the unit tests.
-SlotReading slot_reading_from_reply(const Reply& reply, std::string_view key);
-RecordResult record_result_from_reply(const Reply& reply, std::string_view key);
+// The newest entry of the ledger and the newest success (outcome 'ran', exit 0) among the kept
+// entries, for status and list --ledger; one round trip.
+struct LastRuns {
+    std::optional<LedgerEntry> last;
+    std::optional<LedgerEntry> last_success;
+};
+LastRuns read_last_runs(Connection& conn, const LockKeys& keys);
+// The pure part, for the unit tests.
+LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
 
 }  // namespace redlock

@@ -26,16 +26,30 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
     // that follows it, which a slow server may stretch to a command timeout or two.
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
     std::vector<std::string> args{
-        token,     std::to_string(ttl.count()),         queueing == Queueing::wait ? "1" : "",
-        keys.wake, std::to_string(alive_grace.count()), std::to_string(no_ttl_recheck.count())};
+        token,
+        std::to_string(ttl.count()),
+        queueing == Queueing::wait ? "1" : "",
+        keys.wake,
+        std::to_string(alive_grace.count()),
+        std::to_string(no_ttl_recheck.count()),
+        once_ ? fmt::format("{}:{}", once_->period.count(), once_->offset.count()) : std::string()};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    Reply reply = scripts::acquire().run(conn_, {keys.key, keys.fence, keys.info, keys.wait}, args,
+    std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait};
+    if (once_) script_keys.push_back(keys.once);
+    Reply reply = scripts::acquire().run(conn_, script_keys, args,
                                          BootClock::now() + conn_.timeouts().command);
     throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1
-    return acquire_result(reply, keys.key);
+    AcquireResult result = acquire_result(reply, keys.key);
+    // A reply without the slot asked for would leave the run without one: not this protocol.
+    if (once_ && (result.acquired || result.slot_done) && !result.slot)
+        throw RedisError(fmt::format(
+            "unexpected reply from the acquire script for lock '{}': no --once-per slot (is this "
+            "Redis?)",
+            keys.key));
+    return result;
 }
 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -56,6 +70,27 @@ ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, 
         {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
         BootClock::now() + conn_.timeouts().command);
     return release_result(reply, keys.key);
+}
+
+FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Millis keep,
+                              const RunRecord& record) {
+    if (permits_ > 1 || shared_) {
+        // ledger.lua judges and releases a plain lock by its key; a permit or a shared hold
+        // lives in its own keys, so the record is written unjudged and the release is its own.
+        FinishResult out;
+        RunRecord unjudged = record;
+        unjudged.held = false;
+        out.record = write_record(conn_, keys, token, unjudged);
+        out.release = release(keys, token, keep);
+        return out;
+    }
+    std::vector<std::string> release_args{std::to_string(keep.count()),
+                                          std::to_string(wake_linger.count()), keys.wake};
+    Reply reply =
+        scripts::ledger().run(conn_, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
+                              ledger_script_args(token, record, release_args),
+                              BootClock::now() + conn_.timeouts().command);
+    return finish_result(reply, keys.key, /*released=*/true);
 }
 
 }  // namespace redlock

@@ -10,6 +10,7 @@
 
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
+#include "lock/ledger.hpp"
 #include "redis/connection.hpp"
 #include "util/clock.hpp"
 
@@ -21,6 +22,10 @@ struct AcquireResult {
     long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
     std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
     int permit = 1;                    // when acquired: which of the --permits (1: a plain lock)
+    // --once-per: the slot this attempt belongs to, by the node's clock (acquired or skipped).
+    std::optional<long long> slot;
+    // --once-per: the lock was free but the slot's run is already done, so it was not taken.
+    std::optional<SlotRecord> slot_done;
 };
 
 enum class RenewResult { renewed, not_owner };
@@ -32,6 +37,12 @@ enum class Queueing { none, wait };
 // no expiry to wait for, so it looks again this often.
 inline constexpr Millis no_ttl_recheck{1'000};
 enum class ReleaseResult { released, absent, not_owner };
+
+// A run's last round trip (ledger.lua): its record written and its lock released in one step.
+struct FinishResult {
+    ReleaseResult release = ReleaseResult::released;
+    RecordResult record;
+};
 
 // How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a
 // round trip, and one that died never claims it.
@@ -58,6 +69,16 @@ class LockNode {
     // was lost may have taken it), leaves the waiters' queue and hands on a wake-up it may have
     // been given. Returns whether it deleted a lock of ours.
     bool abandon(const LockKeys& keys, const std::string& token);
+    // After the command: records the run (lock/ledger.hpp) and releases as release() does, in
+    // one script, so that a failing record cannot keep the lock from being given back. With
+    // permits the record is written first, in a round trip of its own (it does not judge a
+    // permit's token).
+    FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
+                        const RunRecord& record);
+
+    // --once-per: every acquire from now on reads the slot by the node's clock and, when the
+    // slot's run is already done, answers slot_done instead of taking a free lock.
+    void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
 
     // Permits: whether `token` holds one of the lock's permits, whatever N this node was given.
     bool holds_permit(const LockKeys& keys, const std::string& token);
@@ -89,6 +110,7 @@ class LockNode {
     int permits_ = 1;
     bool shared_ = false;
     int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
+    std::optional<OncePer> once_;
 };
 
 }  // namespace redlock

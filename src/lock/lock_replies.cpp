@@ -68,6 +68,45 @@ long long pttl_value(long long pttl) {
     return std::clamp<long long>(pttl, -2, max_server_ttl.count());
 }
 
+// --once-per's slot as the acquire script computed it, or RedisError: no real clock gives any
+// other.
+long long checked_slot(const redisReply& r, std::string_view key) {
+    std::optional<long long> slot = number(r, -1, max_slot);
+    if (!slot)
+        throw RedisError(fmt::format(
+            "unexpected reply from the acquire script for lock '{}': {} where a --once-per slot "
+            "belongs (is this Redis?)",
+            key,
+            r.type == REDIS_REPLY_STRING ? fmt::format("'{}'", text(r))
+                                         : std::string(type_name(r.type))));
+    return *slot;
+}
+
+// The record of the run that completed a slot, from its field/value list (element `first`
+// on). A field out of its range is left out, as an unknown one is: the skip message only
+// shows them.
+SlotRecord slot_record_from_reply(const redisReply& r, std::size_t first, long long slot) {
+    SlotRecord rec;
+    rec.slot = slot;
+    for (std::size_t i = first; i + 1 < r.elements; i += 2) {
+        std::string name = text(*r.element[i]);
+        const redisReply& v = *r.element[i + 1];
+        if (name == "end_ms")
+            rec.end_ms = number(v, 0, max_time_ms).value_or(0);
+        else if (name == "host")
+            rec.host = text(v);
+        else if (name == "pid")
+            rec.pid = number(v, 0, INT_MAX).value_or(0);
+        else if (name == "fence")
+            rec.fence = number(v, 0, fence_limit - 1).value_or(0);
+        else if (name == "outcome")
+            rec.outcome = text(v);
+        else if (name == "exit")
+            if (auto x = number(v, 0, 255)) rec.exit_status = static_cast<int>(*x);
+    }
+    return rec;
+}
+
 }  // namespace
 
 long long checked_fence(long long fence, std::string_view key) {
@@ -88,7 +127,14 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
             r.type == REDIS_REPLY_ARRAY ? fmt::format("an array of {}", r.elements)
                                         : std::string(type_name(r.type))));
     AcquireResult result;
-    result.acquired = integer(*r.element[0], "acquire") == 1;
+    long long status = integer(*r.element[0], "acquire");
+    if (status == 2) {
+        // --once-per: the slot's run is already done; the lock was not taken.
+        result.slot = checked_slot(*r.element[1], key);
+        result.slot_done = slot_record_from_reply(r, 2, *result.slot);
+        return result;
+    }
+    result.acquired = status == 1;
     if (result.acquired) {
         // A decimal string (exact above 2^53, unlike a Lua number) or an integer.
         std::optional<long long> fence = number(*r.element[1], LLONG_MIN, LLONG_MAX);
@@ -98,11 +144,49 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
                 "Redis?)",
                 type_name(r.element[1]->type)));
         result.fence = checked_fence(*fence, key);
-    } else {
-        result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));
+        // Then field/value pairs: 'slot' (--once-per) here, 'permit' for LockNode's permits.
+        for (std::size_t i = 2; i + 1 < r.elements; i += 2)
+            if (text(*r.element[i]) == "slot") result.slot = checked_slot(*r.element[i + 1], key);
+        return result;
     }
+    result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));
     result.holder = holder_from_reply(r, 2);
     return result;
+}
+
+FinishResult finish_result(const Reply& reply, std::string_view key, bool released) {
+    const redisReply& r = check(reply, fmt::format("recording the run of lock '{}'", key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements != 5)
+        throw RedisError(fmt::format(
+            "unexpected reply from the ledger script for lock '{}' (is this Redis?)", key));
+    auto flag = [&](std::size_t i) {
+        std::optional<long long> v = number(*r.element[i], 0, 1);
+        if (!v)
+            throw RedisError(fmt::format(
+                "unexpected reply from the ledger script for lock '{}': element {} is not 0 or 1",
+                key, i + 1));
+        return *v == 1;
+    };
+    FinishResult out;
+    std::optional<long long> now = number(*r.element[0], 0, max_time_ms);
+    if (!now)
+        throw RedisError(fmt::format(
+            "unexpected reply from the ledger script for lock '{}': no time (is this Redis?)",
+            key));
+    out.record.end_ms = *now;
+    out.record.still_held = flag(1);
+    out.record.slot_written = flag(2);
+    // 2: no release was asked for; else release.lua's own answer.
+    std::optional<long long> release = number(*r.element[3], -1, 2);
+    if (!release || (*release == 2) == released)
+        throw RedisError(fmt::format(
+            "unexpected reply from the ledger script for lock '{}': release {} (is this Redis?)",
+            key, released ? "missing" : "not asked for"));
+    out.release = *release == 0    ? ReleaseResult::absent
+                  : *release == -1 ? ReleaseResult::not_owner
+                                   : ReleaseResult::released;
+    if (r.element[4]->type == REDIS_REPLY_STRING) out.record.problem = text(*r.element[4]);
+    return out;
 }
 
 RenewResult renew_result(const Reply& reply, std::string_view key) {

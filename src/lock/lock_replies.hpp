@@ -26,9 +26,14 @@ long long checked_fence(long long fence, std::string_view key);
 
 // Each maps an error reply as check() does and throws RedisError for a reply of the wrong shape;
 // `key` names the lock in the messages.
+// Acquired: {1, fence[, 'slot', slot]} (permits.lua adds 'permit', n, read by LockNode); busy:
+// {0, pttl, holder info...}; --once-per's skip: {2, slot, the slot record's fields...}.
 AcquireResult acquire_result(const Reply& reply, std::string_view key);
 RenewResult renew_result(const Reply& reply, std::string_view key);
 ReleaseResult release_result(const Reply& reply, std::string_view key);
+// ledger.lua's reply; `released`: whether the release was asked for (LockNode::finish), whose
+// result is then required.
+FinishResult finish_result(const Reply& reply, std::string_view key, bool released);
 // abandon.lua's reply: whether it deleted a lock of ours.
 bool abandon_result(const Reply& reply, std::string_view key);
 // status.lua's reply. Does not judge the key's type (see LockState::is_lock).

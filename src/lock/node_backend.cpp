@@ -36,6 +36,22 @@ std::string shared_busy(const LockKeys& keys, const AcquireResult& busy) {
                               : std::string());
 }
 
+Release release_outcome(ReleaseResult result) {
+    switch (result) {
+        case ReleaseResult::released:
+            break;
+        // Either way the lock went away while the command ran, unnoticed by the renewer (data
+        // loss in Redis, a deletion between renewals).
+        case ReleaseResult::absent:
+            return {Release::Outcome::lost,
+                    "was gone at release: the command ran without it for a while"};
+        case ReleaseResult::not_owner:
+            return {Release::Outcome::lost,
+                    "was taken over by another holder while the command ran; left it alone"};
+    }
+    return {};
+}
+
 class NodeBackend final : public LockBackend {
   public:
     NodeBackend(const LockKeys& keys, const ConnectionOptions& conn, const ReplicaPolicy& replicas,
@@ -55,6 +71,11 @@ class NodeBackend final : public LockBackend {
         Acquisition a;
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;
+        a.slot = w.last.slot;
+        if (w.last.slot_done) {
+            a.slot_done = w.last.slot_done;
+            return a;
+        }
         if (!w.last.acquired) {
             if (node_.permits() > 1)
                 a.busy = permits_busy(keys(), node_.permits(), w.last);
@@ -79,19 +100,7 @@ class NodeBackend final : public LockBackend {
         conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
         for (int attempt = 1;; ++attempt) {
             try {
-                switch (node_.release(keys(), token, keep)) {
-                    case ReleaseResult::released:
-                        return {};
-                    // Either way the lock went away while the command ran, unnoticed by the
-                    // renewer (data loss in Redis, a deletion between renewals).
-                    case ReleaseResult::absent:
-                        return {Release::Outcome::lost,
-                                "was gone at release: the command ran without it for a while"};
-                    case ReleaseResult::not_owner:
-                        return {Release::Outcome::lost,
-                                "was taken over by another holder while the command ran; left "
-                                "it alone"};
-                }
+                return release_outcome(node_.release(keys(), token, keep));
             } catch (const RedisUnavailable& e) {
                 // The connection may simply have gone stale during a long run: one fresh try.
                 if (attempt < 2) continue;
@@ -100,6 +109,32 @@ class NodeBackend final : public LockBackend {
                 return {Release::Outcome::unknown, e.what()};
             }
         }
+    }
+
+    Release finish(const std::string& token, Millis keep, const RunRecord& record) override {
+        conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
+        std::string record_error;
+        for (int attempt = 1; attempt <= 2; ++attempt) {
+            try {
+                FinishResult f = node_.finish(keys(), token, keep, record);
+                Release r = release_outcome(f.release);
+                r.recorded = f.record;
+                return r;
+            } catch (const ReplyLost& e) {
+                record_error = e.what();  // it may have been written: not sent again
+                break;
+            } catch (const RedisUnavailable& e) {
+                record_error = e.what();  // a stale connection: one fresh try, as release()
+            } catch (const Error& e) {
+                record_error = e.what();
+                break;
+            }
+        }
+        // The step failed as a whole: the release alone, as release() does it; the record is
+        // not sent again (it may have been written, and a second entry would be a lie).
+        Release r = release(token, keep);
+        r.record_error = record_error;
+        return r;
     }
 
     bool holds(const std::string& token) override {
@@ -119,7 +154,7 @@ class NodeBackend final : public LockBackend {
 
     std::string identity() const override { return redis_identity(conn_.endpoint()); }
 
-    SlotReading read_slot() override { return redlock::read_slot(conn_, keys()); }
+    void set_once_per(const std::optional<OncePer>& once) override { node_.set_once_per(once); }
 
     RecordResult record_run(const std::string& token, const RunRecord& record) override {
         // Like the release that follows: after a failover, to the new master.

@@ -291,7 +291,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     ReplicaPolicy replicas = replicas_;
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, replicas](std::size_t, LockNode& node, Connection& conn) {
+        [keys, token, ttl, own_info, replicas, once = once_](std::size_t, LockNode& node,
+                                                             Connection& conn) {
+            node.set_once_per(once);  // on the node's own worker thread, like every use of it
             AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr);
             // A node whose replicas do not have the lock does not count (its key is given back
             // with the rest when the attempt fails, or at release).
@@ -309,6 +311,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         },
         Early::on_success);
     long long max_counter = 0;
+    std::vector<long long> slots;
     for (std::size_t i = 0; i < n; ++i) {
         if (seen.errors[i]) {
             if (!a.first_error)
@@ -320,9 +323,15 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         if (!seen.results[i]) continue;  // not answered yet: not counted
         ++a.answered;
         const AcquireResult& r = *seen.results[i];
-        if (r.acquired) {
+        if (r.slot_done) {
+            // Keep the latest run's record, for the message.
+            if (!a.slot_done || r.slot_done->end_ms > a.slot_done->end_ms)
+                a.slot_done = r.slot_done;
+            a.slot = r.slot;
+        } else if (r.acquired) {
             ++a.accepted;
             max_counter = std::max(max_counter, r.fence);
+            if (r.slot) slots.push_back(*r.slot);
         } else if (!a.busy || (!a.busy->holder && r.holder)) {
             a.busy = r;
         }
@@ -330,7 +339,17 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     if (!a.first_error && a.answered < n)
         a.first_error = NodeError{"no answer in time", exit_code::unavailable};
 
-    if (quorum_holds(a.accepted, n, ttl, since(a.started))) {
+    // --once-per: a node that holds the record of this slot's completed run says the slot is
+    // done. The record was written to the majority that held the lock at the end of that run, and
+    // any majority shares a node with it, so a run of a done slot cannot reach a majority; should
+    // one have (a node that lost the record), a single node's word is still enough to skip.
+    if (!a.slot_done && !slots.empty()) {
+        std::sort(slots.begin(), slots.end());
+        a.slot = slots[slots.size() / 2];
+    }
+    if (a.slot_done) {
+        a.elapsed = since(a.started);
+    } else if (quorum_holds(a.accepted, n, ttl, since(a.started))) {
         // Raise the counters of the accepting nodes to one fence above all of theirs. Any later
         // majority shares a node with the majority raised here, and its INCR there exceeds this
         // fence, so fences grow across holders even when a node restarts empty in between.
@@ -376,27 +395,14 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     return a;
 }
 
-// Waits for every node but one still busy with an earlier command (see gather): that one
-// releases in the background while the process lives, or its key expires by its TTL.
-QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token, Millis keep) {
-    const std::size_t n = size(), need = majority();
-    auto seen = gather<ReleaseResult>(
-        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, keep](std::size_t, LockNode& node, Connection&) {
-            // A connection that went stale during a long run gets one fresh try.
-            try {
-                return node.release(keys, token, keep);
-            } catch (const RedisUnavailable&) {
-                return node.release(keys, token, keep);
-            }
-        },
-        [need](const Answers<ReleaseResult>& seen) {
-            return count_if(seen, [](ReleaseResult r) { return r == ReleaseResult::released; }) >=
-                   need;
-        },
-        Early::never);
+namespace {
+
+// Counts a release round's answers; `release_of` reads a node's result.
+template <class T, class Get>
+QuorumRelease count_released(const Answers<T>& seen, Get release_of,
+                             const std::function<std::string(std::size_t)>& describe) {
     QuorumRelease out;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < seen.results.size(); ++i) {
         if (seen.errors[i] || !seen.results[i]) {
             ++out.failed;
             if (!out.first_error)
@@ -408,7 +414,7 @@ QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token
                                     exit_code::unavailable};
             continue;
         }
-        switch (*seen.results[i]) {
+        switch (release_of(*seen.results[i])) {
             case ReleaseResult::released:
                 ++out.released;
                 break;
@@ -420,6 +426,60 @@ QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token
                 break;
         }
     }
+    return out;
+}
+
+}  // namespace
+
+// Waits for every node but one still busy with an earlier command (see gather): that one
+// releases in the background while the process lives, or its key expires by its TTL.
+QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token, Millis keep) {
+    auto seen = gather<ReleaseResult>(
+        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
+        [keys, token, keep](std::size_t, LockNode& node, Connection&) {
+            // A connection that went stale during a long run gets one fresh try.
+            try {
+                return node.release(keys, token, keep);
+            } catch (const RedisUnavailable&) {
+                return node.release(keys, token, keep);
+            }
+        },
+        [](const Answers<ReleaseResult>&) { return false; }, Early::never);
+    return count_released(
+        seen, [](ReleaseResult r) { return r; }, [this](std::size_t i) { return describe(i); });
+}
+
+// As release(), with the run recorded in the same step on every node (ledger.lua). A node whose
+// combined step failed gets the plain release, as release() would have sent it: the record
+// must never stand between a node and the release.
+QuorumRelease QuorumLock::finish(const LockKeys& keys, const std::string& token, Millis keep,
+                                 const RunRecord& record) {
+    struct NodeFinish {
+        ReleaseResult release = ReleaseResult::released;
+        std::optional<RecordResult> record;
+    };
+    auto seen = gather<NodeFinish>(
+        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
+        [keys, token, keep, record](std::size_t, LockNode& node, Connection&) {
+            try {
+                FinishResult f = node.finish(keys, token, keep, record);
+                return NodeFinish{f.release, f.record};
+            } catch (const ReplyLost&) {
+                // It may have been written (and released): not sent again.
+            } catch (const Error&) {
+            }
+            try {
+                return NodeFinish{node.release(keys, token, keep), std::nullopt};
+            } catch (const RedisUnavailable&) {
+                return NodeFinish{node.release(keys, token, keep), std::nullopt};
+            }
+        },
+        [](const Answers<NodeFinish>&) { return false; }, Early::never);
+    QuorumRelease out = count_released(
+        seen, [](const NodeFinish& f) { return f.release; },
+        [this](std::size_t i) { return describe(i); });
+    for (const auto& r : seen.results)
+        if (r && r->record) out.recorded.push_back(*r->record);
     return out;
 }
 

@@ -38,11 +38,17 @@ struct QuorumAttempt {
     std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
     std::optional<NodeError> first_error;  // the first node that did not answer, if any
     std::string why;  // when not acquired after a majority accepted: what went wrong
+    // --once-per: the slot (the median of the accepting nodes' clocks' slots), and when a node
+    // found the slot's run already done, its record: then the attempt is given up everywhere.
+    std::optional<long long> slot;
+    std::optional<SlotRecord> slot_done;
 };
 
 struct QuorumRelease {
     std::size_t released = 0, absent = 0, not_owner = 0, failed = 0;
     std::optional<NodeError> first_error;
+    // finish(): each answering node's record step (nodes that failed have none).
+    std::vector<RecordResult> recorded;
 };
 
 class QuorumLock {
@@ -58,6 +64,11 @@ class QuorumLock {
                           const HolderInfo* info);
     // Releases (or, with keep > 0, shortens) on every node at once.
     QuorumRelease release(const LockKeys& keys, const std::string& token, Millis keep);
+    // The same, recording the run in the same step on each node (LockNode::finish).
+    QuorumRelease finish(const LockKeys& keys, const std::string& token, Millis keep,
+                         const RunRecord& record);
+    // --once-per for every later acquire (LockNode::set_once_per, on each node's worker).
+    void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
@@ -98,6 +109,7 @@ class QuorumLock {
     Timeouts timeouts_;
     ReplicaPolicy replicas_;
     std::atomic<int> cancel_fd_{-1};
+    std::optional<OncePer> once_;
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

@@ -78,6 +78,8 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
             result.last.acquired = false;
             return result;
         }
+        // --once-per: the slot's run is done; the attempt gave back whatever it took.
+        if (result.last.slot_done) return result;
         if (result.last.acquired) {
             if (attempt > 1)
                 log::verbose("waited {} ({} attempts) for lock '{}'",
@@ -117,6 +119,11 @@ class QuorumBackend final : public LockBackend {
         Acquisition a;
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;
+        a.slot = w.last.slot;
+        if (w.last.slot_done) {
+            a.slot_done = w.last.slot_done;
+            return a;
+        }
         if (!w.last.acquired) {
             a.busy = busy_message(keys(), w.last);
             return a;
@@ -129,50 +136,27 @@ class QuorumBackend final : public LockBackend {
         return a;
     }
 
-    // A lock found gone or taken on so many nodes that no majority can have held it to the end
-    // was lost while the command ran.
     Release release(const std::string& token, Millis keep) override {
-        QuorumRelease r = lock_.release(keys(), token, keep);
-        const std::size_t n = lock_.size();
-        if (r.released >= lock_.majority()) return {};
-        if (r.absent + r.not_owner > n - lock_.majority())
-            return {Release::Outcome::lost,
-                    fmt::format("was gone or taken on {} of {} nodes at release: the command ran "
-                                "without a majority for a while",
-                                r.absent + r.not_owner, n)};
-        return {
-            Release::Outcome::unknown,
-            fmt::format("released on {} of {} nodes, {} did not answer{}", r.released, n, r.failed,
-                        r.first_error ? ": " + r.first_error->message : std::string())};
+        return release_outcome(lock_.release(keys(), token, keep));
     }
+
+    // The record counts where a majority wrote it: the slot is done when a majority marked it,
+    // and the token was still held when a majority still had it.
+    Release finish(const std::string& token, Millis keep, const RunRecord& record) override {
+        QuorumRelease q = lock_.finish(keys(), token, keep, record);
+        Release r = release_outcome(q);
+        if (q.recorded.size() < lock_.majority())
+            r.record_error =
+                fmt::format("recorded on only {} of {} nodes", q.recorded.size(), lock_.size());
+        else
+            r.recorded = majority_record(q.recorded);
+        return r;
+    }
+
+    void set_once_per(const std::optional<OncePer>& once) override { lock_.set_once_per(once); }
 
     bool holds(const std::string& token) override { return lock_.holds(keys(), token); }
     std::string identity() const override { return identity_; }
-
-    // Every node's clock and record; a completed slot was written to a majority, so the majority
-    // read here sees it on at least one node.
-    SlotReading read_slot() override {
-        const std::size_t n = lock_.size();
-        std::vector<std::optional<SlotReading>> readings(n);
-        std::vector<std::optional<NodeError>> errors(n);
-        lock_.in_parallel([&](std::size_t i) {
-            errors[i] = node_failure(
-                [&] { readings[i] = redlock::read_slot(lock_.connection(i), keys()); });
-        });
-        std::vector<long long> clocks;
-        SlotReading out;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!readings[i]) continue;
-            clocks.push_back(readings[i]->now_ms);
-            const auto& done = readings[i]->done;
-            if (done && (!out.done || done->slot > out.done->slot)) out.done = done;
-        }
-        if (clocks.size() < lock_.majority())
-            throw_node_errors("reading the once-per slot", errors);
-        std::sort(clocks.begin(), clocks.end());
-        out.now_ms = clocks[clocks.size() / 2];
-        return out;
-    }
 
     RecordResult record_run(const std::string& token, const RunRecord& record) override {
         const std::size_t n = lock_.size();
@@ -182,17 +166,11 @@ class QuorumBackend final : public LockBackend {
             errors[i] = node_failure(
                 [&] { results[i] = write_record(lock_.connection(i), keys(), token, record); });
         });
-        std::vector<long long> clocks;
-        std::size_t held = 0, written = 0;
-        for (const auto& r : results) {
-            if (!r) continue;
-            clocks.push_back(r->end_ms);
-            held += r->still_held;
-            written += r->slot_written;
-        }
-        if (clocks.size() < lock_.majority()) throw_node_errors("recording the run", errors);
-        std::sort(clocks.begin(), clocks.end());
-        return {clocks[clocks.size() / 2], held >= lock_.majority(), written >= lock_.majority()};
+        std::vector<RecordResult> recorded;
+        for (const auto& r : results)
+            if (r) recorded.push_back(*r);
+        if (recorded.size() < lock_.majority()) throw_node_errors("recording the run", errors);
+        return majority_record(recorded);
     }
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -206,6 +184,41 @@ class QuorumBackend final : public LockBackend {
     Millis renew_timeout() const override { return lock_.renew_timeout(); }
 
   private:
+    // What a majority of the nodes' records say: the median clock, held and slot written when
+    // a majority says so, and the first problem any node reported.
+    RecordResult majority_record(const std::vector<RecordResult>& recorded) const {
+        std::vector<long long> clocks;
+        std::size_t held = 0, written = 0;
+        RecordResult out;
+        for (const RecordResult& rec : recorded) {
+            clocks.push_back(rec.end_ms);
+            held += rec.still_held;
+            written += rec.slot_written;
+            if (out.problem.empty()) out.problem = rec.problem;
+        }
+        std::sort(clocks.begin(), clocks.end());
+        out.end_ms = clocks[clocks.size() / 2];
+        out.still_held = held >= lock_.majority();
+        out.slot_written = written >= lock_.majority();
+        return out;
+    }
+
+    // A lock found gone or taken on so many nodes that no majority can have held it to the end
+    // was lost while the command ran.
+    Release release_outcome(const QuorumRelease& r) {
+        const std::size_t n = lock_.size();
+        if (r.released >= lock_.majority()) return {};
+        if (r.absent + r.not_owner > n - lock_.majority())
+            return {Release::Outcome::lost,
+                    fmt::format("was gone or taken on {} of {} nodes at release: the command ran "
+                                "without a majority for a while",
+                                r.absent + r.not_owner, n)};
+        return {
+            Release::Outcome::unknown,
+            fmt::format("released on {} of {} nodes, {} did not answer{}", r.released, n, r.failed,
+                        r.first_error ? ": " + r.first_error->message : std::string())};
+    }
+
     [[noreturn]] void throw_node_errors(const char* what,
                                         const std::vector<std::optional<NodeError>>& errors) {
         std::size_t failed = 0;

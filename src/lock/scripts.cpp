@@ -21,10 +21,10 @@ extern const char* const permits_lua;
 extern const char* const permits_lua_sha1;
 extern const char* const shared_lua;
 extern const char* const shared_lua_sha1;
-extern const char* const slot_lua;
-extern const char* const slot_lua_sha1;
 extern const char* const ledger_lua;
 extern const char* const ledger_lua_sha1;
+extern const char* const last_runs_lua;
+extern const char* const last_runs_lua_sha1;
 }  // namespace scripts_src
 
 namespace scripts {
@@ -66,12 +66,12 @@ const Script& shared() {
     static const Script s("shared", scripts_src::shared_lua, scripts_src::shared_lua_sha1);
     return s;
 }
-const Script& slot() {
-    static const Script s("slot", scripts_src::slot_lua, scripts_src::slot_lua_sha1);
-    return s;
-}
 const Script& ledger() {
     static const Script s("ledger", scripts_src::ledger_lua, scripts_src::ledger_lua_sha1);
+    return s;
+}
+const Script& last_runs() {
+    static const Script s("last_runs", scripts_src::last_runs_lua, scripts_src::last_runs_lua_sha1);
     return s;
 }
 }  // namespace scripts

@@ -17,8 +17,8 @@ const Script& abandon();        // give up: compare-and-delete our lock, leave t
 const Script& raise_fence();    // quorum acquire: second, token-checked fence step
 const Script& permits();        // --permits N > 1: every operation on a permits lock
 const Script& shared();         // --shared: every operation of a shared holder
-const Script& slot();           // --once-per: Redis's clock and the latest completed slot
-const Script& ledger();         // a finished run: ledger entry and completed slot
+const Script& ledger();         // a finished run: ledger entry, completed slot and the release
+const Script& last_runs();      // read-only: a ledger's newest entry and newest success
 }  // namespace scripts
 
 }  // namespace redlock

@@ -104,6 +104,9 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             result.last.acquired = false;
             return result;
         }
+        // --once-per: the slot's run is done. The script has taken us out of the queue and
+        // handed the free lock on; nothing of ours is left to give up.
+        if (result.last.slot_done) return result;
         if (result.last.acquired) {
             if (attempt > 1)
                 log::verbose(

@@ -57,11 +57,15 @@ class Run {
     Millis term_lead() const;
     Millis watchdog_lead() const { return std::min(Millis(50), opt_.ttl / 20); }
     void release(Millis keep = Millis(0));
+    // What a release said, for the log (and lost_).
+    void released(const Release& r, Millis keep, Deadline start);
     Millis min_hold_left() const;
-    // --once-per: whether this slot's run is already done (then the lock is given back).
-    bool slot_done();
-    // The ledger entry (before the release) and the metrics file (after it): run/run_record.hpp.
-    void record(Outcome outcome, std::optional<int> wait_status = std::nullopt);
+    // The end of a run that held the lock: the ledger entry and the release in one round trip
+    // (LockBackend::finish); the metrics file follows in report(). run/run_record.hpp.
+    void finish(Outcome outcome, std::optional<int> wait_status, Millis keep);
+    // A run that did not take the lock (busy, skipped): the ledger entry alone.
+    void record(Outcome outcome);
+    void fill_finished(Outcome outcome, std::optional<int> wait_status);
     int report(int exit_code);
 
     const RunOptions& opt_;
@@ -79,6 +83,7 @@ class Run {
     std::optional<Deadline> runtime_end_;  // --max-runtime: when to stop the command
     bool timed_out_ = false;               // --max-runtime stopped the command
     std::optional<int> interrupted_by_;    // a signal ended --wait before the lock was taken
+    bool skipped_ = false;                 // --once-per: the slot's run is already done
     std::optional<StuckDetector> stuck_detector_;  // --heartbeat-timeout, --max-renewals
     bool stuck_ = false;                           // they stopped the command
     FinishedRun finished_;                         // what record() and report() write
@@ -90,6 +95,14 @@ bool Run::acquire() {
     if (a.interrupted_by) {
         interrupted_by_ = a.interrupted_by;
         log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *a.interrupted_by);
+        return false;
+    }
+    finished_.slot = a.slot;
+    if (a.slot_done) {
+        skipped_ = true;
+        if (!opt_.quiet)
+            log::info("{}", slot_done_message(keys_, *opt_.job.once_per, a.slot.value_or(0),
+                                              *a.slot_done));
         return false;
     }
     if (!a.acquired) {
@@ -276,8 +289,7 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
         if (enforce) renewer.set_on_extended([&w = *watchdog](Deadline d) { w.extend(d); });
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask(), &*watchdog));
     } catch (const SpawnError& e) {
-        record(Outcome::failed_to_start);
-        release();
+        finish(Outcome::failed_to_start, std::nullopt, Millis(0));
         report(e.code());
         throw;
     } catch (const Error&) {
@@ -304,7 +316,10 @@ Millis Run::min_hold_left() const {
 
 void Run::release(Millis keep) {
     Deadline start = BootClock::now();
-    Release r = lock_.release(token_, keep);
+    released(lock_.release(token_, keep), keep, start);
+}
+
+void Run::released(const Release& r, Millis keep, Deadline start) {
     switch (r.outcome) {
         case Release::Outcome::released:
             if (keep > Millis(0))
@@ -325,34 +340,29 @@ void Run::release(Millis keep) {
     }
 }
 
-bool Run::slot_done() {
-    SlotCheck check;
-    try {
-        check = check_slot(lock_, *opt_.job.once_per);
-    } catch (const Error&) {
-        release();
-        throw;
-    }
-    finished_.slot = check.slot;
-    if (!check.done_by) return false;
-    if (!opt_.quiet) log::info("{}", *check.done_by);
-    record(Outcome::skipped_slot);
-    release();
-    return true;
-}
-
-void Run::record(Outcome outcome, std::optional<int> wait_status) {
+void Run::fill_finished(Outcome outcome, std::optional<int> wait_status) {
     finished_.outcome = outcome;
     finished_.held = fence_ != 0;
     finished_.fence = fence_;
     finished_.wait_status = wait_status;
     finished_.duration = fence_ != 0 ? since(acquired_at_) : Millis(0);
     finished_.ended = std::chrono::system_clock::now();
-    // Busy and skipped runs are many (a cron every minute): recorded only with --ledger-busy.
-    bool quiet_outcome = outcome == Outcome::busy || outcome == Outcome::skipped_slot;
-    if (quiet_outcome && !opt_.job.ledger_busy) return;
-    if (!record_in_ledger(lock_, opt_, token_, finished_) && outcome == Outcome::ran)
-        finished_.outcome = Outcome::lost;  // the release below says so too
+}
+
+void Run::record(Outcome outcome) {
+    fill_finished(outcome, std::nullopt);
+    if (std::optional<RunRecord> rec = run_record(opt_, finished_)) record_in_ledger(lock_, *rec);
+}
+
+void Run::finish(Outcome outcome, std::optional<int> wait_status, Millis keep) {
+    fill_finished(outcome, wait_status);
+    std::optional<RunRecord> rec = run_record(opt_, finished_);
+    if (!rec) return release(keep);
+    Deadline start = BootClock::now();
+    Release r = lock_.finish(token_, keep, *rec);
+    if (!check_recorded(keys_, *rec, r) && outcome == Outcome::ran)
+        finished_.outcome = Outcome::lost;  // the release says so too
+    released(r, keep, start);
 }
 
 int Run::report(int exit_code) {
@@ -364,12 +374,13 @@ int Run::report(int exit_code) {
 
 int Run::execute() {
     finished_.started = std::chrono::system_clock::now();
+    // --once-per: the acquire itself reads the slot and skips a slot already done.
+    lock_.set_once_per(opt_.job.once_per);
     if (!acquire()) {
         if (interrupted_by_) return exit_code::signal_base + *interrupted_by_;
-        record(Outcome::busy);
+        record(skipped_ ? Outcome::skipped_slot : Outcome::busy);
         return report(opt_.conflict_exit_code);
     }
-    if (opt_.job.once_per && slot_done()) return report(opt_.conflict_exit_code);
 
     Child::Env env{{"REDLOCK_NAME", keys_.name},
                    {"REDLOCK_KEY", keys_.key},
@@ -392,13 +403,13 @@ int Run::execute() {
         start(renewer, env, watchdog, child);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
-    // Before the release: a waiter that takes the lock next must see this slot done.
-    record(lost_        ? Outcome::lost
+    // The record and the release in one step: a waiter that takes the lock next sees this slot
+    // done.
+    finish(lost_        ? Outcome::lost
            : stuck_     ? Outcome::stuck
            : timed_out_ ? Outcome::timed_out
                         : Outcome::ran,
-           child->wait_status());
-    release(min_hold_left());
+           child->wait_status(), min_hold_left());
     // A lost lock outranks --max-runtime: it says the command may have overlapped another
     // holder, which is what the caller most needs to know.
     if (lost_) return report(exit_code::lock_lost);

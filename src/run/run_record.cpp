@@ -11,6 +11,7 @@
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
+#include "util/printable.hpp"
 
 namespace redlock {
 namespace {
@@ -29,32 +30,29 @@ double seconds(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-SlotCheck check_slot(LockBackend& lock, const OncePer& policy) {
-    SlotReading r = lock.read_slot();
-    SlotCheck out;
-    out.slot = slot_of(r.now_ms, policy);
-    if (r.done && r.done->slot == out.slot)
-        out.done_by = fmt::format(
-            "lock '{}': this slot (every {}, since {}) was already done on {} (pid {}, fence "
-            "{}{}), finished {}; not running the command",
-            lock.keys().key, format_duration(policy.period),
-            time_text(slot_start_ms(out.slot, policy)),
-            r.done->host.empty() ? std::string("an unknown host") : r.done->host, r.done->pid,
-            r.done->fence,
-            r.done->outcome == "ran" && r.done->exit_status == 0
-                ? std::string()
-                : fmt::format(", {}, exit {}", r.done->outcome,
-                              r.done->exit_status ? std::to_string(*r.done->exit_status) : "-"),
-            time_text(r.done->end_ms));
-    return out;
+std::string slot_done_message(const LockKeys& keys, const OncePer& policy, long long slot,
+                              const SlotRecord& done) {
+    // Host and outcome come from Redis as any bytes: escaped, they cannot forge lines.
+    return fmt::format(
+        "lock '{}': this slot (every {}, since {}) was already done on {} (pid {}, fence {}{}), "
+        "finished {}; not running the command",
+        keys.key, format_duration(policy.period), time_text(slot_start_ms(slot, policy)),
+        done.host.empty() ? std::string("an unknown host") : printable(done.host), done.pid,
+        done.fence,
+        done.outcome == "ran" && done.exit_status == 0
+            ? std::string()
+            : fmt::format(", {}, exit {}", printable(done.outcome),
+                          done.exit_status ? std::to_string(*done.exit_status) : "-"),
+        time_text(done.end_ms));
 }
 
-bool record_in_ledger(LockBackend& lock, const RunOptions& options, const std::string& token,
-                      const FinishedRun& run) {
+std::optional<RunRecord> run_record(const RunOptions& options, const FinishedRun& run) {
     const JobOptions& job = options.job;
     bool slot = run.slot && job.once_per;
-    if (job.ledger_size == 0 && !slot) return true;
-    if (run.outcome == Outcome::busy && !job.ledger_busy) return true;
+    if (job.ledger_size == 0 && !slot) return std::nullopt;
+    // Busy and skipped runs are many (a cron every minute): recorded only with --ledger-busy.
+    bool quiet_outcome = run.outcome == Outcome::busy || run.outcome == Outcome::skipped_slot;
+    if (quiet_outcome && !job.ledger_busy) return std::nullopt;
     RunRecord rec;
     // Host, pid and user only; the command line only where --hold-info already shows it.
     HolderInfo me = this_process_info(options.command);
@@ -72,7 +70,7 @@ bool record_in_ledger(LockBackend& lock, const RunOptions& options, const std::s
     rec.held = run.held;
     rec.ledger_size = job.ledger_size;
     // A busy or skipped run never ran this slot's job: it must not mark the slot done.
-    if (slot && run.outcome != Outcome::busy && run.outcome != Outcome::skipped_slot) {
+    if (slot && !quiet_outcome) {
         // A run that exited non-zero leaves the slot open unless --once-per-any-result; one that
         // ran and exited 0 marks it only if it still holds the lock (the script checks).
         bool ok = run.outcome == Outcome::ran && rec.entry.exit_status == 0;
@@ -82,20 +80,37 @@ bool record_in_ledger(LockBackend& lock, const RunOptions& options, const std::s
             rec.once_ttl = once_record_ttl(*job.once_per);
         }
     }
+    // Without a ledger a record only marks the slot: a run that does not mark it sends none.
+    if (job.ledger_size == 0 && !rec.slot) return std::nullopt;
+    return rec;
+}
+
+void record_in_ledger(LockBackend& lock, const RunRecord& record) {
     try {
-        RecordResult r = lock.record_run(token, rec);
-        if (rec.slot && !r.slot_written && (rec.any_result || r.still_held))
-            log::warning("lock '{}': could not mark slot {} done; a later run of it will run too",
-                         lock.keys().key, *rec.slot);
-        return r.still_held || !run.held;
-    } catch (const Error& e) {
-        log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
-                     e.what());
+        RecordResult r = lock.record_run(std::string(), record);
+        if (!r.problem.empty())
+            log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
+                         printable(r.problem));
     } catch (const std::exception& e) {
         log::warning("could not record the run of lock '{}' in its ledger: {}", lock.keys().key,
                      e.what());
     }
-    return true;
+}
+
+bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release& release) {
+    if (!release.recorded) {
+        log::warning("could not record the run of lock '{}' in its ledger: {}", keys.key,
+                     release.record_error);
+        return true;
+    }
+    const RecordResult& r = *release.recorded;
+    if (!r.problem.empty())
+        log::warning("could not record the run of lock '{}' in its ledger: {}", keys.key,
+                     printable(r.problem));
+    if (record.slot && !r.slot_written && (record.any_result || r.still_held))
+        log::warning("lock '{}': could not mark slot {} done; a later run of it will run too",
+                     keys.key, *record.slot);
+    return r.still_held || !record.held;
 }
 
 void record_in_metrics(const RunOptions& options, const FinishedRun& run) {

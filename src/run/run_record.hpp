@@ -1,5 +1,5 @@
-// What a run leaves behind: the --once-per check before the command, and after it the ledger
-// entry (with the completed slot, one round trip before the release) and the --metrics-file.
+// What a run leaves behind: the ledger entry (with the completed --once-per slot), written in the
+// same round trip as the release (LockBackend::finish), and the --metrics-file.
 #pragma once
 
 #include <chrono>
@@ -23,18 +23,21 @@ struct FinishedRun {
     int exit_code = 0;                                         // what redlock-run exits with
 };
 
-// --once-per, called while holding the lock: the slot this run belongs to, by the lock node's
-// clock, and, when a run already completed it, the message saying who did and when.
-struct SlotCheck {
-    long long slot = 0;
-    std::optional<std::string> done_by;
-};
-SlotCheck check_slot(LockBackend& lock, const OncePer& policy);
+// --once-per: "lock 'k': this slot (every 1h, since ...) was already done on host (pid, fence),
+// finished ...; not running the command", from the acquire's answer.
+std::string slot_done_message(const LockKeys& keys, const OncePer& policy, long long slot,
+                              const SlotRecord& done);
 
-// Records `run` in the ledger (and marks its slot done when it qualifies); a failure is a
-// warning, never an exception. Returns false when Redis found the run's token gone.
-bool record_in_ledger(LockBackend& lock, const RunOptions& options, const std::string& token,
-                      const FinishedRun& run);
+// What `run` asks to be recorded (the ledger entry, the slot to mark), or nullopt when nothing
+// is (--ledger-size 0 without --once-per, a busy run without --ledger-busy).
+std::optional<RunRecord> run_record(const RunOptions& options, const FinishedRun& run);
+
+// Records a run that holds no lock (busy, skipped); a failure is a warning, never an exception.
+void record_in_ledger(LockBackend& lock, const RunRecord& record);
+
+// Warns about what finish() could not record. Returns false when Redis found the run's token
+// gone (the run lost the lock).
+bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release& release);
 
 // --metrics-file; a failure is a warning.
 void record_in_metrics(const RunOptions& options, const FinishedRun& run);

@@ -84,6 +84,36 @@ teardown() {
     run -1 "$RL" status job
     assert_output --regexp "last run: .*ran, exit 1"
     assert_output --regexp "last ok: .*ran, exit 0"
+    run -1 "$RL" status --json job
+    echo "$output" | jq -e '.last_run.outcome == "ran" and .last_run.exit_status == 1
+        and .last_success.exit_status == 0 and .last_success.end_ms <= .last_run.end_ms'
+    # The last success is found however far back it is among the kept entries.
+    for _ in 1 2 3 4 5; do "$RL" job false || true; done
+    run -1 "$RL" status --json job
+    echo "$output" | jq -e '.last_success.exit_status == 0'
+    # A lock without a ledger: none, in both forms.
+    run -1 "$RL" status --json other
+    echo "$output" | jq -e '.last_run == null and .last_success == null'
+    run -1 "$RL" status other
+    refute_output --partial "last run"
+}
+
+@test "list --last-runs adds each held lock's last run and last success" {
+    "$RL" job true
+    "$RL" job sh -c 'exit 4' || true
+    hold job
+    run -0 "$RL" list --last-runs --json
+    echo "$output" | jq -e '.[0].name == "job" and .[0].last_run.exit_status == 4
+        and .[0].last_success.exit_status == 0'
+    run -0 "$RL" list --last-runs
+    assert_line --index 0 --regexp "LAST RUN +LAST OK +COMMAND"
+    assert_line --index 1 --regexp "ran, exit 4 .*ran, exit 0"
+    # Without the option, list is as before: no extra fields, no extra round trips.
+    run -0 "$RL" list --json
+    echo "$output" | jq -e '.[0] | has("last_run") | not'
+    run -64 "$RL" status --last-runs job
+    run -64 "$RL" --last-runs job true
+    stop_holder
 }
 
 @test "a ledger that cannot be written is a warning and changes neither start nor exit status" {
@@ -93,23 +123,48 @@ teardown() {
     run -0 "$RL" job true
 }
 
-@test "the ledger write is one round trip after the command, before the release" {
-    # MONITOR sees every command: between the acquire and the release exactly one ledger script.
+# Commands of redlock-run's own connection (by its address, from its first EVALSHA) in a MONITOR
+# log, before and after the line where the command announced its start with an ECHO.
+client_commands() {  # LOG before|after
+    local addr
+    addr=$(grep -m1 '"EVALSHA"' "$1" | sed -E 's/^[^[]*\[[0-9]+ ([^]]+)\].*/\1/')
+    [ -n "$addr" ]
+    awk -v a="[0 $addr]" -v side="$2" '
+        /"ECHO" "command-started"/ { seen = 1; next }
+        index($0, a) && ((side == "before") == !seen) { n++ }
+        END { print n + 0 }' "$1"
+}
+
+@test "with --once-per and the ledger: one round trip before the command, one after it" {
+    # Loads the scripts first: a first EVALSHA misses and is sent again as EVAL.
+    "$RL" --once-per 1h warm-up true
     rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" &
     local mon=$!
     wait_for 5 rcli_quiet PING
     sleep 0.1
-    "$RL" job true
-    wait_for 5 grep -q '"DEL"' "$BATS_TEST_TMPDIR/monitor"
+    run -0 "$RL" --once-per 1h job sh -c \
+        "redis-cli -h 127.0.0.1 -p $REDIS_PORT ECHO command-started >/dev/null"
+    # The same slot again: skipped, in the acquire's one round trip.
+    run -75 "$RL" --once-per 1h job sh -c "echo must-not-run"
+    [[ "$output" == *"was already done"* ]]
+    wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" '"HGETALL" "{job}:once"'
     kill "$mon"
     wait "$mon" 2>/dev/null || true
-    local calls
-    calls=$(grep -c '"EVALSHA"\|"EVAL"' "$BATS_TEST_TMPDIR/monitor")
-    # acquire + ledger + release (an EVALSHA miss may add one EVAL each)
-    [ "$(grep -c '"LPUSH"' "$BATS_TEST_TMPDIR/monitor")" -eq 1 ]
-    [ "$(grep -n '"LPUSH"' "$BATS_TEST_TMPDIR/monitor" | cut -d: -f1)" -lt \
-      "$(grep -n '"DEL" "job"' "$BATS_TEST_TMPDIR/monitor" | cut -d: -f1)" ]
-    [ "$calls" -ge 3 ]
+    local log="$BATS_TEST_TMPDIR/monitor"
+    # Before the command: the acquire alone, which reads the slot record itself.
+    [ "$(client_commands "$log" before)" -eq 1 ]
+    # After it: one script that writes the entry, marks the slot and deletes the lock.
+    [ "$(client_commands "$log" after)" -eq 1 ]
+    # And the skipped run (its own connection) sent its acquire alone: three commands in all
+    # besides the command's ECHO and the PINGs of wait_for.
+    [ "$(grep -v '\[0 lua\]' "$log" | grep -vc '"ECHO"\|"PING"\|^OK$')" -eq 3 ]
+    [ "$(grep -c '"EVALSHA"' "$log")" -eq 3 ]
+    local ran_end
+    ran_end=$(grep -n '"EVALSHA"' "$log" | sed -n 2p | cut -d: -f1)
+    [ "$(grep -n '"LPUSH" "{job}:ledger"' "$log" | cut -d: -f1)" -gt "$ran_end" ]
+    [ "$(grep -n '"DEL" "job"' "$log" | cut -d: -f1)" -gt "$ran_end" ]
+    [ "$(grep -n '"HSET" "{job}:once"' "$log" | cut -d: -f1)" -gt "$ran_end" ]
+    [ "$(grep -c 'must-not-run' "$log")" -eq 0 ]
 }
 
 @test "quorum: history merges the nodes' copies, each run once" {
@@ -120,7 +175,12 @@ teardown() {
     "$RL" job sh -c 'exit 2' || true
     run -0 "$RL" history --json job
     [ "${#lines[@]}" -eq 2 ]
+    run -1 "$RL" status --json job
+    echo "$output" | jq -e '.last_run.exit_status == 2 and .last_success.exit_status == 0'
     q_down 0
     run -0 --separate-stderr "$RL" history --json job
     [ "${#lines[@]}" -eq 2 ]
+    run -1 --separate-stderr "$RL" status job
+    assert_output --regexp "last run: .*ran, exit 2"
+    assert_output --regexp "last ok: .*ran, exit 0"
 }

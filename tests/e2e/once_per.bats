@@ -123,6 +123,29 @@ shifted() {
     [ "$(starts "$d")" -eq 1 ]
 }
 
+@test "waiters queued behind the slot's run each skip in turn, none left waiting out a TTL" {
+    # A skipping head leaves the queue and wakes the next: without that, the second waiter would
+    # block until the holder's TTL (60s here) ran out, past the bound below.
+    local d=$BATS_TEST_TMPDIR off i
+    off=$(mid_slot_offset 3600000)
+    "$RL" --ttl 60s --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0 "touch $d/holding; while [ ! -e $d/go ]; do sleep 0.02; done")" &
+    RL_PID=$!
+    wait_for 10 file_exists "$d/holding"
+    local waiters=()
+    for i in 1 2 3; do
+        "$RL" --ttl 60s --once-per 1h --slot-offset "$off" -w 120s job -c "$(job "$d")" 2>"$d/waiter$i.err" &
+        waiters+=($!)
+        wait_for 10 eval '[ "$(rcli LLEN "{job}:wait")" -eq '"$i"' ]'
+    done
+    touch "$d/go"
+    wait "$RL_PID"
+    RL_PID=
+    for i in 0 1 2; do wait_for 20 pid_gone "${waiters[$i]}"; done
+    for i in 1 2 3; do grep -q "already done" "$d/waiter$i.err"; done
+    [ "$(starts "$d")" -eq 1 ]
+    [ "$(rcli EXISTS '{job}:wait')" = 0 ]
+}
+
 @test "-E 0 -q keeps a skipped run silent, as cron wants" {
     local d=$BATS_TEST_TMPDIR off
     off=$(mid_slot_offset 3600000)
@@ -149,6 +172,9 @@ shifted() {
     run -64 "$RL" --slot-offset 5m j true
     run -64 "$RL" --once-per-any-result j true
     REDLOCK_ONCE_PER=nonsense run -64 "$RL" j true
+    run -64 --separate-stderr "$RL" --once-per 1h --permits 2 j true
+    [[ "$stderr" == "redlock-run: --once-per needs --permits 1"* ]]
+    [ "$(rcli EXISTS j)" = 0 ]
 }
 
 @test "quorum: the slot is written to a majority and a later run skips even with a node down" {

@@ -13,9 +13,12 @@ teardown() { redis_stop; }
     run "$RL" -v digest -- true
     assert_success
     refute_output --partial 'not cached'
-    # The release script as embedded: the queue functions, then release.lua.
-    local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha
-    sha=$(cat "$src/lib/queue.lua" "$src/release.lua" | sha1sum | cut -d' ' -f1)
-    run rcli SCRIPT EXISTS "$sha"
-    assert_output 1
+    # The scripts a run sends, as embedded: the queue functions, then acquire.lua, and the
+    # ledger script that records the run and releases the lock (the ledger is on by default).
+    local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha name
+    for name in acquire ledger; do
+        sha=$(cat "$src/lib/queue.lua" "$src/$name.lua" | sha1sum | cut -d' ' -f1)
+        run rcli SCRIPT EXISTS "$sha"
+        assert_output 1
+    done
 }

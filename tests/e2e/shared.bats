@@ -230,3 +230,19 @@ gated() {
     assert_failure 64
     assert_output --partial "--shared does not work with a quorum"
 }
+
+@test "the run ledger records a shared run (and a permit's) as ran, and the hold is released" {
+    run "$RL" --shared led:s -- true
+    assert_success
+    run "$RL" --permits 2 led:p -- true
+    assert_success
+    # The ledger's own script judges a plain lock by its key; a shared or permit hold lives in
+    # keys of its own and must not be recorded as lost.
+    run "$RL" history --json led:s
+    assert_output --partial '"outcome":"ran"'
+    refute_output --partial '"lost"'
+    run "$RL" history --json led:p
+    assert_output --partial '"outcome":"ran"'
+    [ "$(rcli EXISTS led:s)" = 0 ]
+    [ "$(rcli ZCARD '{led:s}:shared')" = 0 ]
+}

@@ -5,11 +5,43 @@
 -- else ''; ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
--- blocks when the holder's key has no TTL (ms); ARGV[7..] holder-info field/value pairs.
--- Returns {1, fence} (a decimal string) when acquired; {0, pttl, info...} when busy, where pttl bounds the caller's
+-- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
+-- '' (then KEYS[5] is the once-per record, see the block below); ARGV[8..] holder-info
+-- field/value pairs.
+-- Returns {1, fence} (a decimal string) when acquired, {1, fence, 'slot', slot} with --once-per;
+-- {0, pttl, info...} when busy, where pttl bounds the caller's
 -- wait and info is the holder's recorded field/value list when it belongs to the current token
--- (followed by the pseudo-field 'now_ms', Redis's clock), else empty.
+-- (followed by the pseudo-field 'now_ms', Redis's clock), else empty; with --once-per,
+-- {2, slot, record...} when the lock was free but this slot's run is already done (not taken).
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
+
+-- ---- --once-per (KEYS[5], ARGV[7]): the slot, by this node's clock ----
+-- The run belongs to the slot floor((TIME - offset) / period) of the node that takes the lock,
+-- read in the acquire itself, so that no round trip comes between the acquire and the command.
+-- In integers: fmod is exact on doubles, whereas a quotient rounded up by the division could
+-- land in the next slot. Computed once per call (the skip check and the reply agree).
+local once_period, once_offset = string.match(ARGV[7] or '', '^(%d+):(%d+)$')
+local once_cached = nil
+local function once_slot()
+  if not once_period then return nil end
+  if not once_cached then
+    local t = redis.call('TIME')
+    local since = t[1] * 1000 + math.floor(t[2] / 1000) - tonumber(once_offset)
+    local period = tonumber(once_period)
+    local r = math.fmod(since, period)
+    if r < 0 then r = r + period end
+    once_cached = string.format('%d', (since - r) / period)
+  end
+  return once_cached
+end
+-- An acquire that took the lock answers with its fence and, with --once-per, its slot.
+local function acquired(fence)
+  local slot = once_slot()
+  if slot then return {1, fence, 'slot', slot} end
+  return {1, fence}
+end
+-- ---- end of --once-per ----
+
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -36,7 +68,9 @@ if mine and fence_kind ~= 'none' then
     redis.call('PEXPIRE', KEYS[3], ARGV[2])
   end
   -- The counter as a string: Lua's numbers are doubles, exact only below 2^53.
-  return {1, redis.call('GET', KEYS[2])}
+  -- (With --once-per the slot was checked by that attempt, and none can have been completed
+  -- since: completing one takes the lock, and ours has stood ever since.)
+  return acquired(redis.call('GET', KEYS[2]))
 end
 
 -- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
@@ -74,6 +108,33 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) then
   return reply
 end
 
+-- ---- --once-per: a slot whose run is already done is not run again ----
+-- Checked only where the lock would be taken: a busy lock answers busy as without --once-per
+-- (a waiter that gets the lock after the slot's run finished skips here). The record is written
+-- by the run that completed the slot, in the same step as its release (ledger.lua).
+if once_slot() then
+  local kind = redis.call('TYPE', KEYS[5]).ok
+  if kind ~= 'none' and kind ~= 'hash' then
+    return redis.error_reply('WRONGTYPE the once-per record ' .. KEYS[5] .. ' holds a ' .. kind)
+  end
+  if kind == 'hash' and redis.call('HGET', KEYS[5], 'slot') == once_slot() then
+    -- Not taken. Our key, when an earlier attempt's lost reply had taken it, goes; a waiter
+    -- leaves the queue and the free lock goes on to the next one, who decides for itself (the
+    -- wake-up lingers as long as a waiter's mark outlasts its retry).
+    if mine then redis.call('DEL', KEYS[1], KEYS[3]) end
+    if waits then
+      redis.call('LREM', KEYS[4], 0, token)
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+      wake_head(KEYS[4], prefix, ARGV[5])
+    end
+    local reply = {2, once_slot()}
+    local record = redis.call('HGETALL', KEYS[5])
+    for i = 1, #record do reply[#reply + 1] = record[i] end
+    return reply
+  end
+end
+-- ---- end of --once-per ----
+
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 if waits then
   redis.call('LREM', KEYS[4], 0, token)
@@ -83,12 +144,12 @@ end
 local fence = next_fence(KEYS[2])
 -- Holder info from an earlier holder is stale now, whether or not this run records its own.
 redis.call('DEL', KEYS[3])
-if #ARGV > 6 then
+if #ARGV > 7 then
   local now = redis.call('TIME')
   local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2],
                   'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
-  for i = 7, #ARGV do fields[#fields + 1] = ARGV[i] end
+  for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
   redis.call('HSET', KEYS[3], unpack(fields))
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end
-return {1, fence}
+return acquired(fence)

@@ -201,6 +201,76 @@ TEST_F(Lock, AFenceCounterThatIsNotANumberLeavesNoLockBehind) {
     EXPECT_EQ(raw({"GET", keys.fence}), "abc");
 }
 
+// A finished run of the slot, as LockNode::finish records it.
+RunRecord slot_run(long long slot) {
+    RunRecord rec;
+    rec.entry.host = "web-1";
+    rec.entry.pid = 4120;
+    rec.entry.fence = 7;
+    rec.entry.exit_status = 0;
+    rec.held = true;
+    rec.ledger_size = 10;
+    rec.slot = slot;
+    rec.once_ttl = milliseconds(60'000);
+    return rec;
+}
+
+// --once-per in the acquire itself: the slot comes with the lock, and a free lock whose slot's
+// run is done is left alone, with that run's record in the answer.
+TEST_F(Lock, AnAcquireInADoneSlotSkipsWithoutTakingTheLock) {
+    OncePer hour;
+    hour.period = milliseconds(3'600'000);
+    node.set_once_per(hour);
+    std::string t1 = new_token();
+    AcquireResult a = node.acquire(keys, t1, milliseconds(5000));
+    ASSERT_TRUE(a.acquired);
+    ASSERT_TRUE(a.slot);
+    FinishResult f = node.finish(keys, t1, milliseconds(0), slot_run(*a.slot));
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_TRUE(f.record.slot_written);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+    AcquireResult b = node.acquire(keys, new_token(), milliseconds(5000));
+    EXPECT_FALSE(b.acquired);
+    ASSERT_TRUE(b.slot_done);
+    EXPECT_EQ(b.slot, a.slot);
+    EXPECT_EQ(b.slot_done->host, "web-1");
+    EXPECT_EQ(b.slot_done->pid, 4120);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+    // Another period is another slot; without --once-per nothing is checked.
+    OncePer minute;
+    minute.period = milliseconds(60'000);
+    node.set_once_per(minute);
+    EXPECT_TRUE(node.acquire(keys, new_token(), milliseconds(5000)).acquired);
+    raw({"DEL", "test:job"});
+    node.set_once_per(std::nullopt);
+    AcquireResult c = node.acquire(keys, new_token(), milliseconds(5000));
+    EXPECT_TRUE(c.acquired);
+    EXPECT_FALSE(c.slot);
+}
+
+// The record step never stands between the run and its release, and never releases another's.
+TEST_F(Lock, FinishReleasesEvenWhenTheLedgerCannotBeWritten) {
+    raw({"SET", keys.ledger, "not-a-list"});
+    raw({"SET", keys.once, "not-a-hash"});
+    std::string token = new_token();
+    ASSERT_TRUE(node.acquire(keys, token, milliseconds(5000)).acquired);
+    FinishResult f = node.finish(keys, token, milliseconds(0), slot_run(1));
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_NE(f.record.problem.find("WRONGTYPE"), std::string::npos);
+    EXPECT_FALSE(f.record.slot_written);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+    EXPECT_EQ(raw({"GET", keys.ledger}), "not-a-list");
+    // Someone else's lock: left alone, and the run is recorded as lost.
+    raw({"DEL", keys.ledger, keys.once});
+    raw({"SET", "test:job", "another-token"});
+    f = node.finish(keys, token, milliseconds(0), slot_run(1));
+    EXPECT_EQ(f.release, ReleaseResult::not_owner);
+    EXPECT_FALSE(f.record.still_held);
+    EXPECT_FALSE(f.record.slot_written);
+    EXPECT_EQ(raw({"GET", "test:job"}), "another-token");
+    EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
+}
+
 // The token is what keeps one holder from renewing or releasing another's lock: 10,000 real
 // acquisitions must store 10,000 different tokens.
 TEST_F(Lock, TenThousandAcquisitionsStoreTenThousandDistinctTokens) {

@@ -64,3 +64,96 @@ TEST(ReplyReader, ScriptRepliesOfTheWrongShapeSayWhatCame) {
     EXPECT_THROW(lock_state_from_reply(LockKeys::make("job", ""), read_one(":1\r\n", error)),
                  RedisError);
 }
+
+TEST(ReplyReader, AcquireRepliesCarryTheOncePerSlotRangeChecked) {
+    std::string error;
+    AcquireResult a = acquire_result(
+        read_one("*4\r\n:1\r\n$2\r\n42\r\n$4\r\nslot\r\n$6\r\n498976\r\n", error), "job");
+    EXPECT_TRUE(a.acquired);
+    EXPECT_EQ(a.fence, 42);
+    EXPECT_EQ(a.slot, 498976);
+    EXPECT_FALSE(a.holder);
+    // permits.lua's tail is not a slot.
+    a = acquire_result(read_one("*4\r\n:1\r\n:7\r\n$6\r\npermit\r\n:2\r\n", error), "job");
+    EXPECT_FALSE(a.slot);
+    // A slot no clock can give, or not a number: the reply is not this protocol's.
+    EXPECT_THROW(
+        acquire_result(
+            read_one("*4\r\n:1\r\n:7\r\n$4\r\nslot\r\n$20\r\n99999999999999999999\r\n", error),
+            "job"),
+        RedisError);
+    EXPECT_THROW(
+        acquire_result(read_one("*4\r\n:1\r\n:7\r\n$4\r\nslot\r\n$1\r\nx\r\n", error), "job"),
+        RedisError);
+}
+
+TEST(ReplyReader, ASkippedSlotNamesTheRunThatDidItAndDropsFieldsOutOfRange) {
+    std::string error;
+    AcquireResult a = acquire_result(
+        read_one("*12\r\n:2\r\n$3\r\n123\r\n$4\r\nhost\r\n$3\r\nweb\r\n$3\r\npid\r\n$2\r\n77\r\n"
+                 "$6\r\nend_ms\r\n$13\r\n1700000000000\r\n$4\r\nexit\r\n$3\r\n300\r\n"
+                 "$5\r\nfence\r\n$2\r\n-5\r\n",
+                 error),
+        "job");
+    EXPECT_FALSE(a.acquired);
+    ASSERT_TRUE(a.slot_done);
+    EXPECT_EQ(a.slot, 123);
+    EXPECT_EQ(a.slot_done->slot, 123);
+    EXPECT_EQ(a.slot_done->host, "web");
+    EXPECT_EQ(a.slot_done->pid, 77);
+    EXPECT_EQ(a.slot_done->end_ms, 1'700'000'000'000);
+    EXPECT_FALSE(a.slot_done->exit_status);  // 300 is no exit status
+    EXPECT_EQ(a.slot_done->fence, 0);        // nor -5 a fence
+    EXPECT_THROW(acquire_result(read_one("*2\r\n:2\r\n$2\r\nab\r\n", error), "job"), RedisError);
+}
+
+TEST(ReplyReader, TheLedgerScriptsReplyIsCheckedElementByElement) {
+    std::string error;
+    FinishResult f = finish_result(
+        read_one("*5\r\n$13\r\n1700000000000\r\n:1\r\n:1\r\n:1\r\n$0\r\n\r\n", error), "job", true);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_EQ(f.record.end_ms, 1'700'000'000'000);
+    EXPECT_TRUE(f.record.still_held);
+    EXPECT_TRUE(f.record.slot_written);
+    EXPECT_EQ(f.record.problem, "");
+    f = finish_result(read_one("*5\r\n:5\r\n:0\r\n:0\r\n:-1\r\n$9\r\nWRONGTYPE\r\n", error), "job",
+                      true);
+    EXPECT_EQ(f.release, ReleaseResult::not_owner);
+    EXPECT_FALSE(f.record.still_held);
+    EXPECT_EQ(f.record.problem, "WRONGTYPE");
+    // Record only: 2 says no release was made; a release result would be a lie, and vice versa.
+    EXPECT_NO_THROW(
+        finish_result(read_one("*5\r\n:5\r\n:0\r\n:0\r\n:2\r\n$0\r\n\r\n", error), "job", false));
+    EXPECT_THROW(
+        finish_result(read_one("*5\r\n:5\r\n:0\r\n:0\r\n:2\r\n$0\r\n\r\n", error), "job", true),
+        RedisError);
+    EXPECT_THROW(
+        finish_result(read_one("*5\r\n:5\r\n:0\r\n:0\r\n:1\r\n$0\r\n\r\n", error), "job", false),
+        RedisError);
+    // Flags other than 0 and 1, a time before the epoch, the wrong length.
+    EXPECT_THROW(
+        finish_result(read_one("*5\r\n:5\r\n:2\r\n:0\r\n:1\r\n$0\r\n\r\n", error), "job", true),
+        RedisError);
+    EXPECT_THROW(
+        finish_result(read_one("*5\r\n:-5\r\n:0\r\n:0\r\n:1\r\n$0\r\n\r\n", error), "job", true),
+        RedisError);
+    EXPECT_THROW(finish_result(read_one("*3\r\n:5\r\n:0\r\n:0\r\n", error), "job", true),
+                 RedisError);
+}
+
+TEST(ReplyReader, LastRunsAreTheNewestEntryAndTheNewestSuccessOrNone) {
+    std::string error;
+    LastRuns r = last_runs_from_reply(read_one("*2\r\n$28\r\nend_ms=20\toutcome=ran\texit=1\r\n$"
+                                               "28\r\nend_ms=10\toutcome=ran\texit=0\r\n",
+                                               error),
+                                      "job");
+    ASSERT_TRUE(r.last && r.last_success) << error;
+    EXPECT_EQ(r.last->end_ms, 20);
+    EXPECT_EQ(r.last->exit_status, 1);
+    EXPECT_EQ(r.last_success->end_ms, 10);
+    // Lua's false comes as nil: none.
+    r = last_runs_from_reply(read_one("*2\r\n$-1\r\n$-1\r\n", error), "job");
+    EXPECT_FALSE(r.last);
+    EXPECT_FALSE(r.last_success);
+    EXPECT_THROW(last_runs_from_reply(read_one("*1\r\n$-1\r\n", error), "job"), RedisError);
+}

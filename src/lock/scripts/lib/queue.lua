@@ -1,6 +1,6 @@
 -- What the scripts that take or give up a lock share, prepended to them at build time (acquire,
--- permits, release, abandon, force_release), since scripts sent to Redis cannot share code: the
--- fence counter's check and step, and the waiters' queue.
+-- permits, release, abandon, force_release, ledger), since scripts sent to Redis cannot share
+-- code: the fence counter's check and step, the waiters' queue and the release itself.
 
 -- Checks the fence counter `key` the way INCR will read it, before anything is written: a script
 -- is not rolled back, so failing at INCR after SET would leave a lock that nobody holds. INCR
@@ -94,4 +94,29 @@ local function wake_admissible(queue, prefix, linger_ms, free)
       i = i + 1
     end
   end
+end
+
+-- Ends `token`'s hold on lock `key`, never touching someone else's: compare-and-delete (or with
+-- keep_ms > 0 shorten it to that, --min-hold, by Redis's clock), then wake the longest-waiting
+-- run. One function, so that release.lua and ledger.lua (which releases after recording a run)
+-- give the same guarantee. Returns 1 released (or shortened), 0 already gone, -1 held by
+-- another token (left untouched).
+local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
+  local kind = redis.call('TYPE', key).ok
+  if kind == 'none' then
+    return 0
+  end
+  if kind ~= 'string' or redis.call('GET', key) ~= token then
+    return -1
+  end
+  local keep = tonumber(keep_ms)
+  if keep > 0 then
+    redis.call('PEXPIRE', key, keep)
+    redis.call('PEXPIRE', info, keep)
+    return 1
+  end
+  redis.call('DEL', key, info)
+  -- The waiters are woken only by a real delete.
+  wake_head(queue, prefix, linger_ms)
+  return 1
 end
