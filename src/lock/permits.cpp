@@ -37,17 +37,18 @@ Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
     return scripts::permits().run(conn, {keys.key, keys.fence, keys.wait}, argv, deadline);
 }
 
-// {permit, token, pttl, {info...}} as the status and force operations return each holder.
-std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first,
-                                       long long redis_now_ms) {
+// {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
+// shared.lua return each holder (shared.lua's permit is 0).
+std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first, long long redis_now_ms,
+                                       std::string_view what) {
     std::vector<PermitHolder> holders;
     for (std::size_t i = first; i < r.elements; ++i) {
         const redisReply& h = *r.element[i];
         if (h.type != REDIS_REPLY_ARRAY || h.elements < 4 ||
             h.element[1]->type != REDIS_REPLY_STRING)
-            throw RedisError("unexpected reply from the permits script (is this Redis?)");
+            throw RedisError(fmt::format("unexpected reply from the {} script (is this Redis?)", what));
         PermitHolder p;
-        p.permit = static_cast<int>(integer_or(*h.element[0], 0));
+        p.permit = static_cast<int>(std::clamp<long long>(integer_or(*h.element[0], 0), 0, max_permits));
         p.token = text(*h.element[1]);
         p.pttl_ms =
             std::clamp<long long>(integer_or(*h.element[2], -2), -2, max_server_ttl.count());
@@ -149,11 +150,10 @@ bool LockNode::holds_permit(const LockKeys& keys, const std::string& token) {
     return r.type == REDIS_REPLY_INTEGER && r.integer == 1;
 }
 
-PermitsState read_permits(Connection& conn, const LockKeys& keys) {
-    Reply reply = run_permits(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("reading the permits of lock '{}'", keys.key));
+PermitsState holders_status(const Reply& reply, const LockKeys& keys, std::string_view what) {
+    const redisReply& r = check(reply, fmt::format("reading the holders of lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 4)
-        throw RedisError("unexpected reply from the permits script (is this Redis?)");
+        throw RedisError(fmt::format("unexpected reply from the {} script (is this Redis?)", what));
     PermitsState s;
     s.permits = static_cast<int>(std::clamp<long long>(integer_or(*r.element[0], 0), 0, 1 << 30));
     if (r.element[1]->type == REDIS_REPLY_STRING) {
@@ -167,17 +167,29 @@ PermitsState read_permits(Connection& conn, const LockKeys& keys) {
         std::clamp<long long>(std::atoll(text(*r.element[2]).c_str()), 0, max_unix_seconds);
     long long micros = std::clamp<long long>(std::atoll(text(*r.element[3]).c_str()), 0, 999'999);
     s.redis_now_ms = seconds * 1000 + micros / 1000;
-    s.holders = holders_from(r, 4, s.redis_now_ms);
+    s.holders = holders_from(r, 4, s.redis_now_ms, what);
     return s;
 }
 
-std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys) {
-    Reply reply = run_permits(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command);
+std::vector<PermitHolder> removed_holders(const Reply& reply, const LockKeys& keys,
+                                          std::string_view what) {
     const redisReply& r =
-        check(reply, fmt::format("force-releasing the permits of lock '{}'", keys.key));
+        check(reply, fmt::format("force-releasing the holders of lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY)
-        throw RedisError("unexpected reply from the permits script (is this Redis?)");
-    return holders_from(r, 0, 0);
+        throw RedisError(fmt::format("unexpected reply from the {} script (is this Redis?)", what));
+    return holders_from(r, 0, 0, what);
+}
+
+PermitsState read_permits(Connection& conn, const LockKeys& keys) {
+    return holders_status(
+        run_permits(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command), keys,
+        "permits");
+}
+
+std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys) {
+    return removed_holders(
+        run_permits(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command), keys,
+        "permits");
 }
 
 }  // namespace redlock

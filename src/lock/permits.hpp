@@ -59,4 +59,11 @@ std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys
 // callers disagree about the lock, which only changing their options fixes. Else does nothing.
 void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys);
 
+// The replies that permits.lua and shared.lua share: a status (what N or the shared marker is,
+// fence, Redis's time, each holder) and the holders a force release removed. `what` names the
+// script in errors.
+PermitsState holders_status(const Reply& reply, const LockKeys& keys, std::string_view what);
+std::vector<PermitHolder> removed_holders(const Reply& reply, const LockKeys& keys,
+                                          std::string_view what);
+
 }  // namespace redlock

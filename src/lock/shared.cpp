@@ -4,9 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <charconv>
-#include <cstdlib>
 
 #include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
@@ -15,14 +12,6 @@
 
 namespace redlock {
 namespace {
-
-std::string text(const redisReply& r) {
-    return r.str ? std::string(r.str, r.len) : std::string();
-}
-
-long long integer_or(const redisReply& r, long long otherwise) {
-    return r.type == REDIS_REPLY_INTEGER ? r.integer : otherwise;
-}
 
 // Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them.
 Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
@@ -33,28 +22,6 @@ Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
                 std::make_move_iterator(args.end()));
     return scripts::shared().run(conn, {keys.key, keys.fence, keys.wait, shared_holders_key(keys)},
                                  argv, deadline);
-}
-
-// {token, pttl, {record...}} as the status and force operations return each holder.
-std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first,
-                                       long long redis_now_ms) {
-    std::vector<PermitHolder> holders;
-    for (std::size_t i = first; i < r.elements; ++i) {
-        const redisReply& h = *r.element[i];
-        if (h.type != REDIS_REPLY_ARRAY || h.elements < 3 ||
-            h.element[0]->type != REDIS_REPLY_STRING)
-            throw RedisError("unexpected reply from the shared script (is this Redis?)");
-        PermitHolder p;
-        p.permit = 0;
-        p.token = text(*h.element[0]);
-        p.pttl_ms =
-            std::clamp<long long>(integer_or(*h.element[1], -2), -2, max_server_ttl.count());
-        p.holder = holder_from_reply(*h.element[2], 0);
-        if (p.holder && p.holder->token != p.token) p.holder.reset();
-        if (p.holder) p.holder->now_ms = redis_now_ms;
-        holders.push_back(std::move(p));
-    }
-    return holders;
 }
 
 }  // namespace
@@ -117,34 +84,18 @@ bool LockNode::holds_shared(const LockKeys& keys, const std::string& token) {
 }
 
 PermitsState read_shared(Connection& conn, const LockKeys& keys) {
-    Reply reply = run_shared(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("reading the holders of lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 4)
-        throw RedisError("unexpected reply from the shared script (is this Redis?)");
-    PermitsState s;
-    s.shared = integer_or(*r.element[0], 0) == 1;
-    if (r.element[1]->type == REDIS_REPLY_STRING) {
-        long long fence = 0;
-        std::string f = text(*r.element[1]);
-        auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), fence);
-        if (ec == std::errc() && end == f.data() + f.size() && fence >= 0 && fence < fence_limit)
-            s.fence = fence;
-    }
-    long long seconds =
-        std::clamp<long long>(std::atoll(text(*r.element[2]).c_str()), 0, max_unix_seconds);
-    long long micros = std::clamp<long long>(std::atoll(text(*r.element[3]).c_str()), 0, 999'999);
-    s.redis_now_ms = seconds * 1000 + micros / 1000;
-    s.holders = holders_from(r, 4, s.redis_now_ms);
+    PermitsState s = holders_status(
+        run_shared(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command), keys,
+        "shared");
+    s.shared = s.permits == 1;  // shared.lua's first element is the marker, not a number
+    s.permits = 0;
     return s;
 }
 
 std::vector<PermitHolder> force_release_shared(Connection& conn, const LockKeys& keys) {
-    Reply reply = run_shared(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command);
-    const redisReply& r =
-        check(reply, fmt::format("force-releasing the shared holders of lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY)
-        throw RedisError("unexpected reply from the shared script (is this Redis?)");
-    return holders_from(r, 0, 0);
+    return removed_holders(
+        run_shared(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command), keys,
+        "shared");
 }
 
 }  // namespace redlock

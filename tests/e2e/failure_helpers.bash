@@ -41,11 +41,12 @@ monitor_stop() {
 }
 
 # The SHA1 a script is sent under (EVALSHA), as Redis shows it in MONITOR. acquire, release and
-# abandon are sent with the waiters' queue functions prepended, as CMakeLists.txt does.
+# abandon (QUEUE_SCRIPTS in CMakeLists.txt) are sent with the waiters' queue functions prepended.
 script_sha() {
     local dir="$BATS_TEST_DIRNAME/../../src/lock/scripts"
     case $1 in
-        acquire | release | abandon | force_release) cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
+        acquire | release | abandon | force_release | permits | shared | ledger)
+            cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
         *) cat "$dir/$1.lua" ;;
     esac | sha1sum | cut -d' ' -f1
 }

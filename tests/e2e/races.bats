@@ -59,7 +59,8 @@ teardown() {
     # the lock reserved for the dead waiter and learnt how long that reservation can last, and one
     # when it had: the recheck is bounded, not a poll.
     local release_sha acquire_sha attempts
-    release_sha=$(script_sha release)
+    # The holder ends its run with the ledger script, which releases (the ledger is on by default).
+    release_sha=$(script_sha ledger)
     acquire_sha=$(script_sha acquire)
     attempts=$(sed -n "/\"EVALSHA\" \"$release_sha\"/,\$p" "$MONITOR_OUT" |
         grep "\"EVALSHA\" \"$acquire_sha\"" | grep -c "\"$second_token\"")

@@ -161,7 +161,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 @test "no renewal reaches Redis after the release script (MONITOR), over many short runs" {
     local renew release i
     renew=$(script_sha renew)
-    release=$(script_sha release)
+    release=$(script_sha ledger)  # a run releases with the ledger script (on by default)
     "$RL" -t 1s --renew-every 20ms warm -- true # cache the scripts: EVALSHA lines only
     monitor_start
     for i in $(seq 1 15); do

@@ -97,7 +97,8 @@ local function admitted(token)
   end
 end
 
--- {token, pttl, {record field/value...}} for every live holder, the first to end first. Reads
+-- {0, token, pttl, {record field/value...}} for every live holder, the first to end first: the
+-- layout of permits.lua's holders with no permit number, so that one parser reads both. Reads
 -- only: status must not write.
 local function holders(now)
   local out = {}
@@ -106,7 +107,7 @@ local function holders(now)
     local token = members[k]
     local info = {}
     if redis.call('TYPE', H .. token).ok == 'hash' then info = redis.call('HGETALL', H .. token) end
-    out[#out + 1] = {token, tonumber(members[k + 1]) - now, info}
+    out[#out + 1] = {0, token, tonumber(members[k + 1]) - now, info}
   end
   return out
 end
@@ -247,7 +248,7 @@ if op == 'holds' then
 end
 
 -- status (read-only): {1 when the marker is there else 0, fence
--- or false, now_s, now_us, holder...}, each holder {token, pttl, {record field/value...}}.
+-- or false, now_s, now_us, holder...}, each holder {0, token, pttl, {record field/value...}}.
 if op == 'status' then
   local _, shared = recorded()
   local fence = false
@@ -261,12 +262,12 @@ if op == 'status' then
 end
 
 -- force: ends every shared hold and the marker (release --force), waking whoever can enter.
--- Returns the holders removed, each {token, pttl, {record...}}.
+-- Returns the holders removed, each {0, token, pttl, {record...}}.
 if op == 'force' then
   local _, shared = recorded()
   if not shared then return {} end
   local removed = holders(now_ms())
-  for _, h in ipairs(removed) do redis.call('DEL', H .. h[1]) end
+  for _, h in ipairs(removed) do redis.call('DEL', H .. h[2]) end
   redis.call('DEL', KEYS[1], KEYS[4])
   wake_admissible(KEYS[3], wprefix, linger, true)
   return removed
