@@ -23,6 +23,8 @@ extern const char* const slot_lua;
 extern const char* const slot_lua_sha1;
 extern const char* const ledger_lua;
 extern const char* const ledger_lua_sha1;
+extern const char* const wait_status_lua;
+extern const char* const wait_status_lua_sha1;
 }  // namespace scripts_src
 
 namespace scripts {
@@ -66,6 +68,11 @@ const Script& slot() {
 }
 const Script& ledger() {
     static const Script s("ledger", scripts_src::ledger_lua, scripts_src::ledger_lua_sha1);
+    return s;
+}
+const Script& wait_status() {
+    static const Script s("wait_status", scripts_src::wait_status_lua,
+                          scripts_src::wait_status_lua_sha1);
     return s;
 }
 }  // namespace scripts

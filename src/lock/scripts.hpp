@@ -18,6 +18,7 @@ const Script& raise_fence();    // quorum acquire: second, token-checked fence s
 const Script& permits();        // --permits N > 1: every operation on a permits lock
 const Script& slot();           // --once-per: Redis's clock and the latest completed slot
 const Script& ledger();         // a finished run: ledger entry and completed slot
+const Script& wait_status();    // read-only: holder, TTL and a waiter's place (live status line)
 }  // namespace scripts
 
 }  // namespace redlock
