@@ -26,6 +26,7 @@ void WaitView::show() {
         p.busy.holder_pttl = std::max(0LL, p.busy.holder_pttl - since_read);
     if (p.busy.holder && p.busy.holder->now_ms > 0) p.busy.holder->now_ms += since_read;
     p.place = place_;
+    p.permits = permits_;
     shown_ = now;
     fn_(p);
 }

@@ -17,6 +17,7 @@ struct WaitProgress {
     std::optional<Millis> left;  // nullopt: --wait without a bound
     AcquireResult busy;          // the holder (info when recorded) and its remaining TTL
     long long place = 0;         // 1-based place in the waiters' queue; 0: not known
+    int permits = 1;             // --permits N > 1: busy.holder_pttl is the first to end
 };
 
 using WaitProgressFn = std::function<void(const WaitProgress&)>;
@@ -28,8 +29,9 @@ inline constexpr Millis wait_progress_every{1'000};
 // two reads without another read.
 class WaitView {
   public:
-    WaitView(const WaitProgressFn& fn, std::string key, Deadline start, Deadline give_up)
-        : fn_(fn), key_(std::move(key)), start_(start), give_up_(give_up) {}
+    WaitView(const WaitProgressFn& fn, std::string key, Deadline start, Deadline give_up,
+             int permits = 1)
+        : fn_(fn), key_(std::move(key)), start_(start), give_up_(give_up), permits_(permits) {}
 
     bool enabled() const { return static_cast<bool>(fn_); }
     // A new reading: the holder as an attempt or a read found it, and the place when known.
@@ -44,6 +46,7 @@ class WaitView {
     std::string key_;
     Deadline start_;
     Deadline give_up_;
+    int permits_;
     AcquireResult busy_;
     long long place_ = 0;
     Deadline read_at_{};

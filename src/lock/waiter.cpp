@@ -118,7 +118,8 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
                      const WaitProgressFn& progress) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
-    WaitView view(wait > Millis(0) ? progress : no_progress, keys.key, start, give_up);
+    WaitView view(wait > Millis(0) ? progress : no_progress, keys.key, start, give_up,
+                  node.permits());
     Connection& conn = node.connection();
     const bool waiting = wait > Millis(0);
     // The first busy attempt joins the queue's end; later ones keep the place.

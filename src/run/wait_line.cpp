@@ -48,9 +48,16 @@ std::string format_wait_line(const WaitProgress& p) {
     AcquireResult busy = p.busy;
     if (busy.holder_pttl >= 1000) busy.holder_pttl -= busy.holder_pttl % 1000;
     // PTTL -2 with no holder: the key is gone, and the lock is on its way to the queue's head.
-    std::string holder = busy.holder_pttl == -2 && !busy.holder
-                             ? std::string("being handed over")
-                             : fmt::format("held by {}", describe_holder(busy));
+    std::string holder;
+    if (p.permits > 1)
+        holder = busy.holder_pttl >= 0
+                     ? fmt::format("all {} permits are held; the first ends in {}", p.permits,
+                                   format_duration(Millis(busy.holder_pttl)))
+                     : fmt::format("all {} permits are held", p.permits);
+    else if (busy.holder_pttl == -2 && !busy.holder)
+        holder = "being handed over";
+    else
+        holder = fmt::format("held by {}", describe_holder(busy));
     return fmt::format("waiting for lock '{}' ({}waited {}, {}): {}", p.key, where,
                        seconds(std::chrono::floor<std::chrono::seconds>(p.waited)), left, holder);
 }

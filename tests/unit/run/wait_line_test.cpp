@@ -59,3 +59,12 @@ TEST(WaitLine, AHolderWithoutInfoAndAFreeKeyAreSaidSo) {
     p.busy.holder_pttl = -2;
     EXPECT_NE(format_wait_line(p).find("): being handed over"), std::string::npos);
 }
+
+TEST(WaitLine, APermitsLockSaysAllPermitsAreHeld) {
+    WaitProgress p = waiting_behind(0);
+    p.permits = 3;
+    p.busy.holder.reset();
+    EXPECT_EQ(format_wait_line(p),
+              "waiting for lock 'nightly' (waited 5s, 55s left): all 3 permits are held; the "
+              "first ends in 17s");
+}
