@@ -31,6 +31,7 @@ constexpr const char* usage_text =
     "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
     "       redlock-run status [OPTIONS] [--json] NAME\n"
     "       redlock-run list [OPTIONS] [--json] [--last-runs] [PATTERN]\n"
+    "       redlock-run list [OPTIONS] --names [PATTERN]\n"
     "       redlock-run release [OPTIONS] (--token TOKEN | --force) NAME\n"
     "       redlock-run history [OPTIONS] [--limit N] [--json] NAME\n"
     "\n"
@@ -185,11 +186,15 @@ struct InspectRawOptions {
     bool force = false;
     std::string limit;
     bool last_runs = false;
+    bool names = false;
 };
 
 void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     t.group("Operator command options", [&] {
         t.flag("--json", o.json, "status, list, history: print JSON (fields in the man page)");
+        t.flag("--names", o.names,
+               "list: print only the names of the locks ever taken (held or not), one a line, "
+               "at most 1000 (for scripts and the shell completions)");
         t.option("--limit N", o.limit, "history: show the N newest runs (default 20)");
         t.flag("--last-runs", o.last_runs,
                "list: add each lock's last run and last success from its ledger");
@@ -465,7 +470,10 @@ InspectOptions inspect_options(Action action, const std::string& word, const Raw
     if (action != Action::history) only_for("limit", "history");
     if (action != Action::list) only_for("last-runs", "list");
     o.last_runs = ir.last_runs;
+    if (action != Action::list) only_for("names", "list");
     if (action == Action::list) {
+        if (ir.json && ir.names) throw UsageError("give 'list' either --json or --names, not both");
+        o.names = ir.names;
         only_for("token", "release");
         only_for("force", "release");
         if (operands.size() > 1)
@@ -562,6 +570,8 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
         throw UsageError("option '--limit' is for history, not for running a command");
     if (scan.given.contains("last-runs"))
         throw UsageError("option '--last-runs' is for list, not for running a command");
+    if (scan.given.contains("names"))
+        throw UsageError("option '--names' is for list, not for running a command");
     for (const char* option : {"json", "token", "force"})
         if (scan.given.contains(option))
             throw UsageError(fmt::format("option '--{}' is for {}, not for running a command",

@@ -17,6 +17,7 @@ struct InspectOptions {
     std::string pattern = "*";  // list: a Redis glob over lock names (the prefix is not part of it)
     bool json = false;          // status, list
     bool last_runs = false;     // list --last-runs: each lock's last run and last success
+    bool names = false;         // list --names: only the names, of locks held or not
     std::optional<std::string> token;  // release --token: compare-and-delete
     bool force = false;                // release --force
     std::size_t limit = 20;            // history --limit
@@ -26,7 +27,10 @@ struct InspectOptions {
 int status_command(const InspectOptions& options);
 
 // Every lock under the prefix whose name matches the pattern, sorted by name. Exit 0.
+// With --names: the names of the locks ever taken (found by their fence counters, which never
+// expire), one a line, at most max_listed_names of them.
 int list_command(const InspectOptions& options);
+inline constexpr std::size_t max_listed_names = 1000;
 
 // release --token T or --force. Exit 0 when released or already free; --token T while another
 // token holds the lock throws NotOwner (exit 1).

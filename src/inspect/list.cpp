@@ -3,8 +3,12 @@
 // name.
 #include <fmt/format.h>
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -55,8 +59,10 @@ bool is_companion(std::string_view key) {
     return lock_key_of(prefix, "wake:").has_value();
 }
 
-std::set<std::string> scan_keys(Connection& conn, const std::string& match) {
-    std::set<std::string> keys;  // SCAN may return a key more than once
+// SCANs `conn` for `match`, calling `take` with each key, until the scan is complete or `take`
+// says it has enough (returns false). A key may come more than once.
+void scan_each(Connection& conn, const std::string& match,
+               const std::function<bool(std::string&&)>& take) {
     std::string cursor = "0";
     do {
         Reply reply = conn.command({"SCAN", cursor, "MATCH", match, "COUNT", scan_count});
@@ -66,10 +72,65 @@ std::set<std::string> scan_keys(Connection& conn, const std::string& match) {
             throw RedisError("unexpected reply to SCAN");
         cursor.assign(r.element[0]->str, r.element[0]->len);
         const redisReply& batch = *r.element[1];
-        for (std::size_t i = 0; i < batch.elements; ++i)
-            keys.emplace(batch.element[i]->str, batch.element[i]->len);
+        bool more = true;
+        for (std::size_t i = 0; i < batch.elements; ++i) {
+            const redisReply& key = *batch.element[i];
+            if (key.type != REDIS_REPLY_STRING) throw RedisError("unexpected reply to SCAN");
+            more = take(std::string(key.str, key.len)) && more;
+        }
+        if (!more) return;
     } while (cursor != "0");
+}
+
+std::set<std::string> scan_keys(Connection& conn, const std::string& match) {
+    std::set<std::string> keys;  // SCAN may return a key more than once
+    scan_each(conn, match, [&](std::string&& key) {
+        keys.insert(std::move(key));
+        return true;
+    });
     return keys;
+}
+
+// Runs `scan` on every node whose keys make up the keyspace: each master of a Redis Cluster
+// holds only its own slots' keys.
+void scan_keyspace(Connection& conn, const std::function<void(Connection&)>& scan) {
+    if (ClusterRouter* cluster = conn.cluster())
+        cluster->for_each_master([&](Connection& node, const NodeAddress&) { scan(node); });
+    else
+        scan(conn);
+}
+
+// list --names: the names of the locks ever taken under the prefix, found by their fence
+// counters (a lock's key goes with its release, the counter stays), so that a completion also
+// offers free locks, for status and history. It stops at max_listed_names: a completion wants a
+// quick answer, not the keyspace. A name with a control character in it is left out: one a line
+// is the format, and a completion could not offer it anyway.
+int list_names(Connection& conn, const InspectOptions& options) {
+    const std::string& prefix = options.conn.prefix;
+    // Every fence key holds its lock key, with the prefix, somewhere: `{KEY}:fence`, or
+    // `{TAG}KEY:fence` for a key with a '}' (keys.hpp). The exact test follows.
+    std::string match = fmt::format("*{}*:fence", glob_escape(prefix));
+    std::set<std::string> names;
+    scan_keyspace(conn, [&](Connection& node) {
+        if (names.size() >= max_listed_names) return;
+        scan_each(node, match, [&](std::string&& key) {
+            if (names.size() >= max_listed_names) return false;
+            std::optional<std::string_view> lock = lock_key_of(key, "fence");
+            if (!lock || !lock->starts_with(prefix)) return true;
+            std::string name(lock->substr(prefix.size()));
+            bool control = std::any_of(name.begin(), name.end(), [](char c) {
+                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+            });
+            if (!name.empty() && !control &&
+                ::fnmatch(options.pattern.c_str(), name.c_str(), 0) == 0)
+                names.insert(std::move(name));
+            return names.size() < max_listed_names;
+        });
+    });
+    std::string out;
+    for (const std::string& name : names) out += name + '\n';
+    std::fputs(out.c_str(), stdout);
+    return exit_code::ok;
 }
 
 // The permits of each permits lock (--permits N), by key.
@@ -142,17 +203,13 @@ int list_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
     const std::string& prefix = options.conn.prefix;
     Connection conn(options.conn.endpoint, options.conn.timeouts);
+    if (options.names) return list_names(conn, options);
     std::string match = glob_escape(prefix) + options.pattern;
     std::set<std::string> found;
-    if (ClusterRouter* cluster = conn.cluster()) {
-        // Each master holds only its own slots' keys: the keyspace is the union of their SCANs.
-        cluster->for_each_master([&](Connection& node, const NodeAddress&) {
-            std::set<std::string> part = scan_keys(node, match);
-            found.merge(part);
-        });
-    } else {
-        found = scan_keys(conn, match);
-    }
+    scan_keyspace(conn, [&](Connection& node) {
+        std::set<std::string> part = scan_keys(node, match);
+        found.merge(part);
+    });
 
     std::vector<LockKeys> candidates;
     for (const std::string& key : found)

@@ -15,6 +15,7 @@
 #include "lock/lock.hpp"
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
+#include "lock/wait_progress.hpp"
 #include "util/clock.hpp"
 #include "util/signals.hpp"
 
@@ -66,6 +67,9 @@ class LockBackend {
     // whatever a failed attempt may have left behind is cleaned up first.
     virtual Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info,
                                 Millis wait, SignalEvents& signals) = 0;
+    // While acquire() waits, `progress` is called about once a second with what the wait knows
+    // (the holder, our place in the queue, the time waited and left), for the run to show.
+    void set_wait_progress(WaitProgressFn progress) { wait_progress_ = std::move(progress); }
     // Gives the lock back, or with keep > 0 shortens it to `keep` (--min-hold). Never throws.
     virtual Release release(const std::string& token, Millis keep) = 0;
     // Whether `token` holds the lock right now (a nested run checks its parent's token).
@@ -110,9 +114,11 @@ class LockBackend {
 
   protected:
     explicit LockBackend(LockKeys keys) : keys_(std::move(keys)) {}
+    const WaitProgressFn& wait_progress() const { return wait_progress_; }
 
   private:
     LockKeys keys_;
+    WaitProgressFn wait_progress_;
 };
 
 // The backend for `conn`'s topology: a quorum when it names several nodes, else a single node.

@@ -189,6 +189,17 @@ FinishResult finish_result(const Reply& reply, std::string_view key, bool releas
     return out;
 }
 
+WaitStatus wait_status_result(const Reply& reply, std::string_view key) {
+    const redisReply& r = check(reply, fmt::format("reading the waiters of lock '{}'", key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
+        throw RedisError("unexpected reply from the wait_status script");
+    WaitStatus s;
+    s.busy.holder_pttl = pttl_value(number(*r.element[0], LLONG_MIN, LLONG_MAX).value_or(-2));
+    s.place = number(*r.element[1], 0, max_queue_place).value_or(0);
+    s.busy.holder = holder_from_reply(r, 2);
+    return s;
+}
+
 RenewResult renew_result(const Reply& reply, std::string_view key) {
     const redisReply& r = check(reply, fmt::format("renewing lock '{}'", key));
     return integer(r, "renew") == 1 ? RenewResult::renewed : RenewResult::not_owner;

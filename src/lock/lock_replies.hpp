@@ -36,6 +36,16 @@ ReleaseResult release_result(const Reply& reply, std::string_view key);
 FinishResult finish_result(const Reply& reply, std::string_view key, bool released);
 // abandon.lua's reply: whether it deleted a lock of ours.
 bool abandon_result(const Reply& reply, std::string_view key);
+// wait_status.lua's reply: the holder as busy (TTL, info) and the waiter's place in the queue
+// (0: not in it).
+struct WaitStatus {
+    AcquireResult busy;
+    long long place = 0;
+};
+WaitStatus wait_status_result(const Reply& reply, std::string_view key);
+// The most waiters a place is believed for: a queue is a Redis list, but a place past this is
+// a server's invention.
+inline constexpr long long max_queue_place = 1LL << 32;
 // status.lua's reply. Does not judge the key's type (see LockState::is_lock).
 LockState lock_state_from_reply(const LockKeys& keys, const Reply& reply);
 

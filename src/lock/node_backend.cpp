@@ -67,7 +67,8 @@ class NodeBackend final : public LockBackend {
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
         if (verbose_) warn_if_evicting(conn_);
-        WaitResult w = acquire_waiting(node_, keys(), token, ttl, info, wait, signals);
+        WaitResult w =
+            acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
         Acquisition a;
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;

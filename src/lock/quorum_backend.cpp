@@ -61,10 +61,13 @@ inline constexpr Millis quorum_retry_max{250};
 // unless every node failed in a more specific way) with how many nodes answered.
 QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
                                         const std::string& token, Millis ttl,
-                                        const HolderInfo* info, Millis wait,
-                                        SignalEvents& signals) {
+                                        const HolderInfo* info, Millis wait, SignalEvents& signals,
+                                        const WaitProgressFn& progress) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
+    // The attempts come every 50-250 ms and each says who holds the lock: the status line needs
+    // no read of its own, only a limit on how often it is redrawn. (No queue: no place in it.)
+    WaitView view(progress, keys.key, start, give_up);
     std::mt19937 random{std::random_device{}()};
     std::uniform_int_distribution<Millis::rep> pause(quorum_retry_min.count(),
                                                      quorum_retry_max.count());
@@ -99,6 +102,12 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
                 "after random pauses (up to {})",
                 keys.key, result.last.accepted, result.last.nodes, result.last.answered,
                 wait == Millis::max() ? std::string("forever") : format_duration(wait));
+        if (view.enabled() && (attempt == 1 || view.due())) {
+            AcquireResult between;  // no node named a holder: the votes were split
+            between.holder_pttl = -2;
+            view.saw(result.last.busy.value_or(between));
+            view.show();
+        }
         Deadline resume = std::min(give_up, now + Millis(pause(random)));
         pollfd p{signals.fd(), POLLIN, 0};
         ::poll(&p, 1, millis_until(resume));  // a signal cuts the pause short
@@ -115,7 +124,8 @@ class QuorumBackend final : public LockBackend {
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
-        QuorumWaitResult w = quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals);
+        QuorumWaitResult w =
+            quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals, wait_progress());
         Acquisition a;
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;

@@ -25,6 +25,8 @@ extern const char* const ledger_lua;
 extern const char* const ledger_lua_sha1;
 extern const char* const last_runs_lua;
 extern const char* const last_runs_lua_sha1;
+extern const char* const wait_status_lua;
+extern const char* const wait_status_lua_sha1;
 }  // namespace scripts_src
 
 namespace scripts {
@@ -72,6 +74,11 @@ const Script& ledger() {
 }
 const Script& last_runs() {
     static const Script s("last_runs", scripts_src::last_runs_lua, scripts_src::last_runs_lua_sha1);
+    return s;
+}
+const Script& wait_status() {
+    static const Script s("wait_status", scripts_src::wait_status_lua,
+                          scripts_src::wait_status_lua_sha1);
     return s;
 }
 }  // namespace scripts

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "lock/acquire_retry.hpp"
+#include "lock/lock_replies.hpp"
+#include "lock/scripts.hpp"
 #include "redis/socket.hpp"
 #include "util/backoff.hpp"
 #include "util/duration.hpp"
@@ -14,6 +16,8 @@
 
 namespace redlock {
 namespace {
+
+const WaitProgressFn no_progress;
 
 // Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
 // lock an unanswered acquire took expires by its TTL.
@@ -43,10 +47,79 @@ void pause(Millis delay, SignalEvents& signals) {
     ::poll(&p, 1, millis_until(BootClock::now() + delay));
 }
 
+enum class Blocked { woken, timed_out, interrupted };
+
+// One BLPOP on our wake-up list, for up to `block`: woken (a release handed us the lock),
+// timed out, or interrupted (a signal, or a broken connection, after a pause).
+Blocked block_on_wake_list(Connection& conn, const LockKeys& keys, const std::string& token,
+                           Millis block, SignalEvents& signals, Backoff& outage) {
+    Blocked outcome = Blocked::interrupted;
+    conn.set_cancel_fd(signals.fd());
+    try {
+        Reply r = conn.command(
+            {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
+            BootClock::now() + block + conn.timeouts().command);
+        const redisReply& reply = check(r, fmt::format("waiting for lock '{}'", keys.key));
+        outage.reset();
+        outcome = reply.type == REDIS_REPLY_NIL ? Blocked::timed_out : Blocked::woken;
+    } catch (const Cancelled&) {
+        // A signal arrived; the top of the loop decides whether it ends the wait.
+    } catch (const ReplyLost& e) {
+        // (An error reply to BLPOP itself is not transient and ends the wait below.)
+        conn.set_cancel_fd(-1);
+        // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
+        // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
+        // the queue and looks again; while Redis stays away, it retries until the wait ends.
+        Millis delay = outage.next();
+        log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}", keys.key,
+                     e.what(), format_duration(delay));
+        pause(delay, signals);
+    } catch (...) {
+        conn.set_cancel_fd(-1);
+        throw;
+    }
+    conn.set_cancel_fd(-1);
+    return outcome;
+}
+
+// The same block as block_on_wake_list, watched: cut into slices of a second, with one small
+// read-only script (wait_status.lua) between two, so that the status line shows the holder and
+// our place as they are now. The slices end where the single block would have ended; a read
+// starts only while a second of the block is left, so the block overruns by at most one read,
+// which the ':alive' grace set at the attempt covers (LockNode::acquire). A read that fails is
+// skipped: the line keeps what it had, and the next slice or attempt deals with the outage.
+void watch_blocked(LockNode& node, const LockKeys& keys, const std::string& token, Millis block,
+                   SignalEvents& signals, Backoff& outage, WaitView& view) {
+    Connection& conn = node.connection();
+    Deadline end = BootClock::now() + block;
+    for (;;) {
+        view.show();
+        Millis slice =
+            std::min(wait_progress_every, std::chrono::ceil<Millis>(end - BootClock::now()));
+        if (block_on_wake_list(conn, keys, token, std::max(slice, Millis(1)), signals, outage) !=
+            Blocked::timed_out)
+            return;
+        if (end - BootClock::now() < wait_progress_every) return;
+        // A permits lock keeps its holders elsewhere (permits.hpp): the line shows only times.
+        if (node.permits() > 1) continue;
+        try {
+            WaitStatus now = wait_status_result(
+                scripts::wait_status().run(conn, {keys.key, keys.info, keys.wait}, {token},
+                                           BootClock::now() + conn.timeouts().command),
+                keys.key);
+            view.saw(now.busy, now.place);
+        } catch (const Error&) {
+        }
+    }
+}
+
 WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
-                     const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached) {
+                     const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached,
+                     const WaitProgressFn& progress) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
+    WaitView view(wait > Millis(0) ? progress : no_progress, keys.key, start, give_up,
+                  node.permits());
     Connection& conn = node.connection();
     const bool waiting = wait > Millis(0);
     // The first busy attempt joins the queue's end; later ones keep the place.
@@ -134,40 +207,22 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
                          wait == Millis::max() ? std::string("forever") : format_duration(wait));
         announced = true;
-        conn.set_cancel_fd(signals.fd());
-        try {
-            Reply r = conn.command(
-                {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
-                BootClock::now() + block + conn.timeouts().command);
-            check(r, fmt::format("waiting for lock '{}'", keys.key));
-            outage.reset();
-        } catch (const Cancelled&) {
-            // A signal arrived; the top of the loop decides whether it ends the wait.
-        } catch (const ReplyLost& e) {
-            // (An error reply to BLPOP itself is not transient and ends the wait below.)
-            conn.set_cancel_fd(-1);
-            // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
-            // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
-            // the queue and looks again; while Redis stays away, it retries until the wait ends.
-            Millis delay = outage.next();
-            log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}",
-                         keys.key, e.what(), format_duration(delay));
-            pause(delay, signals);
-        } catch (...) {
-            conn.set_cancel_fd(-1);
-            throw;
-        }
-        conn.set_cancel_fd(-1);
+        view.saw(result.last);
+        if (view.enabled())
+            watch_blocked(node, keys, token, block, signals, outage, view);
+        else
+            block_on_wake_list(conn, keys, token, block, signals, outage);
     }
 }
 
 }  // namespace
 
 WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
-                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals) {
+                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals,
+                           const WaitProgressFn& progress) {
     bool reached = false;  // an acquire may have reached Redis: we may be queued, or even hold it
     try {
-        return wait_loop(node, keys, token, ttl, info, wait, signals, reached);
+        return wait_loop(node, keys, token, ttl, info, wait, signals, reached, progress);
     } catch (...) {
         // Whatever ends the run now (Redis gone, an error reply, a lost reply twice), it must not
         // leave a lock of ours, or a place in the queue, behind.

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "lock/lock.hpp"
+#include "lock/wait_progress.hpp"
 #include "util/clock.hpp"
 #include "util/signals.hpp"
 
@@ -24,7 +25,10 @@ struct WaitResult {
 // Signals that would end the process (TERM, INT, HUP, QUIT, USR1, USR2) end the wait.
 // While waiting, Redis being unavailable (a restart, a failover, RedisUnavailable) is retried
 // with backoff until `wait` runs out, then thrown as RedisUnavailable; a single try throws at once.
+// `progress`, when set, is called while the run waits, at most once a second (wait_progress.hpp);
+// the wait then blocks in slices of a second with one small read between two.
 WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
-                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals);
+                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals,
+                           const WaitProgressFn& progress = WaitProgressFn());
 
 }  // namespace redlock

@@ -15,6 +15,7 @@
 #include "run/reentry.hpp"
 #include "run/renewer.hpp"
 #include "run/run_record.hpp"
+#include "run/wait_line.hpp"
 #include "run/watchdog.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -90,8 +91,14 @@ class Run {
 };
 
 bool Run::acquire() {
-    Acquisition a = lock_.acquire(token_, opt_.ttl, info_ ? &*info_ : nullptr,
-                                  opt_.wait.value_or(Millis(0)), signals_);
+    std::optional<Acquisition> taken;
+    {
+        // Erased (when shown) before anything below speaks of the outcome.
+        WaitLine line(lock_, opt_.wait && !opt_.quiet);
+        taken = lock_.acquire(token_, opt_.ttl, info_ ? &*info_ : nullptr,
+                              opt_.wait.value_or(Millis(0)), signals_);
+    }
+    Acquisition& a = *taken;
     if (a.interrupted_by) {
         interrupted_by_ = a.interrupted_by;
         log::info("stopped waiting for lock '{}' on signal {}", keys_.key, *a.interrupted_by);

@@ -1,5 +1,6 @@
 #include "util/log.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,24 @@ namespace redlock::log {
 namespace {
 std::atomic<bool> verbose_on{false};
 std::atomic<bool> syslog_on{false};
+// A status line is on the terminal (log::status): the next message starts by erasing it.
+std::atomic<bool> status_shown{false};
+
+// Carriage return, then ECMA-48 "erase in line" (to its end): the cursor is back at the start
+// of an empty line.
+constexpr std::string_view erase_line = "\r\x1b[K";
+
+void write_stderr(std::string_view bytes) {
+    const char* p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        ssize_t n = ::write(STDERR_FILENO, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
 
 syslog_sink::Severity severity_of(Level level) {
     switch (level) {
@@ -83,16 +102,39 @@ std::string stderr_line(std::string_view message) {
 void emit(Level level, const std::string& raw) {
     std::string message = excerpt(one_line(raw), max_message_bytes);
     if (syslog_on) syslog_sink::send(severity_of(level), message);
-    std::string line = "redlock-run: " + message + "\n";
-    const char* p = line.data();
-    std::size_t left = line.size();
-    while (left > 0) {
-        ssize_t n = ::write(STDERR_FILENO, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        p += n;
-        left -= static_cast<std::size_t>(n);
+    std::string line;
+    // One write: the erase and the message cannot be torn apart by another thread's message.
+    if (status_shown.exchange(false)) line = erase_line;
+    line += "redlock-run: " + message + "\n";
+    write_stderr(line);
+}
+
+void status(const std::string& text) {
+    std::string line(erase_line);
+    line += "redlock-run: ";
+    line += one_line(text);
+    // A line that wraps could no longer be erased by a carriage return: cut it to one column
+    // less than the terminal's width (a cursor in the last column wraps on some terminals),
+    // counting UTF-8 characters as one column each.
+    winsize ws{};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) {
+        std::size_t columns = 0;
+        std::size_t limit = ws.ws_col - 1u + erase_line.size();
+        for (std::size_t i = 0; i < line.size(); ++columns) {
+            if (columns == limit) {
+                line.resize(i);
+                break;
+            }
+            std::size_t len = utf8_sequence(line, i);
+            i += len == 0 ? 1 : len;
+        }
     }
+    write_stderr(line);
+    status_shown = true;
+}
+
+void clear_status() {
+    if (status_shown.exchange(false)) write_stderr(erase_line);
 }
 
 }  // namespace redlock::log

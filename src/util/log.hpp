@@ -18,6 +18,11 @@ void set_syslog(bool on);
 bool syslog_enabled();
 bool verbose_enabled();
 void emit(Level level, const std::string& message);
+// A live status line on stderr (the caller checks that stderr is a terminal): drawn over the
+// previous one (carriage return, erase line), cut to the terminal's width so that it never wraps,
+// and cleared by clear_status() or by the next message emit() writes. Main thread only.
+void status(const std::string& text);
+void clear_status();
 // The bytes emit() writes to stderr for `message`, without the newline: for a forked child that
 // may not format (or allocate) itself.
 std::string stderr_line(std::string_view message);

@@ -137,6 +137,10 @@ shared_holders_are() { [ "$("$RL" status --json "$1" | jq -r '.holders | length'
     run "$RL" list --json
     assert_success
     assert_equal "$(echo "$output" | jq length)" 3
+    # The names, as the shell completions ask for them: from every master.
+    run "$RL" list --names
+    assert_success
+    assert_output "$(printf '%s\n' "${names[@]}" | LC_ALL=C sort)"
 
     run "$RL" status "${names[0]}"
     assert_success

@@ -1,0 +1,34 @@
+#include "lock/wait_progress.hpp"
+
+#include <algorithm>
+
+namespace redlock {
+
+void WaitView::saw(const AcquireResult& busy, std::optional<long long> place) {
+    busy_ = busy;
+    if (place) place_ = *place;
+    read_at_ = BootClock::now();
+}
+
+void WaitView::show() {
+    if (!fn_) return;
+    Deadline now = BootClock::now();
+    auto since_read = std::chrono::duration_cast<Millis>(now - read_at_).count();
+    WaitProgress p;
+    p.key = key_;
+    p.waited = std::chrono::duration_cast<Millis>(now - start_);
+    if (give_up_ != Deadline::max())
+        p.left = std::max(Millis(0), std::chrono::ceil<Millis>(give_up_ - now));
+    p.busy = busy_;
+    // Redis's clock and the TTL as they are now, not at the read: a line that ticks each second
+    // needs no read each second (a TTL never goes below zero here: the key is gone by then).
+    if (p.busy.holder_pttl >= 0)
+        p.busy.holder_pttl = std::max(0LL, p.busy.holder_pttl - since_read);
+    if (p.busy.holder && p.busy.holder->now_ms > 0) p.busy.holder->now_ms += since_read;
+    p.place = place_;
+    p.permits = permits_;
+    shown_ = now;
+    fn_(p);
+}
+
+}  // namespace redlock

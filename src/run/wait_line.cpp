@@ -1,0 +1,77 @@
+#include "run/wait_line.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "lock/holder.hpp"
+#include "util/duration.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+namespace {
+
+// Whole seconds (the time waited rounded down, the time left up, as a countdown shows them): a
+// line that ticks each second reads badly with milliseconds in it.
+std::string seconds(std::chrono::seconds d) {
+    if (d.count() <= 0) return "0s";
+    return format_duration(d);
+}
+
+std::string ordinal(long long n) {
+    long long tens = n % 100;
+    const char* suffix = "th";
+    if (tens < 11 || tens > 13) {
+        switch (n % 10) {
+            case 1:
+                suffix = "st";
+                break;
+            case 2:
+                suffix = "nd";
+                break;
+            case 3:
+                suffix = "rd";
+                break;
+            default:
+                break;
+        }
+    }
+    return fmt::format("{}{}", n, suffix);
+}
+
+}  // namespace
+
+std::string format_wait_line(const WaitProgress& p) {
+    std::string where = p.place > 0 ? fmt::format("{} in the queue; ", ordinal(p.place)) : "";
+    std::string left =
+        p.left ? fmt::format("{} left", seconds(std::chrono::ceil<std::chrono::seconds>(*p.left)))
+               : "no time limit";
+    AcquireResult busy = p.busy;
+    if (busy.holder_pttl >= 1000) busy.holder_pttl -= busy.holder_pttl % 1000;
+    // PTTL -2 with no holder: the key is gone, and the lock is on its way to the queue's head.
+    std::string holder;
+    if (p.permits > 1)
+        holder = busy.holder_pttl >= 0
+                     ? fmt::format("all {} permits are held; the first ends in {}", p.permits,
+                                   format_duration(Millis(busy.holder_pttl)))
+                     : fmt::format("all {} permits are held", p.permits);
+    else if (busy.holder_pttl == -2 && !busy.holder)
+        holder = "being handed over";
+    else
+        holder = fmt::format("held by {}", describe_holder(busy));
+    return fmt::format("waiting for lock '{}' ({}waited {}, {}): {}", p.key, where,
+                       seconds(std::chrono::floor<std::chrono::seconds>(p.waited)), left, holder);
+}
+
+WaitLine::WaitLine(LockBackend& lock, bool wanted)
+    : lock_(lock), on_(wanted && ::isatty(STDERR_FILENO) == 1) {
+    if (on_)
+        lock_.set_wait_progress([](const WaitProgress& p) { log::status(format_wait_line(p)); });
+}
+
+WaitLine::~WaitLine() {
+    if (!on_) return;
+    lock_.set_wait_progress(nullptr);
+    log::clear_status();
+}
+
+}  // namespace redlock

@@ -1,0 +1,70 @@
+#include "run/wait_line.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace redlock;
+
+namespace {
+WaitProgress waiting_behind(long long place) {
+    WaitProgress p;
+    p.key = "nightly";
+    p.waited = Millis(5'400);
+    p.left = Millis(54'600);
+    p.place = place;
+    p.busy.holder_pttl = 17'250;
+    HolderInfo h;
+    h.host = "web-2";
+    h.pid = 4120;
+    h.user = "deploy";
+    h.acquired_ms = 1'000'000;
+    h.now_ms = 1'000'000 + 723'000;
+    p.busy.holder = h;
+    return p;
+}
+}  // namespace
+
+TEST(WaitLine, NamesHolderPlaceAndTimesInWholeSeconds) {
+    EXPECT_EQ(format_wait_line(waiting_behind(2)),
+              "waiting for lock 'nightly' (2nd in the queue; waited 5s, 55s left): held by web-2 "
+              "pid 4120 (user deploy) for 12m3s, expires in 17s");
+}
+
+TEST(WaitLine, PlacesReadAsOrdinals) {
+    for (auto [place, word] : std::vector<std::pair<long long, std::string>>{{1, "1st"},
+                                                                             {3, "3rd"},
+                                                                             {4, "4th"},
+                                                                             {11, "11th"},
+                                                                             {12, "12th"},
+                                                                             {13, "13th"},
+                                                                             {21, "21st"},
+                                                                             {112, "112th"},
+                                                                             {122, "122nd"}})
+        EXPECT_NE(format_wait_line(waiting_behind(place)).find("(" + word + " in the queue;"),
+                  std::string::npos)
+            << place;
+}
+
+TEST(WaitLine, UnknownPlaceAndUnboundedWaitAreLeftOutOrSaid) {
+    WaitProgress p = waiting_behind(0);
+    p.left.reset();
+    EXPECT_EQ(format_wait_line(p).substr(0, 55),
+              "waiting for lock 'nightly' (waited 5s, no time limit): ");
+}
+
+TEST(WaitLine, AHolderWithoutInfoAndAFreeKeyAreSaidSo) {
+    WaitProgress p = waiting_behind(1);
+    p.busy.holder.reset();
+    EXPECT_NE(format_wait_line(p).find("held by an unknown holder, expires in 17s"),
+              std::string::npos);
+    p.busy.holder_pttl = -2;
+    EXPECT_NE(format_wait_line(p).find("): being handed over"), std::string::npos);
+}
+
+TEST(WaitLine, APermitsLockSaysAllPermitsAreHeld) {
+    WaitProgress p = waiting_behind(0);
+    p.permits = 3;
+    p.busy.holder.reset();
+    EXPECT_EQ(format_wait_line(p),
+              "waiting for lock 'nightly' (waited 5s, 55s left): all 3 permits are held; the "
+              "first ends in 17s");
+}
