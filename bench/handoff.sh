@@ -20,7 +20,7 @@ dir=$(mktemp -d)
 cc -O2 -o "$dir/stamp" bench/stamp.c
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --logfile "$dir/redis.log" \
-    --maxclients 1000 &
+    --maxclients 4000 &
 redis_pid=$!
 monitor_pid=
 cleanup() {

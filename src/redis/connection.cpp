@@ -229,6 +229,10 @@ const redisReply& check(const Reply& reply, std::string_view context) {
         code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||
         code == "OOM" || code == "NOREPLICAS")
         throw RedisUnavailable(message);
+    // A server at its maxclients answers a new connection with this, and closes it: it cannot
+    // serve us now (a herd at the top of the minute, say), the same as LOADING, not a fault of
+    // the program (70); a waiter retries it.
+    if (text.starts_with("ERR max number of clients reached")) throw RedisUnavailable(message);
     throw RedisError(message);
 }
 

@@ -451,3 +451,26 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_success
     echo "$output" | jq -e 'map(.name) == ["job"]'
 }
+
+# SCAN's COUNT is how many keys one call visits, matching or not, and so how long each call holds
+# the server in a large keyspace; MATCH narrows what comes back to the prefix.
+@test "list scans with MATCH on the prefix and at most 250 keys per call, never KEYS" {
+    rcli EVAL "for i = 1, 3000 do redis.call('SET', 'app:' .. i, 'x') end
+               for i = 1, 5 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end" \
+        0 'p[1]:job' >/dev/null
+    rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" 2>/dev/null &
+    local monitor=$!
+    wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" OK
+    run "$RL" list --prefix 'p[1]:' --json
+    rcli ECHO list-done >/dev/null
+    wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" list-done
+    kill "$monitor"; wait "$monitor" || true
+    assert_success
+    echo "$output" | jq -e 'map(.name) == ["job1", "job2", "job3", "job4", "job5"]'
+    local scans
+    scans=$(grep -c '"SCAN"' "$BATS_TEST_TMPDIR/monitor")
+    [ "$scans" -ge 12 ]  # 3,005 keys, 250 at a time
+    [ "$(grep '"SCAN"' "$BATS_TEST_TMPDIR/monitor" |
+         grep -c '"MATCH" "p\\\\\[1\\\\\]:\*" "COUNT" "250"$')" = "$scans" ]
+    [ "$(grep -c '"KEYS"' "$BATS_TEST_TMPDIR/monitor")" = 0 ]
+}

@@ -13,10 +13,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
 #include "lock/keys.hpp"
+#include "lock/scripts.hpp"
 #include "lock/token.hpp"
 #include "util/errors.hpp"
 #include "util/fd.hpp"
@@ -269,6 +271,140 @@ TEST_F(Lock, FinishReleasesEvenWhenTheLedgerCannotBeWritten) {
     EXPECT_FALSE(f.record.slot_written);
     EXPECT_EQ(raw({"GET", "test:job"}), "another-token");
     EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
+}
+
+// acquire.lua answers a run that does not wait early, with less work, when the lock is busy
+// (issue 21). That reply must be the one the full checks give: they run when the same call waits
+// (joining the queue only after the reply is made), so each state below is asked both ways and
+// the replies compared, Redis's clock ('now_ms') aside. The key has no TTL, so PTTL is exact.
+TEST_F(Lock, TheBusyShortcutRepliesExactlyAsTheFullChecks) {
+    auto flat = [](const Reply& r) {
+        std::string out;
+        auto add = [&](const redisReply& e, auto& self) -> void {
+            switch (e.type) {
+                case REDIS_REPLY_ARRAY:
+                    out += "[";
+                    for (std::size_t i = 0; i < e.elements; ++i) self(*e.element[i], self);
+                    out += "]";
+                    break;
+                case REDIS_REPLY_INTEGER:
+                    out += "i" + std::to_string(e.integer) + " ";
+                    break;
+                case REDIS_REPLY_NIL:
+                    out += "nil ";
+                    break;
+                default:
+                    out += std::to_string(e.type) + ":" + std::string(e.str, e.len) + " ";
+            }
+        };
+        add(*r, add);
+        if (auto at = out.find("now_ms "); at != std::string::npos)
+            out.replace(at, out.find(' ', at + 7) - at, "now_ms X");
+        return out;
+    };
+    const std::string mine = new_token(), theirs = new_token();
+    auto ask = [&](bool waits) {
+        std::vector<std::string> args{
+            mine, "5000", waits ? "1" : "", keys.wake, "5000", "1000", "", "host", "h", "pid", "1"};
+        return flat(scripts::acquire().run(conn, {keys.key, keys.fence, keys.info, keys.wait}, args,
+                                           soon()));
+    };
+    auto info = [&](const std::string& token) {
+        raw({"HSET", keys.info, "token", token, "fence", "7", "host", "x", "pid", "2"});
+    };
+    struct Case {
+        const char* what;
+        std::function<void()> set;
+    };
+    const std::vector<Case> cases{
+        {"held, no counter, no info",
+         [&] {
+             raw({"SET", keys.key, theirs});
+         }},
+        {"held with its info",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "41"});
+             info(theirs);
+         }},
+        {"held, info of an older token",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             info(new_token());
+         }},
+        {"held, info not a hash",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.info, theirs});
+         }},
+        {"held, empty token",
+         [&] {
+             raw({"SET", keys.key, ""});
+             info("");
+         }},
+        {"held, counter 0",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "0"});
+         }},
+        {"held, counter at the limit",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "4611686018427387902"});
+             info(theirs);
+         }},
+        {"held, counter past the limit",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "4611686018427387903"});
+         }},
+        {"held, counter of 20 digits",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "10000000000000000000"});
+         }},
+        {"held, counter with a leading zero",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "0123"});
+         }},
+        {"held, counter not a number",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"SET", keys.fence, "12a"});
+         }},
+        {"held, counter a list",
+         [&] {
+             raw({"SET", keys.key, theirs});
+             raw({"RPUSH", keys.fence, "1"});
+         }},
+        {"held with --permits",
+         [&] {
+             raw({"SET", keys.key, "redlock-permits/3"});
+         }},
+        {"the key a hash",
+         [&] {
+             raw({"HSET", keys.key, "f", "v"});
+         }},
+        {"our own token",
+         [&] {
+             raw({"SET", keys.key, mine});
+             raw({"SET", keys.fence, "99"});
+             info(mine);
+         }},
+    };
+    for (const Case& c : cases) {
+        raw("FLUSHALL");
+        c.set();
+        std::string shortcut = ask(false);
+        raw("FLUSHALL");
+        c.set();
+        EXPECT_EQ(shortcut, ask(true)) << c.what;
+    }
+    // The shortcut's reply carries the holder's info, as the full one does.
+    raw("FLUSHALL");
+    cases[1].set();
+    EXPECT_NE(ask(false).find("1:host 1:x 1:pid 1:2 1:now_ms X"), std::string::npos);
 }
 
 // The token is what keeps one holder from renewing or releasing another's lock: 10,000 real

@@ -113,6 +113,7 @@ TEST(Connection, ErrorRepliesMapToTheProgramsErrors) {
     expect_check_throws<RedisUnavailable>("LOADING Redis is loading the dataset in memory");
     expect_check_throws<RedisUnavailable>("MASTERDOWN Link with MASTER is down");
     expect_check_throws<RedisUnavailable>("BUSY Redis is busy running a script.");
+    expect_check_throws<RedisUnavailable>("ERR max number of clients reached");
     expect_check_throws<RedisError>("ERR unknown command");
 }
 
