@@ -230,3 +230,25 @@ logged_cmd() {
     grep -q "^redlock-run: .*gave up waiting for lock 'gone' after 2s: Redis still unavailable" "$RL_ERR"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
+
+# A failover demotes the master under a blocked waiter: Redis ends its BLPOP with "UNBLOCKED
+# ... (master -> replica?)". That is the failover, not a reason to give up a wait with time left
+# (the Cluster contenders loop in cluster_failover.bats found waiters exiting 70 on it).
+@test "a waiter whose BLPOP a demotion ends (UNBLOCKED) keeps waiting and runs after the holder" {
+    local go="$BATS_TEST_TMPDIR/go"
+    hold_until demoted "$go" --ttl 10s
+    rl_start -v --wait 30s demoted -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 5 blocked_is 1
+    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    wait_for 5 file_contains "$RL_ERR" UNBLOCKED
+    rcli REPLICAOF NO ONE >/dev/null
+    kill -0 "$RL_PID"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    touch "$go"
+    wait "$HOLDER"
+    HOLDER=
+    rl_finish 20
+    cat "$RL_ERR"
+    [ "$RL_STATUS" -eq 0 ]
+    [ -e "$BATS_TEST_TMPDIR/ran" ]
+}

@@ -113,6 +113,9 @@ TEST(Connection, ErrorRepliesMapToTheProgramsErrors) {
     expect_check_throws<RedisUnavailable>("LOADING Redis is loading the dataset in memory");
     expect_check_throws<RedisUnavailable>("MASTERDOWN Link with MASTER is down");
     expect_check_throws<RedisUnavailable>("BUSY Redis is busy running a script.");
+    expect_check_throws<RedisUnavailable>(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+        "replica?)");
     expect_check_throws<RedisError>("ERR unknown command");
 }
 
