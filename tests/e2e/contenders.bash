@@ -10,16 +10,19 @@ PROBE="$BATS_TEST_DIRNAME/lease_probe.py"
 # contenders_start N NAME [OPTIONS...]: N loops, each running
 # `redlock-run OPTIONS NAME -- lease_probe.py hold ...` (work of CONTENDER_WORK seconds, 0.2 by
 # default) again and again until contenders_stop. Logs to $CONT_DIR/log; each run's stderr is in
-# $CONT_DIR/TAG.err.
+# $CONT_DIR/TAG.err. Started again in the same test, they go on with the same log (tags of a
+# later round start with its number), so the check covers every round.
 contenders_start() {
     local n=$1 name=$2 i
     shift 2
     CONT_DIR="$BATS_TEST_TMPDIR/contenders"
     mkdir -p "$CONT_DIR"
-    : >"$CONT_DIR/log"
+    rm -f "$CONT_DIR/stop"
+    touch "$CONT_DIR/log"
+    CONT_ROUND=$((${CONT_ROUND:-0} + 1))
     CONTENDERS=
     for i in $(seq 1 "$n"); do
-        contender_loop "$i" "$name" "$@" 3>&- &
+        contender_loop "$([ "$CONT_ROUND" = 1 ] || echo "r$CONT_ROUND.")c$i" "$name" "$@" 3>&- &
         CONTENDERS="$CONTENDERS $!"
     done
 }
@@ -28,11 +31,11 @@ contenders_start() {
 # key was gone or held another token (at a renewal, or at the release when the command ended
 # first), the loss the man page admits an overlap for.
 contender_loop() {
-    local i=$1 name=$2 r=0 tag status lost
+    local stem=$1 name=$2 r=0 tag status lost
     shift 2
     while [ ! -e "$CONT_DIR/stop" ]; do
         r=$((r + 1))
-        tag="c$i.$r"
+        tag="$stem.$r"
         status=0
         "$RL" "$@" "$name" -- /usr/bin/python3 "$PROBE" hold "$CONT_DIR/log" "$tag" \
             "$CONT_DIR/pgid.$tag" "${CONTENDER_WORK:-0.2}" >/dev/null 2>"$CONT_DIR/$tag.err" ||
