@@ -283,7 +283,7 @@ replica_port() {
 # replica_linked PORT: the replica on PORT has its replication link up.
 replica_linked() { ccli "$1" INFO replication 2>/dev/null | grep -q '^master_link_status:up'; }
 
-# live_pair: a master that owns slots and has a replica with a working link; sets PAIR_MASTER and
+# live_pair: a master with a replica whose link is up; sets PAIR_MASTER and
 # PAIR_REPLICA (ports). Tests that kill or cut nodes leave such pairs to the later ones.
 live_pair() {
     local port replica
