@@ -64,12 +64,14 @@ Blocked block_on_wake_list(Connection& conn, const LockKeys& keys, const std::st
         outcome = reply.type == REDIS_REPLY_NIL ? Blocked::timed_out : Blocked::woken;
     } catch (const Cancelled&) {
         // A signal arrived; the top of the loop decides whether it ends the wait.
-    } catch (const ReplyLost& e) {
-        // (An error reply to BLPOP itself is not transient and ends the wait below.)
+    } catch (const RedisUnavailable& e) {
+        // (Other error replies to BLPOP are not transient and end the wait below.)
         conn.set_cancel_fd(-1);
         // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
-        // blip): no reason to give up a wait. The next attempt reconnects, keeps the place in
-        // the queue and looks again; while Redis stays away, it retries until the wait ends.
+        // blip), or a failover demoted the master under the BLPOP, which Redis ends with
+        // UNBLOCKED: no reason to give up a wait. The next attempt reconnects (to the master
+        // the sentinels or the slot map name now), keeps the place in the queue and looks
+        // again; while Redis stays away, it retries until the wait ends.
         Millis delay = outage.next();
         log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}", keys.key,
                      e.what(), format_duration(delay));

@@ -225,9 +225,11 @@ const redisReply& check(const Reply& reply, std::string_view context) {
                         "REDISCLI_AUTH, --password-file or the URL",
                         context, text));
     if (code == "WRONGTYPE") throw DataError(message);
+    // UNBLOCKED: a blocking command ended because the server changed role (a failover demoted
+    // it), or by CLIENT UNBLOCK ... ERROR; the server is not the master to wait on any more.
     if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
         code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||
-        code == "OOM" || code == "NOREPLICAS")
+        code == "OOM" || code == "NOREPLICAS" || code == "UNBLOCKED")
         throw RedisUnavailable(message);
     // A server at its maxclients answers a new connection with this, and closes it: it cannot
     // serve us now (a herd at the top of the minute, say), the same as LOADING, not a fault of

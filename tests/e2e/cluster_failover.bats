@@ -2,6 +2,7 @@
 # Redis Cluster failover: the master holding a lock dies, its replica is promoted, and a running
 # redlock-run finds the new master by re-reading the slot map from the surviving nodes.
 load cluster_helpers
+load contenders
 bats_require_minimum_version 1.5.0
 
 # Three masters with a replica each; a short node timeout so a failover takes a second or two.
@@ -15,7 +16,12 @@ setup() {
 
 teardown() {
     touch "$GATE"
+    contenders_cleanup
     rl_cleanup
+    if [ -n "${REPLICATION_CUT:-}" ]; then
+        ccli "$REPLICATION_CUT" ACL SETUSER default +psync +sync >/dev/null || true
+        REPLICATION_CUT=
+    fi
 }
 
 @test "the lock's master dies; the renewals find the promoted replica and the run ends cleanly" {
@@ -37,3 +43,74 @@ teardown() {
     file_contains "$RL_ERR" "released lock 'job'"
     assert_equal "$(ccli "$replica" EXISTS job)" 0
 }
+
+# Loops of --wait contenders (issue 16) on a lock whose master fails over. A manual CLUSTER
+# FAILOVER loses no write (the master pauses its clients until the replica has caught up), so
+# there no overlap at all is admitted. A killed master can lose its last writes: the man page
+# admits an overlap then, until the holder whose key was lost learns it (its run ends 76). Either
+# way fences never repeat and grow in the order the commands started; waiters ride it out.
+@test "contenders across a CLUSTER FAILOVER, then a killed master: no overlap but the admitted one, fences growing" {
+    wait_for 20 live_pair
+    local name slot
+    name=$(name_on_port "$PAIR_MASTER" churn)
+    slot=$(cluster_keyslot "$name")
+    contenders_start 4 "$name" --wait 30s -t 1s
+    contenders_progress 10 3
+    run ccli "$PAIR_REPLICA" CLUSTER FAILOVER
+    assert_output OK
+    wait_for 20 owner_everywhere "$slot" "$PAIR_REPLICA"
+    contenders_progress 15 4
+    contenders_stop
+    contenders_check
+
+    # The old master is the new one's replica now; kill the new one.
+    wait_for 20 replica_linked "$PAIR_MASTER"
+    contenders_start 4 "$name" --wait 30s -t 1s
+    contenders_progress 10 3
+    kill -9 "$(node_pid "$PAIR_REPLICA")"
+    wait_for 30 owner_everywhere "$slot" "$PAIR_MASTER"
+    contenders_progress 15 4
+    contenders_stop
+    contenders_check --admit-key-lost
+}
+
+# The Cluster version of the Sentinel test: the promoted replica's fence counter lags the fences
+# its master handed out (its link was cut, so it never got the last increments), and it takes
+# over without the master. The next fence must still be above every earlier one.
+@test "fences keep growing across a Cluster replica promotion whose fence counter lags behind" {
+    wait_for 20 live_pair
+    local name slot first last i
+    name=$(name_on_port "$PAIR_MASTER" fence)
+    slot=$(cluster_keyslot "$name")
+    run "$RL" "$name" -- printenv REDLOCK_FENCE
+    assert_success
+    first=$output
+    wait_for 10 replica_has_counter "$PAIR_REPLICA" "{$name}:fence" "$first"
+    # The master refuses the replica's resync, and the link is cut: the replica hears no more.
+    REPLICATION_CUT=$PAIR_MASTER
+    ccli "$PAIR_MASTER" ACL SETUSER default -psync -sync >/dev/null
+    ccli "$PAIR_MASTER" CLIENT KILL TYPE replica >/dev/null
+    wait_for 10 replica_unlinked "$PAIR_REPLICA"
+    last=$first
+    for i in 1 2 3; do
+        run "$RL" "$name" -- printenv REDLOCK_FENCE
+        assert_success
+        [ "$output" -gt "$last" ]
+        last=$output
+    done
+    [ "$(replica_get "$PAIR_REPLICA" "{$name}:fence")" = "$first" ]
+    # Promoted as it is: TAKEOVER asks neither the master nor the other masters.
+    run ccli "$PAIR_REPLICA" CLUSTER FAILOVER TAKEOVER
+    assert_output OK
+    wait_for 20 owner_everywhere "$slot" "$PAIR_REPLICA"
+    run "$RL" "$name" -- printenv REDLOCK_FENCE
+    assert_success
+    [ "$output" -gt "$last" ]
+    # Never below the new master's clock in microseconds.
+    local clock
+    clock=$(ccli "$PAIR_REPLICA" TIME | head -n 1)
+    [ "$output" -gt "$(((clock - 60) * 1000000))" ]
+}
+
+replica_has_counter() { [ "$(replica_get "$1" "$2")" = "$3" ]; }
+replica_unlinked() { ! replica_linked "$1"; }

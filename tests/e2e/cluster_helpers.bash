@@ -43,11 +43,13 @@ cluster_start() {
 }
 
 # node_exec PORT BUS_PORT DIR NODE_TIMEOUT_MS: one cluster-enabled redis-server in the background.
-# The bus port is set explicitly: port + 10000 may be taken, or above 65535.
+# The bus port is set explicitly: port + 10000 may be taken, or above 65535. A replica's first
+# sync starts at once, not after the default 5s wait for more replicas.
 node_exec() {
     redis-server --port "$1" --cluster-port "$2" --bind 127.0.0.1 --dir "$3" \
         --cluster-enabled yes --cluster-config-file "$3/nodes.conf" \
         --cluster-node-timeout "$4" --save '' --appendonly no --daemonize no \
+        --repl-diskless-sync-delay 0 \
         --logfile "$3/redis.log" >/dev/null 2>&1 3>&- &
 }
 
@@ -87,10 +89,20 @@ cluster_settled() {
     done
 }
 
-# The port of the master that owns SLOT, as node $1 of the list (any node) sees it.
+# The first node of the list that answers (a test may have killed some).
+live_port() {
+    local port
+    for port in $CLUSTER_PORTS; do
+        node_answers "$port" && { echo "$port"; return 0; }
+    done
+    return 1
+}
+
+# slot_owner_port SLOT [NODE]: the port of the master that owns SLOT, as the node on port NODE
+# (by default the first live node of the list) sees it.
 slot_owner_port() {
-    local slot=$1 port
-    port=${CLUSTER_PORTS%% *}
+    local slot=$1 port=${2:-}
+    [ -n "$port" ] || port=$(live_port)
     ccli "$port" CLUSTER SLOTS | /usr/bin/python3 -c '
 import sys
 lines = sys.stdin.read().split("\n")
@@ -118,7 +130,16 @@ other_port() {
 }
 
 # cluster_keyslot KEY: the slot Redis computes for KEY.
-cluster_keyslot() { ccli "${CLUSTER_PORTS%% *}" CLUSTER KEYSLOT "$1"; }
+cluster_keyslot() { ccli "$(live_port)" CLUSTER KEYSLOT "$1"; }
+
+# owner_everywhere SLOT PORT: every live node names the master on PORT as SLOT's owner.
+owner_everywhere() {
+    local node
+    for node in $CLUSTER_PORTS; do
+        node_answers "$node" || continue
+        [ "$(slot_owner_port "$1" "$node")" = "$2" ] || return 1
+    done
+}
 
 # Deletes every key on every master.
 cluster_flush() {
@@ -258,6 +279,27 @@ replica_port() {
     ccli "$1" CLUSTER NODES | awk -v id="$(node_id "$1")" \
         '$3 ~ /slave/ && $4 == id { split($2, a, "[:@]"); print a[2]; exit }'
 }
+
+# replica_linked PORT: the replica on PORT has its replication link up.
+replica_linked() { ccli "$1" INFO replication 2>/dev/null | grep -q '^master_link_status:up'; }
+
+# live_pair: a master with a replica whose link is up; sets PAIR_MASTER and
+# PAIR_REPLICA (ports). Tests that kill or cut nodes leave such pairs to the later ones.
+live_pair() {
+    local port replica
+    for port in $CLUSTER_PORTS; do
+        is_master "$port" || continue
+        replica=$(replica_port "$port")
+        [ -n "$replica" ] && replica_linked "$replica" || continue
+        PAIR_MASTER=$port
+        PAIR_REPLICA=$replica
+        return 0
+    done
+    return 1
+}
+
+# replica_get PORT KEY: KEY's value as the replica on PORT has it.
+replica_get() { printf 'READONLY\nGET %s\n' "$2" | ccli "$1" | tail -n 1; }
 
 is_master() { [ "$(ccli "$1" ROLE 2>/dev/null | head -n 1)" = master ]; }
 

@@ -2,20 +2,28 @@
 """The commands' own start/end log, for proving that no two commands under one lock overlap.
 
     lease_probe.py hold LOG TAG PGID_FILE SECONDS
-        Run as the command under the lock. Appends "start TAG T" to LOG (T: time.monotonic(),
-        one clock for every process on the host), writes its process group to PGID_FILE, then
+        Run as the command under the lock. Appends "start TAG T [FENCE]" to LOG (T:
+        time.monotonic(), one clock for every process on the host; FENCE: its REDLOCK_FENCE, when
+        the run gave one), writes its process group to PGID_FILE, then
         does its work in a subprocess (sh -c 'sleep SECONDS; true', so that killing only the
         direct child would leave the work running), and appends "done TAG T" when it is over.
         An observer outside the command's process group (setsid) appends "end TAG T" when the
         last process of the command has died: it waits for EOF on a pipe whose write end every
-        process of the command holds. So a command killed with SIGKILL, which logs no "done",
+        process of the command holds, and then for the kernel to drop the command's flock. So a command killed with SIGKILL, which logs no "done",
         still has an end, and never one before its true end.
         Before its work it also tries a non-blocking exclusive flock on LOG + ".flock", which
         every process of an earlier command still alive holds: "busy TAG" is logged if it fails.
 
-    lease_probe.py check LOG
+    lease_probe.py check LOG [--admit-key-lost]
         Prints and counts overlapping [start, done or else end] intervals, "busy" lines, and
         starts without an observer's end (a command still running); exits 1 if there is any.
+        Fences, where logged, must all differ and grow in the order the commands started.
+        The contenders' loop may log "exit TAG STATUS [key-lost]" after each run ("key-lost":
+        the run reported its key gone or holding another token). With --admit-key-lost, an
+        overlap is admitted when the earlier command's run ended 76 with key-lost: the limit the
+        man page states for a failover or a restart that loses the key (the holder learns it at
+        its next renewal and stops its command; until then both run). Admitted overlaps are
+        printed and counted, not failed; the later command's larger fence is then the defence.
 """
 import fcntl
 import os
@@ -29,11 +37,30 @@ def append(path, line):
     os.close(fd)
 
 
+def flock_held(path, pid):
+    """True while the flock(2) that process `pid` took on `path` is held (by any process that
+    inherited it): /proc/locks names the process that took a flock."""
+    try:
+        inode = os.stat(path).st_ino
+    except FileNotFoundError:
+        return False
+    with open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            # "1: FLOCK  ADVISORY  WRITE 4242 00:2a:1234 0 EOF"
+            if (fields[1] == "FLOCK" and fields[4] == str(pid) and
+                    fields[5].rsplit(":", 1)[-1] == str(inode)):
+                return True
+    return False
+
+
 def hold(log, tag, pgid_file, seconds):
-    append(log, "start %s %.6f" % (tag, time.monotonic()))
+    fence = os.environ.get("REDLOCK_FENCE", "")
+    append(log, ("start %s %.6f %s" % (tag, time.monotonic(), fence)).rstrip())
     with open(pgid_file, "w") as f:
         f.write("%d\n" % os.getpgrp())
     r, w = os.pipe()
+    holder = os.getpid()
     if os.fork() == 0:
         os.setsid()
         os.close(w)
@@ -41,6 +68,11 @@ def hold(log, tag, pgid_file, seconds):
             os.dup2(os.open(os.devnull, os.O_RDWR), fd)
         while os.read(r, 1):
             pass
+        # The last process can close the pipe a moment before the kernel drops its flock (files
+        # are released in no set order at exit): wait for that too, or a next command could
+        # start after this "end" and still find the flock held.
+        while flock_held(log + ".flock", holder):
+            time.sleep(0.001)
         append(log, "end %s %.6f" % (tag, time.monotonic()))
         os._exit(0)
     os.close(r)
@@ -55,45 +87,83 @@ def hold(log, tag, pgid_file, seconds):
     if work == 0:
         os.execv("/bin/sh", ["sh", "-c", "sleep %s; true" % seconds])
     os.waitpid(work, 0)
-    # The work is over and this is the last process of the command: "done" is its true end,
+    # The work is over and this is the last process of the command; with its flock dropped,
+    # "done" is its true end (a later command that finds the flock held started before it),
     # which the observer's "end" can only follow, late by however long it takes to be scheduled.
+    os.close(lock)
+    os.close(w)
     append(log, "done %s %.6f" % (tag, time.monotonic()))
 
 
-def check(log):
-    starts, ends, observed, problems = {}, {}, set(), []
+def check(log, admit_key_lost=False):
+    starts, ends, observed, fences, busy, problems = {}, {}, set(), {}, [], []
+    key_lost, statuses = set(), {}
     with open(log) as f:
         for line in f:
             parts = line.split()
             if parts[0] == "start":
                 starts[parts[1]] = float(parts[2])
+                if len(parts) > 3:
+                    fences[parts[1]] = int(parts[3])
             elif parts[0] == "end":
                 ends.setdefault(parts[1], float(parts[2]))
                 observed.add(parts[1])
             elif parts[0] == "done":
                 ends[parts[1]] = float(parts[2])
             elif parts[0] == "busy":
-                problems.append("%s started while an earlier command still held the flock" %
-                                parts[1])
+                busy.append(parts[1])
+            elif parts[0] == "exit":
+                statuses[parts[2]] = statuses.get(parts[2], 0) + 1
+                if parts[2] == "76" and parts[3:] == ["key-lost"]:
+                    key_lost.add(parts[1])
     for tag in starts:
         if tag not in observed:
             problems.append("%s never ended" % tag)
     spans = sorted((starts[t], ends[t], t) for t in starts if t in ends)
+    admitted, admitted_later = [], set()
     for i, (s1, e1, t1) in enumerate(spans):
         for s2, e2, t2 in spans[i + 1:]:
             if s2 < e1:
-                problems.append("%s [%.3f, %.3f] overlaps %s [%.3f, %.3f]" %
-                                (t1, s1, e1, t2, s2, e2))
+                text = "%s [%.3f, %.3f] overlaps %s [%.3f, %.3f]" % (t1, s1, e1, t2, s2, e2)
+                if admit_key_lost and t1 in key_lost:
+                    admitted.append("%s for %.3fs (admitted: %s lost its key)" %
+                                    (text, min(e1, e2) - s2, t1))
+                    admitted_later.add(t2)
+                else:
+                    problems.append(text)
+    # The flock: proof of an overlap even should the clocks' order lie; an admitted overlap
+    # explains it.
+    for tag in busy:
+        if tag not in admitted_later:
+            problems.append("%s started while an earlier command still held the flock" % tag)
+    # Fences in the order the commands started: every one unique and larger than the last.
+    by_start = sorted((starts[t], t) for t in fences)
+    seen = {}
+    for _, tag in by_start:
+        if fences[tag] in seen:
+            problems.append("fence %d handed out twice: %s and %s" %
+                            (fences[tag], seen[fences[tag]], tag))
+        seen[fences[tag]] = tag
+    for (_, t1), (_, t2) in zip(by_start, by_start[1:]):
+        if fences[t2] <= fences[t1]:
+            problems.append("%s started after %s with fence %d, not above %d" %
+                            (t2, t1, fences[t2], fences[t1]))
+    for a in admitted:
+        print(a)
     for p in problems:
         print(p)
-    print("%d commands, %d problems" % (len(starts), len(problems)))
+    print("%d commands, %d fences, exits %s, %d admitted overlaps, %d problems" %
+          (len(starts), len(fences),
+           " ".join("%s:%d" % kv for kv in sorted(statuses.items())) or "-",
+           len(admitted), len(problems)))
     return 1 if problems else 0
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "hold":
         hold(*sys.argv[2:6])
-    elif sys.argv[1] == "check":
-        sys.exit(check(sys.argv[2]))
+    elif sys.argv[1] == "check" and sys.argv[3:] in ([], ["--admit-key-lost"]):
+        sys.exit(check(sys.argv[2], sys.argv[3:] == ["--admit-key-lost"]))
     else:
-        sys.exit("usage: lease_probe.py hold LOG TAG PGID_FILE SECONDS | check LOG")
+        sys.exit("usage: lease_probe.py hold LOG TAG PGID_FILE SECONDS"
+                 " | check LOG [--admit-key-lost]")

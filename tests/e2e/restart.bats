@@ -3,9 +3,11 @@
 # (reconnecting and re-sending its scripts) and must stop its command when the key did not
 # survive.
 load helpers
+load contenders
 
 teardown() {
     touch "$BATS_TEST_TMPDIR/go"
+    contenders_cleanup
     rl_cleanup
     redis_stop
 }
@@ -61,4 +63,20 @@ script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
     assert_equal "$RL_STATUS" 76
     run cat "$RL_ERR"
     assert_output --partial "lock 'demoted' lost: no renewal succeeded in time"
+}
+
+# A restart without persistence forgets the key: a waiter can take the lock at once while the
+# holder learns of the loss only at its next renewal. The man page admits exactly that overlap
+# (the holder's run then ends 76, "no longer holds this run's token"); any other overlap, a
+# repeated fence or a fence that does not grow with the start order fails.
+@test "contenders across restarts without persistence: no overlap but the admitted one, fences unique and growing" {
+    redis_start
+    contenders_start 4 churn --wait 30s -t 1s
+    contenders_progress 10 3
+    redis_restart
+    contenders_progress 10 3
+    redis_restart
+    contenders_progress 10 3
+    contenders_stop
+    contenders_check --admit-key-lost
 }

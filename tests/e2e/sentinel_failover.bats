@@ -6,6 +6,7 @@
 
 load helpers
 load sentinel_helpers
+load contenders
 
 setup() {
     sentinel_setup
@@ -13,6 +14,7 @@ setup() {
 }
 
 teardown() {
+    contenders_cleanup
     rl_cleanup
     nodes_stop_all
 }
@@ -157,4 +159,31 @@ fail_over_to_replica() {
     local clock
     clock=$(ncli "$REPLICA_PORT" TIME | head -1)
     [ "$output" -gt "$(((clock - 60) * 1000000))" ]
+}
+
+# Loops of --wait contenders under each kind of failover (issue 16). What the man page admits: a
+# failover can lose the key (the old master took an acquire or a renewal the replica never got,
+# or stayed writable after the promotion), and then a waiter can take the lock on the new master
+# before the holder's next renewal or its release finds the key gone: that holder's run ends 76.
+# Any other overlap, a repeated fence, a fence below an earlier command's, or a waiter that gives
+# up with time left fails.
+@test "contenders across a SENTINEL FAILOVER: no overlap but the admitted one, fences unique and growing" {
+    contenders_start 4 churn -u "$SENTINEL_URL" --wait 30s -t 1s
+    contenders_progress 10 3
+    fail_over_to_replica
+    contenders_progress 15 4
+    contenders_stop
+    contenders_check --admit-key-lost
+}
+
+@test "contenders across a killed master: no overlap but the admitted one, fences unique and growing" {
+    wait_for 20 sentinels_know_each_other "$S1_PORT"
+    wait_for 20 sentinel_sees_replica "$S1_PORT"
+    contenders_start 4 churn -u "$SENTINEL_URL" --wait 30s -t 1s
+    contenders_progress 10 3
+    kill -9 "$MASTER_PID"
+    wait_for 30 sentinel_points_to "$S1_PORT" "$REPLICA_PORT"
+    contenders_progress 15 4
+    contenders_stop
+    contenders_check --admit-key-lost
 }

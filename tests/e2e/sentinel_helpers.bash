@@ -14,7 +14,8 @@ ncli() {
 node_ping() { [ "$(ncli "$1" PING 2>/dev/null)" = PONG ]; }
 
 # node_start VAR [ARGS...]: a redis-server with ARGS on a free port; sets ${VAR}_PORT and
-# ${VAR}_PID.
+# ${VAR}_PID. A replica's first sync starts at once: the default waits 5s for more replicas
+# (repl-diskless-sync-delay), which every test's set-up would pay.
 node_start() {
     local var=$1
     shift
@@ -23,7 +24,7 @@ node_start() {
     for try in 1 2 3 4 5; do
         port=$(free_port)
         redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly no \
-            --daemonize no --logfile "$dir/redis.log" "$@" &
+            --repl-diskless-sync-delay 0 --daemonize no --logfile "$dir/redis.log" "$@" &
         pid=$!
         if wait_for 5 node_ping "$port"; then
             printf -v "${var}_PORT" %s "$port"

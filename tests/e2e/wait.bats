@@ -230,3 +230,51 @@ logged_cmd() {
     grep -q "^redlock-run: .*gave up waiting for lock 'gone' after 2s: Redis still unavailable" "$RL_ERR"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
+
+# A failover demotes the master under a blocked waiter: Redis ends its BLPOP with "UNBLOCKED
+# ... (master -> replica?)". That is the failover, not a reason to give up a wait with time left
+# (the Cluster contenders loop in cluster_failover.bats found waiters exiting 70 on it).
+@test "a waiter whose BLPOP a demotion ends (UNBLOCKED) keeps waiting and runs after the holder" {
+    local go="$BATS_TEST_TMPDIR/go"
+    hold_until demoted "$go" --ttl 10s
+    rl_start -v --wait 30s demoted -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 5 blocked_is 1
+    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    wait_for 5 file_contains "$RL_ERR" UNBLOCKED
+    rcli REPLICAOF NO ONE >/dev/null
+    kill -0 "$RL_PID"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    touch "$go"
+    wait "$HOLDER"
+    HOLDER=
+    rl_finish 20
+    cat "$RL_ERR"
+    [ "$RL_STATUS" -eq 0 ]
+    [ -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+# After a failover (or any loss of the key) the queue copied to the new master can still name a
+# run that took the lock on the old master after the copy: it never left this queue, and the lock
+# stayed reserved for it until its alive mark expired (a 5s stall in the Sentinel contenders
+# loop). Made here by hand: the holder's key is lost, and the queue names it at its head. Its
+# release must take it out of the queue and wake the waiter behind it.
+@test "a holder whose key was lost leaves a stale queue entry of its own at release, and wakes the next waiter" {
+    local go="$BATS_TEST_TMPDIR/go" token
+    hold_until stale "$go" --ttl 30s
+    token=$(rcli GET stale)
+    rcli RPUSH '{stale}:wait' "$token" >/dev/null
+    rcli SET "{stale}:wake:$token:alive" 1 PX 60000 >/dev/null
+    rcli DEL stale >/dev/null
+    rl_start -v --wait 20s stale -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 5 blocked_is 1
+    touch "$go"
+    local holder_status=0
+    wait "$HOLDER" || holder_status=$?
+    HOLDER=
+    [ "$holder_status" -eq 76 ]
+    rl_finish 15
+    cat "$RL_ERR"
+    [ "$RL_STATUS" -eq 0 ]
+    [ -e "$BATS_TEST_TMPDIR/ran" ]
+    [ "$(rcli EXISTS "{stale}:wake:$token:alive")" = 0 ]
+}

@@ -114,6 +114,9 @@ TEST(Connection, ErrorRepliesMapToTheProgramsErrors) {
     expect_check_throws<RedisUnavailable>("MASTERDOWN Link with MASTER is down");
     expect_check_throws<RedisUnavailable>("BUSY Redis is busy running a script.");
     expect_check_throws<RedisUnavailable>("ERR max number of clients reached");
+    expect_check_throws<RedisUnavailable>(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+        "replica?)");
     expect_check_throws<RedisError>("ERR unknown command");
 }
 

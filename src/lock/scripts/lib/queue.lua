@@ -103,11 +103,18 @@ end
 -- another token (left untouched).
 local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
   local kind = redis.call('TYPE', key).ok
-  if kind == 'none' then
-    return 0
-  end
   if kind ~= 'string' or redis.call('GET', key) ~= token then
-    return -1
+    -- The key is no longer ours: it was lost (a restart without persistence, a failover to a
+    -- replica that lacked it). A holder left the queue when it took the lock, but a queue copied
+    -- from before that (the promoted replica's) can still name it, with its alive mark: the lock
+    -- would stay reserved for a run that no longer waits until the mark expires. Take it out, and
+    -- wake the new head: it blocked for as long as that mark had left, and must look again (at
+    -- a free lock, or at a holder whose TTL is shorter).
+    if redis.call('LREM', queue, 0, token) > 0 then
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+      wake_head(queue, prefix, linger_ms)
+    end
+    return kind == 'none' and 0 or -1
   end
   local keep = tonumber(keep_ms)
   if keep > 0 then
