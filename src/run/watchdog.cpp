@@ -125,15 +125,15 @@ void Watchdog::extend(Deadline deadline) const noexcept {
     write_record(to_watchdog_.get(), {kind_deadline, deadline.time_since_epoch().count()});
 }
 
-// The write end stays open until the destructor: the renewer thread may still call extend() after
-// the command was reaped (the write then fails with EPIPE, SIGPIPE being blocked), and closing it
-// first would read as "redlock-run died" to a watchdog still alive.
 void Watchdog::stop() noexcept {
     if (pid_ <= 0 || stopped_) return;
     ::kill(pid_, SIGKILL);
     stopped_ = true;
 }
 
+// The write end stays open until the destructor: the renewer thread may still call extend() after
+// the command was reaped (the write then fails with EPIPE, SIGPIPE being blocked), and closing it
+// first would read as "redlock-run died" to a watchdog still alive.
 void Watchdog::dismiss() noexcept {
     if (pid_ <= 0) return;
     stop();
