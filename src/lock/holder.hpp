@@ -2,7 +2,11 @@
 // "busy" message uses for another holder ("web-2 pid 4120 (user deploy) for 12m3s, ...").
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lock/holder_info.hpp"
@@ -17,6 +21,13 @@ inline constexpr std::size_t max_recorded_command = 1024;
 // This host's name, our pid, our effective user's name and `command` joined with spaces
 // (cut to max_recorded_command bytes with "..." appended).
 HolderInfo this_process_info(const std::vector<std::string>& command);
+
+// Whether the passwd line of nsswitch.conf text `conf` names "files" as the first source with
+// the default action after it, so that a uid found in /etc/passwd is what getpwuid returns.
+bool nsswitch_passwd_files_first(std::string_view conf);
+// The name of the first entry for `uid` in /etc/passwd text `passwd`, as glibc's files source
+// reads it; nullopt when there is none, or on a NIS "+"/"-" line, which only getpwuid interprets.
+std::optional<std::string> passwd_file_user(std::string_view passwd, uid_t uid);
 
 // `command` joined with spaces and cut to `limit` bytes on a UTF-8 character boundary.
 std::string command_line_summary(const std::vector<std::string>& command, std::size_t limit);

@@ -161,10 +161,8 @@ Child::Child(Child&& other) noexcept
 
 Child::~Child() {
     if (pid_ <= 0) return;
-    if (!status_) {
-        signal(SIGKILL);
-        reap();
-    }
+    if (!status_) signal(SIGKILL);
+    reap();
     restore_terminal();
 }
 
@@ -175,23 +173,40 @@ void Child::reap() noexcept {
     int status = 0;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
-    status_ = status;
+    if (!status_) status_ = status;
 }
+
+namespace {
+
+// The wait status waitpid would give for what waitid reported.
+int wait_status_of(const siginfo_t& info) {
+    if (info.si_code == CLD_EXITED) return (info.si_status & 0xff) << 8;
+    if (info.si_code == CLD_DUMPED) return info.si_status | WCOREFLAG;
+    return info.si_status;  // CLD_KILLED
+}
+
+}  // namespace
 
 void Child::signal(int sig) const {
     if (pid_ <= 0 || status_) return;
     if (::kill(-pid_, sig) < 0 && errno == ESRCH) ::kill(pid_, sig);
 }
 
+// The exit is seen without reaping (WNOWAIT), and the leader stays a zombie, holding its process
+// group id, until the destructor: after the release, the ledger's record and the report. The
+// watchdog gets its SIGKILL now and dies while those round trips are in flight, instead of
+// redlock-run waiting for it (and for a CPU to run its exit on) before them. Until it is reaped
+// it can only kill the command's group, its leader already dead; the order that matters, the
+// watchdog reaped before the leader, is the destructor's.
 bool Child::try_reap() {
     if (status_) return true;
-    // WNOWAIT: look without reaping, so that reap() can dismiss the watchdog first. Stops are
-    // asked for separately: a WNOWAIT stop report would stay and be seen again.
+    // Stops are asked for separately: a WNOWAIT stop report would stay and be seen again.
     siginfo_t info{};
     while (waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == EINTR) {
     }
     if (info.si_pid == pid_) {
-        reap();
+        status_ = wait_status_of(info);
+        if (watchdog_) watchdog_->stop();
         restore_terminal();
         return true;
     }

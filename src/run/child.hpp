@@ -1,6 +1,6 @@
 // The command redlock-run guards: started in its own process group, so signals reach a shell's
 // grandchildren too, killed if redlock-run dies (with its whole group, by the watchdog), and
-// always reaped.
+// always reaped (last: see Child::try_reap).
 #pragma once
 
 #include <signal.h>
@@ -36,14 +36,16 @@ class Child {
     Child(Child&& other) noexcept;
     Child& operator=(Child&&) = delete;
     Child(const Child&) = delete;
-    // A child still running here (an exception unwound past the main loop) is killed and reaped.
+    // A child still running here (an exception unwound past the main loop) is killed. The
+    // watchdog is dismissed, then the child reaped.
     ~Child();
 
     pid_t pid() const { return pid_; }
     bool running() const { return !status_; }
     // Sends `sig` to the child's process group (or the child alone if the group is gone).
     void signal(int sig) const;
-    // Reaps the child if it has exited; returns true once it has.
+    // Whether the child has exited; once it has, its status is known and the watchdog is told to
+    // go (SIGKILL), but both are reaped only by the destructor (see child.cpp).
     bool try_reap();
     // The raw wait status; only after try_reap() returned true.
     int wait_status() const { return *status_; }

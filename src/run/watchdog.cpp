@@ -125,12 +125,18 @@ void Watchdog::extend(Deadline deadline) const noexcept {
     write_record(to_watchdog_.get(), {kind_deadline, deadline.time_since_epoch().count()});
 }
 
+void Watchdog::stop() noexcept {
+    if (pid_ <= 0 || stopped_) return;
+    ::kill(pid_, SIGKILL);
+    stopped_ = true;
+}
+
 // The write end stays open until the destructor: the renewer thread may still call extend() after
 // the command was reaped (the write then fails with EPIPE, SIGPIPE being blocked), and closing it
 // first would read as "redlock-run died" to a watchdog still alive.
 void Watchdog::dismiss() noexcept {
     if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
+    stop();
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
@@ -144,7 +150,7 @@ namespace {
 
 // Kills by process group id, which is safe only while that id cannot name another group: the id
 // stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
-// the leader before it has killed and reaped this watchdog (Child::try_reap), so every kill below
+// the leader before it has killed and reaped this watchdog (Child::reap), so every kill below
 // reaches the command's group or nobody. When redlock-run dies, the kernel closes its files (our
 // EOF) before it reparents the leader and sends it PR_SET_PDEATHSIG; the id could only be reused
 // after init reaped the leader, every other member died, and the pid counter wrapped around to it,

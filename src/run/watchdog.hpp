@@ -29,13 +29,16 @@ class Watchdog {
     // Moves the deadline to `deadline`, the lease end a renewal just proved. Callable from the
     // renewer thread: one record of 16 bytes, written atomically, never blocking.
     void extend(Deadline deadline) const noexcept;
+    // Sends the watchdog SIGKILL without waiting for it to die. Idempotent.
+    void stop() noexcept;
     // Kills and reaps the watchdog. Must run before the command's leader is reaped (see
     // watchdog.cpp on recycled process group ids). Idempotent.
     void dismiss() noexcept;
 
   private:
     pid_t pid_ = -1;
-    Fd to_watchdog_;  // write end of the pipe the watchdog reads; its EOF means we died
+    bool stopped_ = false;  // SIGKILL sent
+    Fd to_watchdog_;        // write end of the pipe the watchdog reads; its EOF means we died
 };
 
 // For the command's vfork child, between setpgid and exec: tells the watchdog its group, so the

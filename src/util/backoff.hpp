@@ -25,6 +25,7 @@ class Backoff {
     Millis cap_;
     Millis step_;
     std::minstd_rand random_;
+    bool seeded_ = false;
 };
 
 }  // namespace redlock

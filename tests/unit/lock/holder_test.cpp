@@ -1,6 +1,7 @@
 #include "lock/holder.hpp"
 
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "util/syslog_sink.hpp"
@@ -75,4 +76,45 @@ TEST(SyslogSink, FormatsAnRfc3164LineAsGlibcDoes) {
     // <11> = user (1) * 8 + err (3); the timestamp depends on the local time zone.
     EXPECT_EQ(line.substr(0, 4), "<11>");
     EXPECT_EQ(line.substr(4 + 15), " redlock-run[42]: lock 'x' lost");
+}
+
+TEST(Holder, NsswitchFilesFirstOnlyWithTheDefaultAction) {
+    EXPECT_TRUE(nsswitch_passwd_files_first("passwd:         files systemd\ngroup: files\n"));
+    EXPECT_TRUE(nsswitch_passwd_files_first("# c\n  passwd:\tfiles # local\n"));
+    EXPECT_TRUE(nsswitch_passwd_files_first("passwd: files"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("passwd: sss files\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("passwd: compat\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("passwd: filesystem\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("passwd: files [SUCCESS=continue] ldap\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("group: files\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("#passwd: files\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first("passwd: files\npasswd: ldap\n"));
+    EXPECT_FALSE(nsswitch_passwd_files_first(""));
+}
+
+TEST(Holder, PasswdFileGivesTheFirstEntryForTheUid) {
+    const char* passwd =
+        "# comment\n"
+        "\n"
+        "root:x:0:0:root:/root:/bin/bash\n"
+        "broken:x:1x:1::/:/bin/sh\n"
+        "deploy:x:1000:1000::/home/deploy:/bin/sh\n"
+        "alias:x:1000:1000::/home/alias:/bin/sh\n"
+        "last:x:4294967294:1::/:/bin/sh";
+    EXPECT_EQ(passwd_file_user(passwd, 0), "root");
+    EXPECT_EQ(passwd_file_user(passwd, 1000), "deploy");
+    EXPECT_EQ(passwd_file_user(passwd, 4294967294u), "last");
+    EXPECT_EQ(passwd_file_user(passwd, 1), std::nullopt);
+    EXPECT_EQ(passwd_file_user(passwd, 10), std::nullopt);
+    // NIS markers mean something only to getpwuid's compat source: never read past one.
+    EXPECT_EQ(passwd_file_user("+::::::\nroot:x:0:0::/:/bin/sh\n", 0), std::nullopt);
+}
+
+TEST(Holder, ThisProcessUserIsWhatGetpwuidSays) {
+    passwd pw{};
+    passwd* found = nullptr;
+    char buf[4096];
+    ASSERT_EQ(getpwuid_r(geteuid(), &pw, buf, sizeof buf, &found), 0);
+    ASSERT_NE(found, nullptr);
+    EXPECT_EQ(this_process_info({}).user, found->pw_name);
 }

@@ -169,3 +169,45 @@ TEST(Spawn, SignalReachesTheWholeGroup) {
     unlink(gpid_file.c_str());
     rmdir(dir.c_str());
 }
+
+namespace {
+
+// The state letter in /proc/PID/stat ('Z' for a zombie), or '?' when there is no such process.
+char state_of(pid_t pid) {
+    std::string stat = read_file(fmt::format("/proc/{}/stat", pid));
+    auto paren = stat.rfind(") ");
+    return paren == std::string::npos ? '?' : stat[paren + 2];
+}
+
+}  // namespace
+
+TEST(Child, WaitStatusIsWhatWaitpidWouldReport) {
+    Child exits = Child::spawn({"sh", "-c", "exit 7"}, {}, empty_mask());
+    run_to_end(exits);
+    EXPECT_TRUE(WIFEXITED(exits.wait_status()));
+    EXPECT_EQ(WEXITSTATUS(exits.wait_status()), 7);
+    Child killed = Child::spawn({"sh", "-c", "kill -TERM $$"}, {}, empty_mask());
+    run_to_end(killed);
+    EXPECT_TRUE(WIFSIGNALED(killed.wait_status()));
+    EXPECT_EQ(WTERMSIG(killed.wait_status()), SIGTERM);
+}
+
+// Kills by process group id are safe only while the id names the command's group: the leader
+// stays an unreaped zombie, holding it, until the watchdog is reaped.
+TEST(Child, TheLeaderIsReapedOnlyAfterTheWatchdog) {
+    redlock::Watchdog watchdog("child-test", redlock::BootClock::now() + std::chrono::minutes(1));
+    pid_t dog = watchdog.pid();
+    pid_t leader = 0;
+    {
+        Child child = Child::spawn({"sh", "-c", "exit 3"}, {}, empty_mask(), &watchdog);
+        leader = child.pid();
+        EXPECT_EQ(run_to_end(child), 3);
+        EXPECT_EQ(state_of(leader), 'Z');
+        // Told to go at the exit: dead (a zombie of ours) or dying, never reaped yet.
+        for (int i = 0; i < 500 && state_of(dog) != 'Z'; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        EXPECT_EQ(state_of(dog), 'Z');
+    }
+    EXPECT_EQ(state_of(dog), '?');
+    EXPECT_EQ(state_of(leader), '?');
+}
