@@ -627,6 +627,18 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
         first_error ? fmt::format(" (first error: {})", first_error->message) : std::string()));
 }
 
+std::vector<std::optional<RecordResult>> QuorumLock::record_run(const LockKeys& keys,
+                                                                const std::string& token,
+                                                                const RunRecord& record) {
+    auto seen = gather<RecordResult>(
+        workers_, cancel_fd_, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
+        [keys, token, record](std::size_t, LockNode&, Connection& conn) {
+            return write_record(conn, keys, token, record);
+        },
+        [](const Answers<RecordResult>&) { return false; }, Early::never);
+    return seen.results;
+}
+
 bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {
     const std::size_t need = majority();
     auto seen = gather<bool>(

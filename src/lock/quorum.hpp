@@ -14,6 +14,7 @@
 
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
+#include "lock/ledger.hpp"
 #include "lock/lock.hpp"
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
@@ -93,6 +94,15 @@ class QuorumLock {
     Connection& connection(std::size_t i);
     LockNode& node(std::size_t i);
     std::string describe(std::size_t i) const;
+
+    // Writes `record` (the run ledger, lock/ledger.hpp) on every node at once and returns each
+    // node's result once every node not still busy with an earlier command answered: a node
+    // frozen since the acquire is not waited for (its write is sent when it answers, or given
+    // up), every other one is, so that the release after it reaches every live node. Null where
+    // a node failed or had not answered.
+    std::vector<std::optional<RecordResult>> record_run(const LockKeys& keys,
+                                                        const std::string& token,
+                                                        const RunRecord& record);
 
     // Runs fn(i) for every node at once, each on its node's worker thread, and returns when all
     // are done (a node busy with an earlier command too: fn may refer to the caller's locals). fn

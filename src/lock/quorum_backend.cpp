@@ -192,14 +192,10 @@ class QuorumBackend final : public LockBackend {
         return out;
     }
 
+    // Not waiting for a node frozen since the acquire (QuorumLock::record_run), as the release
+    // after it does not.
     RecordResult record_run(const std::string& token, const RunRecord& record) override {
-        const std::size_t n = lock_.size();
-        std::vector<std::optional<RecordResult>> results(n);
-        std::vector<std::optional<NodeError>> errors(n);
-        lock_.in_parallel([&](std::size_t i) {
-            errors[i] = node_failure(
-                [&] { results[i] = write_record(lock_.connection(i), keys(), token, record); });
-        });
+        std::vector<std::optional<RecordResult>> results = lock_.record_run(keys(), token, record);
         std::vector<long long> clocks;
         std::size_t held = 0, written = 0;
         for (const auto& r : results) {
@@ -208,7 +204,11 @@ class QuorumBackend final : public LockBackend {
             held += r->still_held;
             written += r->slot_written;
         }
-        if (clocks.size() < lock_.majority()) throw_node_errors("recording the run", errors);
+        if (clocks.size() < lock_.majority())
+            throw RedisUnavailable(
+                fmt::format("recording the run of lock '{}': only {} of {} "
+                            "nodes wrote it",
+                            keys().key, clocks.size(), lock_.size()));
         std::sort(clocks.begin(), clocks.end());
         return {clocks[clocks.size() / 2], held >= lock_.majority(), written >= lock_.majority()};
     }
