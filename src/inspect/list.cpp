@@ -1,6 +1,6 @@
 // list: every lock under the prefix, found with SCAN (never KEYS, which blocks the server for the
 // whole keyspace; on every master of a Redis Cluster), read in pipelined batches, shown sorted by
-// name.
+// name. Over a quorum, the locks one token holds on a majority of the nodes.
 #include <fmt/format.h>
 
 #include <fnmatch.h>
@@ -17,6 +17,7 @@
 #include "inspect/lock_report.hpp"
 #include "inspect/permits_report.hpp"
 #include "lock/lock_state.hpp"
+#include "lock/quorum.hpp"
 #include "redis/cluster.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
@@ -151,13 +152,17 @@ std::string run_cell(const std::optional<LedgerEntry>& e) {
     return fmt::format("{} {}, {}", local_time_text(e->end_ms), printable(e->outcome), status);
 }
 
+// `nodes`, for a quorum: how many nodes hold each lock ("3 of 5"), shown after the name.
 void print_table(const std::vector<LockState>& locks, const PermitsByKey& permits,
-                 const RunsByKey& runs, bool last_runs) {
+                 const RunsByKey& runs, bool last_runs,
+                 const std::vector<std::string>* nodes = nullptr) {
     if (locks.empty()) return;
     using Row = std::vector<std::string>;
     std::vector<Row> rows{{"NAME", "TTL", "FENCE", "HOLDER", "HELD FOR", "COMMAND"}};
     if (last_runs) rows[0].insert(rows[0].end() - 1, {"LAST RUN", "LAST OK"});
-    for (const LockState& lock : locks) {
+    if (nodes) rows[0].insert(rows[0].begin() + 1, "NODES");
+    for (std::size_t k = 0; k < locks.size(); ++k) {
+        const LockState& lock = locks[k];
         if (auto p = permits.find(lock.keys.key); p != permits.end()) {
             rows.push_back({printable(lock.keys.name), ttl_text(lock),
                             p->second.fence ? std::to_string(*p->second.fence) : "-",
@@ -179,6 +184,7 @@ void print_table(const std::vector<LockState>& locks, const PermitsByKey& permit
             rows.back().insert(rows.back().end() - 1,
                                {run_cell(lr.last), run_cell(lr.last_success)});
         }
+        if (nodes) rows.back().insert(rows.back().begin() + 1, (*nodes)[k]);
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const Row& row : rows)
@@ -196,17 +202,9 @@ void print_table(const std::vector<LockState>& locks, const PermitsByKey& permit
     std::fputs(out.c_str(), stdout);
 }
 
-}  // namespace
-
-int list_command(const InspectOptions& options) {
-    // A quorum has no single list of locks: each node may hold others' partial attempts.
-    if (!options.conn.quorum.empty())
-        throw UsageError(
-            "'list' reads one node: give a single -u (run it once per node of the quorum)");
-    log::set_verbose(options.conn.verbose);
+// The locks held on one node under the prefix whose names match the pattern, sorted by name.
+std::vector<LockState> held_locks(Connection& conn, const InspectOptions& options) {
     const std::string& prefix = options.conn.prefix;
-    Connection conn(options.conn.endpoint, options.conn.timeouts);
-    if (options.names) return list_names(conn, options);
     std::string match = glob_escape(prefix) + options.pattern;
     std::set<std::string> found;
     scan_keyspace(conn, [&](Connection& node) {
@@ -227,6 +225,94 @@ int list_command(const InspectOptions& options) {
     std::vector<LockState> locks;
     for (LockState& lock : read_lock_states(conn, candidates))
         if (lock.held()) locks.push_back(std::move(lock));
+    return locks;
+}
+
+// A lock as a quorum holds it: the token on the most nodes, how many, and that token's state on
+// the first node that has it (its TTL and holder info, for the table).
+struct QuorumListed {
+    LockState lock;
+    std::size_t holding = 0;
+};
+
+// list over a quorum: every node is scanned at once, and a lock is listed when one token holds
+// it on a majority of the nodes, as status decides; a partial attempt or a stale key on a
+// minority is not a lock anyone holds. Too few nodes answering to tell is 69.
+int list_quorum(const InspectOptions& options) {
+    QuorumLock quorum(options.conn.quorum, quorum_timeouts(options.conn), ReplicaPolicy{});
+    const std::size_t n = quorum.size(), need = quorum.majority();
+    std::vector<std::vector<LockState>> per_node(n);
+    std::vector<std::optional<NodeError>> errors(n);
+    quorum.in_parallel([&](std::size_t i) {
+        errors[i] = node_failure([&] { per_node[i] = held_locks(quorum.connection(i), options); });
+    });
+    std::size_t answered = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!errors[i]) {
+            ++answered;
+            continue;
+        }
+        log::warning("list: node {} did not answer: {}", quorum.describe(i), errors[i]->message);
+    }
+    if (answered < need)
+        throw RedisUnavailable(
+            fmt::format("cannot list the locks: only {} of {} Redis nodes "
+                        "answered ({} needed for a majority)",
+                        answered, n, need));
+    // By key (hence by name), then by token: how many nodes hold it, and its first state.
+    std::map<std::string, std::map<std::string, QuorumListed>> votes;
+    for (std::size_t i = 0; i < n; ++i)
+        for (LockState& lock : per_node[i]) {
+            QuorumListed& v = votes[lock.keys.key][lock.token];
+            if (v.holding++ == 0) v.lock = std::move(lock);
+        }
+    std::vector<QuorumListed> held;
+    for (auto& [key, tokens] : votes)
+        for (auto& [token, v] : tokens)
+            if (v.holding >= need) held.push_back(std::move(v));
+
+    if (options.json) {
+        JsonWriter json;
+        json.begin_array();
+        for (const QuorumListed& v : held) {
+            json.begin_object();
+            json.key("name").value(v.lock.keys.name);
+            json.key("key").value(v.lock.keys.key);
+            json.key("nodes").value(static_cast<long long>(n));
+            json.key("majority").value(static_cast<long long>(need));
+            json.key("answered").value(static_cast<long long>(answered));
+            json.key("holding").value(static_cast<long long>(v.holding));
+            json.key("lock");
+            write_lock_json(json, v.lock);
+            json.end_object();
+        }
+        json.end_array();
+        std::fputs((json.str() + "\n").c_str(), stdout);
+        return exit_code::ok;
+    }
+    std::vector<LockState> locks;
+    std::vector<std::string> nodes;
+    for (QuorumListed& v : held) {
+        nodes.push_back(fmt::format("{} of {}", v.holding, n));
+        locks.push_back(std::move(v.lock));
+    }
+    print_table(locks, {}, {}, false, &nodes);
+    return exit_code::ok;
+}
+
+}  // namespace
+
+int list_command(const InspectOptions& options) {
+    log::set_verbose(options.conn.verbose);
+    if (!options.conn.quorum.empty()) {
+        // The completions ask one node for names (they pass only the first -u).
+        if (options.names)
+            throw UsageError("list --names reads one Redis: give one -u URL, not a quorum");
+        return list_quorum(options);
+    }
+    Connection conn(options.conn.endpoint, options.conn.timeouts);
+    if (options.names) return list_names(conn, options);
+    std::vector<LockState> locks = held_locks(conn, options);
     // A permits lock's key holds only the record of N: its holders are read apart, one round
     // trip per such lock.
     PermitsByKey permits;

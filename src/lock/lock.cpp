@@ -18,17 +18,36 @@ bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
     return abandon_result(reply, keys.key);
 }
 
+void LockNode::step_back(const LockKeys& keys, const std::string& token, long long ticket,
+                         Millis alive) {
+    Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
+                                         {token, std::to_string(wake_linger.count()), keys.wake,
+                                          std::to_string(ticket), std::to_string(alive.count())},
+                                         BootClock::now() + conn_.timeouts().command);
+    abandon_result(reply, keys.key);
+}
+
+void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
+    Reply reply = scripts::abandon().run(
+        conn_, {keys.key, keys.info, keys.wait},
+        {token, std::to_string(wake_linger.count()), keys.wake, "queue-only"},
+        BootClock::now() + conn_.timeouts().command);
+    abandon_result(reply, keys.key);
+}
+
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                                const HolderInfo* info, Queueing queueing) {
+                                const HolderInfo* info, Queueing queueing, long long ticket) {
     if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing);
     if (shared_) return acquire_shared(keys, token, ttl, info, queueing);
+    std::string queue_arg;
+    if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
     // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry
     // that follows it, which a slow server may stretch to a command timeout or two.
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
     std::vector<std::string> args{
         token,
         std::to_string(ttl.count()),
-        queueing == Queueing::wait ? "1" : "",
+        queue_arg,
         keys.wake,
         std::to_string(alive_grace.count()),
         std::to_string(no_ttl_recheck.count()),

@@ -57,9 +57,11 @@ class LockNode {
         : conn_(conn), permits_(permits), shared_(shared) {}
 
     // `info`, when given, is recorded beside the lock (see HolderInfo). When the lock is busy,
-    // `queueing` says whether and where `token` joins the waiters' queue, in the same step.
+    // `queueing` says whether `token` joins the waiters' queue, in the same step: at its end, or
+    // with a `ticket` > 0 at that place in a queue ordered by tickets (a quorum's waiters).
     AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                          const HolderInfo* info = nullptr, Queueing queueing = Queueing::none);
+                          const HolderInfo* info = nullptr, Queueing queueing = Queueing::none,
+                          long long ticket = 0);
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
     // keep > 0 shortens the lock to `keep` instead of deleting it (--min-hold); the waiters are
@@ -79,6 +81,13 @@ class LockNode {
     // --once-per: every acquire from now on reads the slot by the node's clock and, when the
     // slot's run is already done, answers slot_done instead of taking a free lock.
     void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
+
+    // A quorum waiter that took this node but no majority: gives the node back and keeps its
+    // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).
+    void step_back(const LockKeys& keys, const std::string& token, long long ticket, Millis alive);
+    // A quorum waiter that holds the lock on a majority: leaves this node's queue, keeping its
+    // key here if this node took it (abandon.lua).
+    void leave_queue(const LockKeys& keys, const std::string& token);
 
     // Permits: whether `token` holds one of the lock's permits, whatever N this node was given.
     bool holds_permit(const LockKeys& keys, const std::string& token);

@@ -2,8 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 
 #include <algorithm>
 #include <condition_variable>
@@ -18,6 +25,7 @@
 #include "redis/socket.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
+#include "util/fd.hpp"
 #include "util/log.hpp"
 
 namespace redlock {
@@ -278,8 +286,29 @@ std::size_t count_if(const Answers<T>& seen, Pred pred) {
 
 }  // namespace
 
+// Waiting across a quorum (a waiter's `ticket` > 0). Each node keeps its own queue of the same
+// waiters, a sorted set ordered by ticket: the time the waiter began waiting, by its host's clock,
+// ties broken by token (lib/queue.lua). So every node orders any two waiters the same way,
+// whichever node each reached first, and a free key on a node is reserved for that node's live
+// head (acquire.lua), also against runs without --wait. A release wakes the head on every node.
+// - Safety is Redlock's and does not depend on the queue: a holder has the key on a majority.
+//   The queue only narrows who may take a free key.
+// - Order: say waiter A's ticket is below B's and A is queued on a majority QA. For B to hold the
+//   lock it needs a majority QB of nodes that let it in, and QA and QB share a node, where A, the
+//   earlier ticket, is the head (while A is alive): B cannot take that node. So a waiter queued on
+//   a majority is served before every later ticket. One queued on fewer (nodes were down or
+//   frozen when it arrived) may be overtaken until its next attempt queues it on the rest.
+// - Progress, with no deadlock: take the live waiter W with the lowest ticket. It is the head on
+//   every node it is queued on, and each attempt queues it on every node that answers (a node it
+//   took in a failed attempt it gives back and stays queued on, in one step: abandon.lua). Once
+//   the holder releases or expires, every such node is free for W alone, so as soon as a majority
+//   answers, W holds the lock. Two waiters cannot each hold the other's majority hostage: a split
+//   vote (each took a minority) ends with both queued everywhere, and the lower ticket wins next.
+//   A waiter that dies leaves by itself: its ':alive' mark expires and the nodes skip it.
+// - Fairness across hosts is only as good as their clocks: waiters whose start times are closer
+//   than the clocks' skew may be served in either order; on one host, in the order they began.
 QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                                  const HolderInfo* info) {
+                                  const HolderInfo* info, long long ticket) {
     const std::size_t n = size(), need = majority();
     QuorumAttempt a;
     a.nodes = n;
@@ -291,10 +320,11 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     ReplicaPolicy replicas = replicas_;
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, replicas, once = once_](std::size_t, LockNode& node,
-                                                             Connection& conn) {
+        [keys, token, ttl, own_info, replicas, ticket, once = once_](std::size_t, LockNode& node,
+                                                                     Connection& conn) {
             node.set_once_per(once);  // on the node's own worker thread, like every use of it
-            AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr);
+            AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
+                                           ticket > 0 ? Queueing::wait : Queueing::none, ticket);
             // A node whose replicas do not have the lock does not count (its key is given back
             // with the rest when the attempt fails, or at release).
             if (r.acquired && replicas.enabled())
@@ -312,6 +342,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         Early::on_success);
     long long max_counter = 0;
     std::vector<long long> slots;
+    a.holder_pttl.assign(n, -1);
     for (std::size_t i = 0; i < n; ++i) {
         if (seen.errors[i]) {
             if (!a.first_error)
@@ -332,8 +363,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
             ++a.accepted;
             max_counter = std::max(max_counter, r.fence);
             if (r.slot) slots.push_back(*r.slot);
-        } else if (!a.busy || (!a.busy->holder && r.holder)) {
-            a.busy = r;
+        } else {
+            a.holder_pttl[i] = r.holder_pttl;
+            if (!a.busy || (!a.busy->holder && r.holder)) a.busy = r;
         }
     }
     if (!a.first_error && a.answered < n)
@@ -354,13 +386,17 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         // majority shares a node with the majority raised here, and its INCR there exceeds this
         // fence, so fences grow across holders even when a node restarts empty in between.
         long long fence = quorum_fence(max_counter);
+        // A waiter also leaves the queue on every other node (busy there, or not yet answered:
+        // this runs after its acquire on that node's worker, and keeps a key it took late).
         std::vector<char> accepted(n, 0);
         for (std::size_t i = 0; i < n; ++i)
             accepted[i] = seen.results[i] && seen.results[i]->acquired;
         Millis command = timeouts_.command;
         auto raised = gather<bool>(
             workers_, cancel_fd_, give_up,
-            [keys, token, fence, accepted, command](std::size_t i, LockNode&, Connection& conn) {
+            [keys, token, fence, accepted, command, ticket](std::size_t i, LockNode& node,
+                                                            Connection& conn) {
+                if (!accepted[i] && ticket > 0) node.leave_queue(keys, token);
                 if (!accepted[i]) return false;
                 Reply r = scripts::raise_fence().run(conn, {keys.key, keys.fence, keys.info},
                                                      {token, std::to_string(fence)},
@@ -391,8 +427,135 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     a.elapsed = since(a.started);
     // Give back whatever was taken, on every node (also those that did not answer: the command
     // may have reached them anyway), so that the next attempt, ours or another's, finds it free.
-    if (a.accepted > 0 || a.answered < n) release(keys, token, Millis(0));
+    // A waiter keeps its place while it does so, on every node, in the same step.
+    if (a.accepted > 0 || a.answered < n) {
+        if (ticket > 0)
+            step_back(keys, token, ticket, ttl);
+        else
+            release(keys, token, Millis(0));
+    }
     return a;
+}
+
+void QuorumLock::step_back(const LockKeys& keys, const std::string& token, long long ticket,
+                           Millis ttl) {
+    // The ':alive' mark must outlast the block that follows (each node's is bounded by a TTL of
+    // at most the holder's ttl, or by no_ttl_recheck) plus the attempt after it.
+    Millis alive = std::max(ttl, no_ttl_recheck) + 2 * timeouts_.command + Millis(1000);
+    gather<char>(
+        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
+        [keys, token, ticket, alive](std::size_t, LockNode& node, Connection&) {
+            node.step_back(keys, token, ticket, alive);
+            return char{1};
+        },
+        [](const Answers<char>&) { return false; }, Early::never);
+}
+
+void QuorumLock::leave(const LockKeys& keys, const std::string& token) {
+    gather<char>(
+        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
+        [keys, token](std::size_t, LockNode& node, Connection&) {
+            // A connection that went stale during a long wait gets one fresh try.
+            try {
+                node.abandon(keys, token);
+            } catch (const RedisUnavailable&) {
+                node.abandon(keys, token);
+            }
+            return char{1};
+        },
+        [](const Answers<char>&) { return false; }, Early::never);
+}
+
+namespace {
+
+// One round of await_wake, shared with the tasks that may outlive it. `stop` is every task's
+// cancel descriptor; `answered` counts the tasks that are over (an eventfd the caller polls
+// beside the signals); started/finished let the caller wait for the BLPOPs it cut short.
+struct WakeRound {
+    Fd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+    Fd answered{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool stopped = false;
+    std::size_t started = 0, finished = 0;
+};
+
+void signal_eventfd(const Fd& fd) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto written = ::write(fd.get(), &one, sizeof one);
+}
+
+}  // namespace
+
+// One BLPOP on each node's wake-up list for `token`, as a task of that node's worker; the caller
+// polls for a majority of answers (or a signal) rather than waiting on a condition variable, and
+// the round's `stop`, each task's cancel descriptor, cuts the rest short. Those are waited for
+// before returning (they end at once), so that the next round sees the nodes as free again: a
+// leave() sent next must reach them before the process may exit. A node still busy with an
+// earlier command (frozen) never started its BLPOP, and is not waited for.
+void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
+                            const QuorumAttempt& attempt, Deadline until, int interrupt) {
+    const std::size_t n = size(), need = majority();
+    Deadline now = BootClock::now();
+    if (now >= until) return;
+    const Millis left = std::chrono::ceil<Millis>(until - now);
+    // A node that gave no bound (it answered nothing, or we gave its key back) waits as long as
+    // the longest known one: its wake-up comes with the others' when the holder releases.
+    long long longest = -1;
+    for (long long p : attempt.holder_pttl) longest = std::max(longest, p);
+    const Millis fallback = longest >= 0 ? Millis(longest + 1) : no_ttl_recheck;
+    auto round = std::make_shared<WakeRound>();
+    if (!round->stop || !round->answered)
+        throw Error(fmt::format("eventfd: {}", std::strerror(errno)), exit_code::internal);
+    Millis longest_block{1};
+    const Millis command = timeouts_.command;
+    const std::string wake_key = keys.wake_key(token);
+    for (std::size_t i = 0; i < n; ++i) {
+        const long long p = i < attempt.holder_pttl.size() ? attempt.holder_pttl[i] : -1;
+        // +1ms: wake just after the key expires, not just before. A block of more than a minute
+        // is a series of them (each retry keeps the place), so the socket deadline stays ours.
+        Millis block = std::clamp(p >= 0 ? Millis(p + 1) : fallback, Millis(1),
+                                  std::min(left, Millis(60'000)));
+        longest_block = std::max(longest_block, block);
+        auto done = [round, worker = workers_[i]] {
+            worker->answered();
+            signal_eventfd(round->answered);
+        };
+        workers_[i]->post({[round, done, wake_key, block, command](LockNode&, Connection& conn) {
+                               {
+                                   std::lock_guard lock(round->mutex);
+                                   if (round->stopped) return done();
+                                   ++round->started;
+                               }
+                               // Woken, timed out or cut short: the next attempt decides.
+                               node_failure([&] {
+                                   conn.command({"BLPOP", wake_key,
+                                                 fmt::format("{:.3f}", block.count() / 1000.0)},
+                                                BootClock::now() + block + command);
+                               });
+                               done();  // first: a finished node must no longer count as lagging
+                               {
+                                   std::lock_guard lock(round->mutex);
+                                   ++round->finished;
+                               }
+                               round->changed.notify_all();
+                           },
+                           done, BootClock::now() + block, round->stop.get()});
+    }
+    const Deadline end = std::min(until, BootClock::now() + longest_block + command);
+    std::size_t woke = 0;
+    while (woke < need) {
+        pollfd p[2] = {{round->answered.get(), POLLIN, 0}, {interrupt, POLLIN, 0}};
+        int ready = ::poll(p, interrupt >= 0 ? 2 : 1, millis_until(end));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0 || (p[1].revents & POLLIN)) break;  // the bound, or a signal
+        std::uint64_t count = 0;
+        if (::read(round->answered.get(), &count, sizeof count) == sizeof count) woke += count;
+    }
+    std::unique_lock lock(round->mutex);
+    round->stopped = true;
+    signal_eventfd(round->stop);
+    round->changed.wait_for(lock, 2 * command, [&] { return round->finished == round->started; });
 }
 
 namespace {
@@ -521,6 +684,18 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
     throw RedisUnavailable(fmt::format(
         "renewed on {} in {}{}", counts(renewed, n, answered), format_duration(elapsed),
         first_error ? fmt::format(" (first error: {})", first_error->message) : std::string()));
+}
+
+std::vector<std::optional<RecordResult>> QuorumLock::record_run(const LockKeys& keys,
+                                                                const std::string& token,
+                                                                const RunRecord& record) {
+    auto seen = gather<RecordResult>(
+        workers_, cancel_fd_, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
+        [keys, token, record](std::size_t, LockNode&, Connection& conn) {
+            return write_record(conn, keys, token, record);
+        },
+        [](const Answers<RecordResult>&) { return false; }, Early::never);
+    return seen.results;
 }
 
 bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {

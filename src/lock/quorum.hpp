@@ -14,6 +14,7 @@
 
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
+#include "lock/ledger.hpp"
 #include "lock/lock.hpp"
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
@@ -36,6 +37,7 @@ struct QuorumAttempt {
     Deadline started{};        // when the attempt began: the validity counts from here
     Millis elapsed{0};
     std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
+    std::vector<long long> holder_pttl;    // per node: a busy reply's bound on the wait, else -1
     std::optional<NodeError> first_error;  // the first node that did not answer, if any
     std::string why;  // when not acquired after a majority accepted: what went wrong
     // --once-per: the slot (the median of the accepting nodes' clocks' slots), and when a node
@@ -60,8 +62,20 @@ class QuorumLock {
 
     // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
     // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
+    // A waiter passes its `ticket` (> 0): a busy node queues it at that place, and a failed
+    // attempt gives the nodes it took back while keeping that place (the comment in quorum.cpp
+    // says why this orders waiters across the quorum and cannot deadlock).
     QuorumAttempt acquire(const LockKeys& keys, const std::string& token, Millis ttl,
-                          const HolderInfo* info);
+                          const HolderInfo* info, long long ticket = 0);
+    // Blocks until a majority of nodes has woken `token` (a release handed the lock on) or let
+    // its block run out (each node's bound is `attempt`'s holder_pttl there: a holder that died
+    // is taken over when its key expires), until `until`, or until `interrupt` is readable (a
+    // signal). The nodes still blocked are then cut short; a frozen node is not waited for.
+    void await_wake(const LockKeys& keys, const std::string& token, const QuorumAttempt& attempt,
+                    Deadline until, int interrupt);
+    // A waiter that stops waiting: leaves the queue on every node, deletes a lock of ours that
+    // an unanswered acquire may have taken, and passes a wake-up it may have had on to the next.
+    void leave(const LockKeys& keys, const std::string& token);
     // Releases (or, with keep > 0, shortens) on every node at once.
     QuorumRelease release(const LockKeys& keys, const std::string& token, Millis keep);
     // The same, recording the run in the same step on each node (LockNode::finish).
@@ -92,6 +106,15 @@ class QuorumLock {
     LockNode& node(std::size_t i);
     std::string describe(std::size_t i) const;
 
+    // Writes `record` (the run ledger, lock/ledger.hpp) on every node at once and returns each
+    // node's result once every node not still busy with an earlier command answered: a node
+    // frozen since the acquire is not waited for (its write is sent when it answers, or given
+    // up), every other one is, so that the release after it reaches every live node. Null where
+    // a node failed or had not answered.
+    std::vector<std::optional<RecordResult>> record_run(const LockKeys& keys,
+                                                        const std::string& token,
+                                                        const RunRecord& record);
+
     // Runs fn(i) for every node at once, each on its node's worker thread, and returns when all
     // are done (a node busy with an earlier command too: fn may refer to the caller's locals). fn
     // must not throw. For the operator commands, which report every node, and for the once-per
@@ -105,6 +128,10 @@ class QuorumLock {
     struct Worker;
 
   private:
+    // A waiter's failed attempt: gives back every node it may have taken, staying queued there
+    // at `ticket` (abandon.lua).
+    void step_back(const LockKeys& keys, const std::string& token, long long ticket, Millis ttl);
+
     std::vector<std::shared_ptr<Worker>> workers_;
     Timeouts timeouts_;
     ReplicaPolicy replicas_;

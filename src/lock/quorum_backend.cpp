@@ -1,20 +1,19 @@
 // The Redlock quorum as a lock backend: N independent masters (several -u), the lock held while
 // a majority holds it. Every operation goes to all nodes at once (QuorumLock).
 //
-// Waiting: the single-node waiters' queue lives on one node and cannot order waiters across
-// several, so a quorum waiter retries after a random delay instead, as the Redlock spec does:
-// contenders that collided desynchronise instead of splitting the votes again.
+// Waiting: every node queues the waiters in one order (by ticket) and a release wakes the head;
+// QuorumLock::acquire (quorum.cpp) makes the argument that this keeps order and cannot deadlock.
 #include <fmt/format.h>
 #include <poll.h>
 
 #include <algorithm>
-#include <random>
 #include <vector>
 
 #include "lock/backend.hpp"
 #include "lock/holder.hpp"
 #include "lock/quorum.hpp"
 #include "lock/quorum_math.hpp"
+#include "util/backoff.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
@@ -52,32 +51,43 @@ struct QuorumWaitResult {
     std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
 };
 
-// The bounds of the random pause between two attempts.
-inline constexpr Millis quorum_retry_min{50};
-inline constexpr Millis quorum_retry_max{250};
+// The waiter's place in every node's queue: when it began waiting, in microseconds of this
+// host's clock, which is what orders waiters on different hosts (QuorumLock::acquire). Taken
+// once per wait, so that a waiter keeps its place however often it looks again.
+long long wait_ticket() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 
 // Tries until acquired or `wait` has passed (zero: a single try; Millis::max(): no bound).
-// When the last attempt reached fewer than a majority, throws the error it saw (RedisUnavailable
-// unless every node failed in a more specific way) with how many nodes answered.
+// A waiter queues on every node and blocks until a majority wakes it (a release) or its holder's
+// key expires, as a single node's waiter does (waiter.hpp). When the last attempt reached fewer
+// than a majority, throws the error it saw (RedisUnavailable unless every node failed in a more
+// specific way) with how many nodes answered.
 QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
                                         const std::string& token, Millis ttl,
                                         const HolderInfo* info, Millis wait, SignalEvents& signals,
                                         const WaitProgressFn& progress) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
-    // The attempts come every 50-250 ms and each says who holds the lock: the status line needs
-    // no read of its own, only a limit on how often it is redrawn. (No queue: no place in it.)
+    const bool waiting = wait > Millis(0);
+    const long long ticket = waiting ? wait_ticket() : 0;
+    // Between attempts that reached too few nodes to decide anything (an outage).
+    Backoff outage(Millis(50), Millis(1000));
+    // Each attempt says who holds the lock: the status line needs no read of its own. It is
+    // redrawn after each attempt (a block lasts until a release or the holder's TTL).
     WaitView view(progress, keys.key, start, give_up);
-    std::mt19937 random{std::random_device{}()};
-    std::uniform_int_distribution<Millis::rep> pause(quorum_retry_min.count(),
-                                                     quorum_retry_max.count());
     QuorumWaitResult result;
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
-        if ((result.interrupted_by = stopping_signal(signals))) return result;
-        result.last = lock.acquire(keys, token, ttl, info);
+        if ((result.interrupted_by = stopping_signal(signals))) {
+            if (attempt > 1) lock.leave(keys, token);
+            return result;
+        }
+        result.last = lock.acquire(keys, token, ttl, info, ticket);
         if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
-            lock.release(keys, token, Millis(0));
+            lock.release(keys, token, Millis(0));  // which wakes the next waiter
             result.last.acquired = false;
             return result;
         }
@@ -93,24 +103,32 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
         bool decided = result.last.answered >= majority(result.last.nodes);
         Deadline now = BootClock::now();
         if (now >= give_up) {
+            if (waiting) lock.leave(keys, token);
             if (!decided) throw_unreachable(keys, result.last);
             return result;
         }
+        if (!decided) {
+            Millis delay = outage.next();
+            log::verbose("waiting for lock '{}': only {} of {} nodes answered; trying again in {}",
+                         keys.key, result.last.answered, result.last.nodes, format_duration(delay));
+            pollfd p{signals.fd(), POLLIN, 0};
+            ::poll(&p, 1, millis_until(std::min(give_up, now + delay)));  // a signal cuts it short
+            continue;
+        }
+        outage.reset();
         if (attempt == 1)
             log::verbose(
-                "lock '{}' not taken ({} of {} nodes accepted, {} answered); retrying "
-                "after random pauses (up to {})",
+                "lock '{}' is busy ({} of {} nodes accepted, {} answered); waiting (up "
+                "to {})",
                 keys.key, result.last.accepted, result.last.nodes, result.last.answered,
                 wait == Millis::max() ? std::string("forever") : format_duration(wait));
-        if (view.enabled() && (attempt == 1 || view.due())) {
+        if (view.enabled()) {
             AcquireResult between;  // no node named a holder: the votes were split
             between.holder_pttl = -2;
             view.saw(result.last.busy.value_or(between));
             view.show();
         }
-        Deadline resume = std::min(give_up, now + Millis(pause(random)));
-        pollfd p{signals.fd(), POLLIN, 0};
-        ::poll(&p, 1, millis_until(resume));  // a signal cuts the pause short
+        lock.await_wake(keys, token, result.last, give_up, signals.fd());
     }
 }
 
@@ -168,18 +186,16 @@ class QuorumBackend final : public LockBackend {
     bool holds(const std::string& token) override { return lock_.holds(keys(), token); }
     std::string identity() const override { return identity_; }
 
+    // Not waiting for a node frozen since the acquire (QuorumLock::record_run), as the release
+    // after it does not.
     RecordResult record_run(const std::string& token, const RunRecord& record) override {
-        const std::size_t n = lock_.size();
-        std::vector<std::optional<RecordResult>> results(n);
-        std::vector<std::optional<NodeError>> errors(n);
-        lock_.in_parallel([&](std::size_t i) {
-            errors[i] = node_failure(
-                [&] { results[i] = write_record(lock_.connection(i), keys(), token, record); });
-        });
         std::vector<RecordResult> recorded;
-        for (const auto& r : results)
+        for (const auto& r : lock_.record_run(keys(), token, record))
             if (r) recorded.push_back(*r);
-        if (recorded.size() < lock_.majority()) throw_node_errors("recording the run", errors);
+        if (recorded.size() < lock_.majority())
+            throw RedisUnavailable(fmt::format(
+                "recording the run of lock '{}': only {} of {} nodes wrote it", keys().key,
+                recorded.size(), lock_.size()));
         return majority_record(recorded);
     }
 

@@ -229,7 +229,7 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     qcli 1 SET waited other >/dev/null
     qcli 2 SET waited other >/dev/null
     rl_start -v --wait 30s waited -- touch "$BATS_TEST_TMPDIR/ran"
-    wait_for 5 file_contains "$RL_ERR" "retrying after random pauses"
+    wait_for 5 file_contains "$RL_ERR" "nodes accepted, 5 answered); waiting (up to 30s)"
     kill -TERM "$RL_PID"
     rl_finish 5
     assert_equal "$RL_STATUS" 143

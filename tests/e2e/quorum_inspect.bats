@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The operator commands with a quorum (several -u): status asks every node and says whether a
-# majority holds one token; release goes to every node; list refuses and says why.
+# majority holds one token; release goes to every node; list shows what a majority holds.
 load helpers
 load quorum_helpers
 bats_require_minimum_version 1.5.0
@@ -67,8 +67,28 @@ assert len(s["per_node"]) == 5 and all(n["lock"]["token"] == s["token"] for n in
     run -1 "$RL" release --token mine tok
 }
 
-@test "list refuses a quorum and says to ask one node at a time" {
-    run -64 "$RL" list
-    assert_output --regexp "^redlock-run: 'list' reads one node"
-    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" list
+@test "list shows the locks one token holds on a majority, with how many nodes hold them" {
+    hold held
+    # A minority key (a partial attempt) and a key split between two tokens are not held.
+    qcli 0 SET partial x >/dev/null
+    qcli 1 SET split a >/dev/null
+    qcli 2 SET split a >/dev/null
+    qcli 3 SET split b >/dev/null
+    qcli 4 SET split b >/dev/null
+    q_down 4
+    run -0 --separate-stderr "$RL" list
+    # The node that did not answer is named on stderr.
+    [[ "$stderr" == "redlock-run: list: node 127.0.0.1:${Q_PORT[4]} did not answer: "* ]]
+    assert_line --index 0 --regexp '^NAME +NODES +TTL +FENCE +HOLDER'
+    assert_line --index 1 --regexp '^held +4 of 5 +[0-9]'
+    assert_equal "${#lines[@]}" 2
+    run -0 --separate-stderr "$RL" list --json
+    assert_output --partial '"name":"held","key":"held","nodes":5,"majority":3,"answered":4,"holding":4,"lock":{'
+    refute_output --partial partial
+    refute_output --partial split
+    # Fewer nodes than a majority answering: 69, not an empty list.
+    q_down 3
+    q_down 2
+    run -69 "$RL" list
+    assert_output --partial "only 2 of 5 Redis nodes answered (3 needed for a majority)"
 }

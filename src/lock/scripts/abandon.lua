@@ -3,17 +3,33 @@
 -- the lock may be ours) deletes the lock if it holds our token (compare-and-delete), leaves the
 -- waiters' queue, and passes on a wake-up it may have been given, so that the next waiter does
 -- not sleep until its own bound runs out.
+-- With a ticket it steps back instead: a quorum waiter that took this node but no majority gives
+-- the node back and keeps its place at that ticket, in the same atomic step, so that no later
+-- waiter can take the node in between (QuorumLock::acquire).
+-- With 'queue-only' it only leaves the queue: a quorum waiter that holds the lock on a majority
+-- leaves the queues of the other nodes, and keeps its key on any of them that took it late.
 -- KEYS[1] lock key, KEYS[2] holder-info hash, KEYS[3] waiters' queue.
 -- ARGV[1] token, ARGV[2] how long a wake-up may linger (ms), ARGV[3] the prefix of the waiters'
--- keys (see lib/queue.lua).
+-- keys (see lib/queue.lua); ARGV[4] absent (abandon), 'queue-only', or the ticket to keep when
+-- stepping back, then ARGV[5] how long its ':alive' mark lasts (ms).
 -- Returns 1 when it deleted our lock, else 0.
 
-local token = ARGV[1]
-redis.call('LREM', KEYS[3], 0, token)
-redis.call('DEL', ARGV[3] .. token, ARGV[3] .. token .. ':alive')
+local token, mode = ARGV[1], ARGV[4]
+local queue_only = mode == 'queue-only'
+local ticket = not queue_only and mode or nil
+if ticket then
+  queue_join(KEYS[3], token, ticket)
+  redis.call('SET', ARGV[3] .. token .. ':alive', '1', 'PX', ARGV[5])
+  -- Stale: the next block must wait for a real hand-off.
+  redis.call('DEL', ARGV[3] .. token)
+else
+  queue_remove(KEYS[3], token)
+  redis.call('DEL', ARGV[3] .. token, ARGV[3] .. token .. ':alive')
+end
 local deleted = 0
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'string' and redis.call('GET', KEYS[1]) == token then
+  if queue_only then return 0 end
   redis.call('DEL', KEYS[1], KEYS[2])
   deleted = 1
 elseif kind ~= 'none' then
@@ -25,6 +41,7 @@ elseif kind ~= 'none' then
   return 0
 end
 -- The lock is free: it may be reserved for us as the queue's head, or we may have taken a
--- wake-up meant for whoever is next; either way the next live waiter must hear of it.
-wake_head(KEYS[3], ARGV[3], ARGV[2])
+-- wake-up meant for whoever is next; either way the next live waiter must hear of it (not us,
+-- stepping back: we are about to look again anyway).
+wake_head(KEYS[3], ARGV[3], ARGV[2], token)
 return deleted

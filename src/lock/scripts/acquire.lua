@@ -1,8 +1,9 @@
 -- Takes the lock when it is free and hands out the next fencing token, in one atomic step.
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue
 -- (all in one slot).
--- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' when this run waits (joins the queue when busy),
--- else ''; ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '' when this run does not wait, '1' when it joins
+-- the queue's end when busy, 'ticket:T' when it joins the queue at ticket T (a quorum waiter,
+-- see lib/queue.lua); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
@@ -14,6 +15,7 @@
 -- (followed by the pseudo-field 'now_ms', Redis's clock), else empty; with --once-per,
 -- {2, slot, record...} when the lock was free but this slot's run is already done (not taken).
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
+local ticket = string.match(ARGV[3], '^ticket:(%d+)$')
 
 -- ---- --once-per (KEYS[5], ARGV[7]): the slot, by this node's clock ----
 -- The run belongs to the slot floor((TIME - offset) / period) of the node that takes the lock,
@@ -122,9 +124,7 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) then
     reply = {0, redis.call('PTTL', prefix .. head .. ':alive')}
   end
   if waits then
-    if not redis.call('LPOS', KEYS[4], token) then
-      redis.call('RPUSH', KEYS[4], token)
-    end
+    queue_join(KEYS[4], token, ticket)
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
@@ -156,7 +156,7 @@ if once_slot() then
     -- wake-up lingers as long as a waiter's mark outlasts its retry).
     if mine then redis.call('DEL', KEYS[1], KEYS[3]) end
     if waits then
-      redis.call('LREM', KEYS[4], 0, token)
+      queue_remove(KEYS[4], token)
       redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
       wake_head(KEYS[4], prefix, ARGV[5])
     end
@@ -170,7 +170,7 @@ end
 
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 if waits then
-  redis.call('LREM', KEYS[4], 0, token)
+  queue_remove(KEYS[4], token)
   redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
 end
 -- Never below this master's clock in microseconds (next_fence, in the prelude).

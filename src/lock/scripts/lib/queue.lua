@@ -41,26 +41,61 @@ local function next_fence(key)
   redis.call('INCR', key)
   return redis.call('GET', key)
 end
--- A waiter is its token in the queue list plus prefix .. token .. ':alive' (it is still waiting)
+-- A waiter is its token in the queue plus prefix .. token .. ':alive' (it is still waiting)
 -- and prefix .. token (its wake-up list); the prefix carries the lock's hash tag.
+-- The queue is a list in arrival order on one node, or, for a quorum's waiters, a sorted set
+-- scored by each waiter's ticket (the time it began waiting, by its host's clock): every node
+-- then orders the same waiters the same way, whenever each of them reached it (quorum.cpp,
+-- QuorumLock::acquire, says why a quorum needs that).
+
+local function queue_is_ordered(queue)
+  return redis.call('TYPE', queue).ok == 'zset'
+end
+
+local function queue_first(queue)
+  if queue_is_ordered(queue) then
+    return redis.call('ZRANGE', queue, 0, 0)[1]
+  end
+  return redis.call('LINDEX', queue, 0)
+end
+
+-- Returns how many entries it removed (0 or 1).
+local function queue_remove(queue, token)
+  if queue_is_ordered(queue) then
+    return redis.call('ZREM', queue, token)
+  end
+  return redis.call('LREM', queue, 0, token)
+end
+
+-- Joins the queue, or keeps the place already held: at the end of a list, or at `ticket` (a
+-- decimal string) in a sorted set. A name waited on by single-node runs and by a quorum on the
+-- same server at once gets Redis's WRONGTYPE error here, before anything is written.
+local function queue_join(queue, token, ticket)
+  if ticket then
+    redis.call('ZADD', queue, 'NX', ticket, token)
+  elseif not redis.call('LPOS', queue, token) then
+    redis.call('RPUSH', queue, token)
+  end
+end
 
 -- The longest-waiting run that is still waiting; entries of waiters that died without leaving
 -- (their ':alive' mark expired) are dropped on the way.
 local function live_head(queue, prefix)
   while true do
-    local head = redis.call('LINDEX', queue, 0)
+    local head = queue_first(queue)
     if not head or redis.call('EXISTS', prefix .. head .. ':alive') == 1 then
       return head
     end
-    redis.call('LPOP', queue)
+    queue_remove(queue, head)
   end
 end
 
--- Wakes exactly one waiter, the live head, with one element on its wake-up list. It stays at
--- the head, and so keeps a free lock reserved, until it has taken the lock. Returns the head.
-local function wake_head(queue, prefix, linger_ms)
+-- Wakes exactly one waiter, the live head (unless that is `except`), with one element on its
+-- wake-up list. It stays at the head, and so keeps a free lock reserved, until it has taken the
+-- lock. Returns the head.
+local function wake_head(queue, prefix, linger_ms, except)
   local head = live_head(queue, prefix)
-  if head then
+  if head and head ~= except then
     redis.call('RPUSH', prefix .. head, '1')
     redis.call('PEXPIRE', prefix .. head, linger_ms)
   end
@@ -110,7 +145,7 @@ local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
     -- would stay reserved for a run that no longer waits until the mark expires. Take it out, and
     -- wake the new head: it blocked for as long as that mark had left, and must look again (at
     -- a free lock, or at a holder whose TTL is shorter).
-    if redis.call('LREM', queue, 0, token) > 0 then
+    if queue_remove(queue, token) > 0 then
       redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
       wake_head(queue, prefix, linger_ms)
     end

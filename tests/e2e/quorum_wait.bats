@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# --wait over a quorum of three nodes: every node queues the waiters in the order they began
+# waiting, a release wakes the head, so the lock passes in arrival order with no overlap (the
+# commands' own start/end log, lease_probe.py), also with one node frozen. The three servers are
+# shared by the whole file (each test uses its own lock names and leaves every node running).
+load helpers
+load quorum_helpers
+bats_require_minimum_version 1.5.0
+
+PROBE="$BATS_TEST_DIRNAME/lease_probe.py"
+
+setup_file() {
+    quorum_start 3
+    export QUORUM_URL Q_PORTS="${Q_PORT[*]}" Q_PIDS="${Q_PID[*]}"
+}
+teardown_file() {
+    read -ra Q_PORT <<<"$Q_PORTS"
+    read -ra Q_PID <<<"$Q_PIDS"
+    quorum_stop
+}
+
+setup() {
+    read -ra Q_PORT <<<"$Q_PORTS"
+    read -ra Q_PID <<<"$Q_PIDS"
+    export REDLOCK_URL=$QUORUM_URL
+    export REDLOCK_NODE_TIMEOUT=100ms  # see quorum.bats
+    PIDS=()
+}
+teardown() {
+    local i
+    for i in "${!Q_PID[@]}"; do q_thaw "$i" 2>/dev/null || true; done
+    for i in "${PIDS[@]}" ${HOLDER:-}; do kill -9 "$i" 2>/dev/null || true; done
+    for i in "${PIDS[@]}" ${HOLDER:-}; do wait "$i" 2>/dev/null || true; done
+}
+
+# hold_gate NAME GATE: a quorum holder of NAME until the file GATE exists; returns once it holds.
+hold_gate() {
+    "$RL" "$1" -- sh -c 'touch "$0.held"; while [ ! -e "$0" ]; do sleep 0.02; done' "$2" &
+    HOLDER=$!
+    wait_for 5 file_exists "$2.held"
+}
+
+# queued_on NODES NAME COUNT: COUNT waiters of NAME are queued on each of the nodes NODES.
+queued_on() {
+    local i
+    for i in $1; do
+        [ "$(qcli "$i" ZCARD "{$2}:wait")" = "$3" ] || return 1
+    done
+}
+
+blocked_on() {
+    local i
+    for i in $1; do
+        [ "$(qcli "$i" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$2" ] || return 1
+    done
+}
+
+# start_order LOG: the tags in the order their commands started.
+start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
+ends_logged() { [ "$(grep -c '^end ' "$1")" = "$2" ]; }
+
+# fifo_round NAME LIVE_NODES: eight waiters, each started once the one before is queued on
+# every live node, run one at a time in that order after the holder lets go.
+fifo_round() {
+    local name=$1 live=$2 d=$BATS_TEST_TMPDIR i
+    hold_gate "$name" "$d/go"
+    for i in 1 2 3 4 5 6 7 8; do
+        "$RL" --wait 60s "$name" -- /usr/bin/python3 "$PROBE" hold "$d/log" "$i" "$d/pgid$i" 0.05 &
+        PIDS+=($!)
+        wait_for 10 queued_on "$live" "$name" "$i"
+    done
+    touch "$d/go"
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    wait_for 5 ends_logged "$d/log" 8
+    run -0 /usr/bin/python3 "$PROBE" check "$d/log"
+    assert_equal "$(start_order "$d/log")" "1 2 3 4 5 6 7 8 "
+    # Nobody is left queued or holding.
+    wait_for 5 queued_on "$live" "$name" 0
+    for i in $live; do assert_equal "$(qcli "$i" EXISTS "$name")" 0; done
+}
+
+@test "quorum waiters take the lock one at a time in the order they began waiting" {
+    fifo_round fifo "0 1 2"
+}
+
+@test "with one of three nodes frozen, waiters still run one at a time in arrival order" {
+    q_freeze 2
+    fifo_round frozen "0 1"
+    q_thaw 2
+}
+
+@test "a quorum waiter blocks on every node until the release wakes it, then runs" {
+    local d=$BATS_TEST_TMPDIR
+    hold_gate woken "$d/go"
+    "$RL" -v --wait 60s woken -- touch "$d/ran" 2>"$d/err" &
+    PIDS+=($!)
+    # Blocked in BLPOP on every node (a wake-up list), not retrying.
+    wait_for 10 blocked_on "0 1 2" 1
+    [ ! -e "$d/ran" ]
+    touch "$d/go"
+    wait "${PIDS[0]}"
+    [ -e "$d/ran" ]
+    grep -q "is busy (0 of 3 nodes accepted, 3 answered); waiting" "$d/err"
+    blocked_on "0 1 2" 0
+}
+
+@test "a waiter stopped by SIGTERM leaves every queue and the next waiter runs at the release" {
+    local d=$BATS_TEST_TMPDIR
+    hold_gate leaving "$d/go"
+    "$RL" --wait 60s leaving -- touch "$d/first" &
+    local first=$!
+    wait_for 10 queued_on "0 1 2" leaving 1
+    "$RL" --wait 60s leaving -- touch "$d/second" &
+    PIDS+=($!)
+    wait_for 10 queued_on "0 1 2" leaving 2
+    kill -TERM "$first"
+    local code=0
+    wait "$first" || code=$?
+    assert_equal "$code" 143
+    wait_for 5 queued_on "0 1 2" leaving 1
+    touch "$d/go"
+    wait "${PIDS[0]}"
+    [ -e "$d/second" ]
+    [ ! -e "$d/first" ]
+}
+
+@test "a run without --wait does not slip past the queued waiters after a release" {
+    local d=$BATS_TEST_TMPDIR
+    hold_gate reserved "$d/go"
+    # The waiter's command holds the lock until told, so the newcomer's try is decided by the
+    # queue: either the waiter already holds it, or the free key is reserved for the waiter.
+    "$RL" --wait 60s reserved -- sh -c 'touch "$0/waiter"; while [ ! -e "$0/go2" ]; do sleep 0.02; done' "$d" &
+    PIDS+=($!)
+    wait_for 10 queued_on "0 1 2" reserved 1
+    touch "$d/go"
+    run -75 "$RL" reserved -- touch "$d/newcomer"
+    [ ! -e "$d/newcomer" ]
+    wait_for 10 file_exists "$d/waiter"
+    touch "$d/go2"
+    wait "${PIDS[0]}"
+}
+
+@test "16 waiting contenders at once over three nodes: no overlap, every one runs, fences grow" {
+    local d=$BATS_TEST_TMPDIR i
+    for i in $(seq 16); do
+        "$RL" -t 5s --wait 60s crowd -- sh -c 'echo "$REDLOCK_FENCE" >> "$0/fences"; exec /usr/bin/python3 "$1" hold "$0/log" "$2" "$0/pgid$2" 0.02' \
+            "$d" "$PROBE" "$i" &
+        PIDS+=($!)
+    done
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    wait_for 5 ends_logged "$d/log" 16
+    run -0 /usr/bin/python3 "$PROBE" check "$d/log"
+    assert_output --regexp "^16 commands, .* 0 problems$"
+    assert_equal "$(wc -l <"$d/fences")" 16
+    run -0 sort -n -c -u "$d/fences"
+    wait_for 5 queued_on "0 1 2" crowd 0
+}
