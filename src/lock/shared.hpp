@@ -22,9 +22,9 @@ inline constexpr const char* shared_permits_refusal =
 
 // Why a quorum (several -u) refuses --shared, for the UsageError.
 inline constexpr const char* shared_quorum_refusal =
-    "--shared does not work with a quorum (several -u): writer preference needs the waiters' "
-    "queue, which lives on one node, and a quorum waits by random retries, so a stream of shared "
-    "runs could starve an exclusive one; use one Redis (or Sentinel, or Cluster)";
+    "--shared does not work with a quorum (several -u): its holders' set and writer preference "
+    "are kept on one node, and a quorum would need both agreed by a majority, which is not built; "
+    "use one Redis (or Sentinel, or Cluster)";
 
 // The sorted set of a shared lock's holders, and the prefix of each holder's record.
 std::string shared_holders_key(const LockKeys& keys);

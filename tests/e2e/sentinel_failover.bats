@@ -43,6 +43,9 @@ fail_over_to_replica() {
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
     local token
     token=$(ncli "$MASTER_PORT" GET job)
+    # The precondition this test is about: the replica has the key before it is promoted
+    # (replication is asynchronous; a failover before it arrives is the next tests' case).
+    wait_for 10 replica_has job "$token"
     fail_over_to_replica
     # The new master got the key by replication; a renewal that reaches it resets its TTL.
     [ "$(ncli "$REPLICA_PORT" GET job)" = "$token" ]

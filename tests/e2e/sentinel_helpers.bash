@@ -144,3 +144,6 @@ pttl_rises() {
     echo "$now" >"$last_file"
     [ "$now" -gt "$last" ]
 }
+
+# replica_has KEY VALUE: the replica has received KEY with VALUE (replication is asynchronous).
+replica_has() { [ "$(ncli "$REPLICA_PORT" GET "$1")" = "$2" ]; }

@@ -66,6 +66,8 @@ show_key() { echo "redis-cli -p $MASTER_PORT ${1:+-n $1} GET \"\$REDLOCK_KEY\"";
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
     local token
     token=$(ncli "$MASTER_PORT" GET job)
+    # The replica has the key before it is promoted (replication is asynchronous).
+    wait_for 10 replica_has job "$token"
     wait_for 20 sentinel_sees_replica "$S1_PORT"
     run ncli "$S1_PORT" SENTINEL FAILOVER "$MASTER_NAME"
     assert_output OK
