@@ -83,7 +83,9 @@ fail_over_to_replica() {
 @test "a failover to a replica that lacks the key loses the lock: the command is stopped, exit 76, no re-acquire" {
     rl_start -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
-    # The replica loses the key behind replication's back, as an asynchronous copy can.
+    # The replica loses the key behind replication's back, as an asynchronous copy can (once it
+    # has it: a copy still on its way would bring it back).
+    wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
     ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
     ncli "$REPLICA_PORT" DEL job
     fail_over_to_replica
@@ -99,6 +101,7 @@ fail_over_to_replica() {
 @test "a failover to a replica where another token holds the key loses the lock and leaves that holder alone" {
     rl_start -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
     ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
     ncli "$REPLICA_PORT" SET job someone-else
     fail_over_to_replica
@@ -124,6 +127,9 @@ fail_over_to_replica() {
         2>"$d/w.err" &
     local waiter=$!
     wait_for 5 queue_on "$MASTER_PORT" 1
+    # The holder's key is on the replica before it is promoted (else the holder loses the lock
+    # there, and the waiter may then take it: another test's case).
+    wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
     fail_over_to_replica
     wait_for 10 file_contains "$RL_ERR" \
         "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
