@@ -156,15 +156,49 @@ LedgerEntry decode_entry(std::string_view stored) {
     return e;
 }
 
-std::vector<std::string> ledger_script_args(const std::string& token, const RunRecord& record,
-                                            const std::vector<std::string>& release) {
+namespace {
+
+// The record's part of the scripts' ARGV (record_run in lib/ledger.lua): the record itself, and
+// its field/value pairs, which go last.
+struct RecordArgs {
+    std::vector<std::string> record;
+    std::vector<std::string> fields;
+};
+
+RecordArgs record_args(const RunRecord& record) {
     const LedgerEntry& e = record.entry;
     std::string mode = !record.slot ? "" : record.any_result ? "any" : "ok";
-    std::vector<std::string> args{
-        record.held ? token : std::string(),     std::string(outcome_name(record.outcome)),
-        std::to_string(record.ledger_size),      encode_entry(e),
-        std::to_string(e.duration_ms),           mode,
-        std::to_string(record.slot.value_or(0)), std::to_string(record.once_ttl.count())};
+    RecordArgs out;
+    out.record = {std::string(outcome_name(record.outcome)),
+                  std::to_string(record.ledger_size),
+                  encode_entry(e),
+                  std::to_string(e.duration_ms),
+                  mode,
+                  std::to_string(record.slot.value_or(0)),
+                  std::to_string(record.once_ttl.count())};
+    out.fields = {"host",  e.host,
+                  "pid",   std::to_string(e.pid),
+                  "fence", std::to_string(e.fence),
+                  "exit",  e.exit_status ? std::to_string(*e.exit_status) : std::string()};
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> with_record_args(std::vector<std::string> args, const RunRecord& record) {
+    if (!record.held)
+        throw Error("a finish records only a run that held the lock", exit_code::internal);
+    RecordArgs r = record_args(record);
+    args.insert(args.end(), r.record.begin(), r.record.end());
+    args.insert(args.end(), r.fields.begin(), r.fields.end());
+    return args;
+}
+
+std::vector<std::string> ledger_script_args(const std::string& token, const RunRecord& record,
+                                            const std::vector<std::string>& release) {
+    RecordArgs r = record_args(record);
+    std::vector<std::string> args{record.held ? token : std::string()};
+    args.insert(args.end(), r.record.begin(), r.record.end());
     if (release.empty()) {
         args.insert(args.end(), {"", "", ""});
     } else {
@@ -173,9 +207,7 @@ std::vector<std::string> ledger_script_args(const std::string& token, const RunR
                         exit_code::internal);
         args.insert(args.end(), release.begin(), release.end());
     }
-    args.insert(args.end(),
-                {"host", e.host, "pid", std::to_string(e.pid), "fence", std::to_string(e.fence),
-                 "exit", e.exit_status ? std::to_string(*e.exit_status) : std::string()});
+    args.insert(args.end(), r.fields.begin(), r.fields.end());
     return args;
 }
 

@@ -110,6 +110,11 @@ struct RecordResult {
 // linger and the waiters' key prefix, as release.lua takes them (LockNode::finish).
 std::vector<std::string> ledger_script_args(const std::string& token, const RunRecord& record,
                                             const std::vector<std::string>& release);
+// `args` followed by the record as record_run (lock/scripts/lib/ledger.lua) reads it, its
+// field/value pairs last: the ARGV of the 'finish' operation of permits.lua and shared.lua, which
+// release and record in one step (LockNode::finish). A finish judges the run by its token, so
+// `record.held` must be set.
+std::vector<std::string> with_record_args(std::vector<std::string> args, const RunRecord& record);
 
 // On one node; each is one round trip and throws Error as Connection does.
 // Records a run that holds no lock (busy, skipped), or one whose release goes separately.

@@ -93,16 +93,10 @@ ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, 
 
 FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Millis keep,
                               const RunRecord& record) {
-    if (permits_ > 1 || shared_) {
-        // ledger.lua judges and releases a plain lock by its key; a permit or a shared hold
-        // lives in its own keys, so the record is written unjudged and the release is its own.
-        FinishResult out;
-        RunRecord unjudged = record;
-        unjudged.held = false;
-        out.record = write_record(conn_, keys, token, unjudged);
-        out.release = release(keys, token, keep);
-        return out;
-    }
+    // ledger.lua judges and releases a plain lock by its key; a permit or a shared hold lives in
+    // keys of its own, which only its protocol's script knows.
+    if (permits_ > 1) return finish_permit(keys, token, keep, record);
+    if (shared_) return finish_shared(keys, token, keep, record);
     std::vector<std::string> release_args{std::to_string(keep.count()),
                                           std::to_string(wake_linger.count()), keys.wake};
     Reply reply =

@@ -72,9 +72,10 @@ class LockNode {
     // been given. Returns whether it deleted a lock of ours.
     bool abandon(const LockKeys& keys, const std::string& token);
     // After the command: records the run (lock/ledger.hpp) and releases as release() does, in
-    // one script, so that a failing record cannot keep the lock from being given back. With
-    // permits the record is written first, in a round trip of its own (it does not judge a
-    // permit's token).
+    // one script and one round trip, so that a failing record cannot keep the lock from being
+    // given back: ledger.lua for a plain lock, the 'finish' operation of permits.lua or
+    // shared.lua for a permit or a shared hold (each judges "still held" by the run's own token
+    // where that protocol keeps it).
     FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
                         const RunRecord& record);
 
@@ -106,6 +107,8 @@ class LockNode {
     RenewResult renew_permit(const LockKeys& keys, const std::string& token, Millis ttl,
                              Deadline deadline);
     ReleaseResult release_permit(const LockKeys& keys, const std::string& token, Millis keep);
+    FinishResult finish_permit(const LockKeys& keys, const std::string& token, Millis keep,
+                               const RunRecord& record);
     bool abandon_permit(const LockKeys& keys, const std::string& token);
     // The shared protocol (shared.cpp).
     AcquireResult acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -113,6 +116,8 @@ class LockNode {
     RenewResult renew_shared(const LockKeys& keys, const std::string& token, Millis ttl,
                              Deadline deadline);
     ReleaseResult release_shared(const LockKeys& keys, const std::string& token, Millis keep);
+    FinishResult finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
+                               const RunRecord& record);
     bool abandon_shared(const LockKeys& keys, const std::string& token);
 
     Connection& conn_;

@@ -27,14 +27,19 @@ long long integer_or(const redisReply& r, long long otherwise) {
     return r.type == REDIS_REPLY_INTEGER ? r.integer : otherwise;
 }
 
-// Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them.
+// Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them
+// ('finish' adds the ledger's keys after them).
 Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
-                  std::vector<std::string> args, Deadline deadline) {
+                  std::vector<std::string> args, Deadline deadline,
+                  std::vector<std::string> extra_keys = {}) {
     std::vector<std::string> argv{std::string(op), permit_key_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
-    return scripts::permits().run(conn, {keys.key, keys.fence, keys.wait}, argv, deadline);
+    std::vector<std::string> script_keys{keys.key, keys.fence, keys.wait};
+    script_keys.insert(script_keys.end(), std::make_move_iterator(extra_keys.begin()),
+                       std::make_move_iterator(extra_keys.end()));
+    return scripts::permits().run(conn, script_keys, argv, deadline);
 }
 
 // {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
@@ -135,6 +140,16 @@ ReleaseResult LockNode::release_permit(const LockKeys& keys, const std::string& 
         {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""},
         BootClock::now() + conn_.timeouts().command);
     return release_result(reply, keys.key);
+}
+
+FinishResult LockNode::finish_permit(const LockKeys& keys, const std::string& token, Millis keep,
+                                     const RunRecord& record) {
+    std::vector<std::string> args = with_record_args(
+        {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""}, record);
+    Reply reply =
+        run_permits(conn_, keys, "finish", std::move(args),
+                    BootClock::now() + conn_.timeouts().command, {keys.ledger, keys.once});
+    return finish_result(reply, keys.key, /*released=*/true);
 }
 
 bool LockNode::abandon_permit(const LockKeys& keys, const std::string& token) {

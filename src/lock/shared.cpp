@@ -13,15 +13,19 @@
 namespace redlock {
 namespace {
 
-// Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them.
+// Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them
+// ('finish' adds the ledger's keys after them).
 Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, Deadline deadline) {
+                 std::vector<std::string> args, Deadline deadline,
+                 std::vector<std::string> extra_keys = {}) {
     std::vector<std::string> argv{std::string(op), shared_record_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
-    return scripts::shared().run(conn, {keys.key, keys.fence, keys.wait, shared_holders_key(keys)},
-                                 argv, deadline);
+    std::vector<std::string> script_keys{keys.key, keys.fence, keys.wait, shared_holders_key(keys)};
+    script_keys.insert(script_keys.end(), std::make_move_iterator(extra_keys.begin()),
+                       std::make_move_iterator(extra_keys.end()));
+    return scripts::shared().run(conn, script_keys, argv, deadline);
 }
 
 }  // namespace
@@ -68,6 +72,14 @@ ReleaseResult LockNode::release_shared(const LockKeys& keys, const std::string& 
     Reply reply = run_shared(conn_, keys, "release", {token, std::to_string(keep.count())},
                              BootClock::now() + conn_.timeouts().command);
     return release_result(reply, keys.key);
+}
+
+FinishResult LockNode::finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
+                                     const RunRecord& record) {
+    std::vector<std::string> args = with_record_args({token, std::to_string(keep.count())}, record);
+    Reply reply = run_shared(conn_, keys, "finish", std::move(args),
+                             BootClock::now() + conn_.timeouts().command, {keys.ledger, keys.once});
+    return finish_result(reply, keys.key, /*released=*/true);
 }
 
 bool LockNode::abandon_shared(const LockKeys& keys, const std::string& token) {

@@ -40,12 +40,15 @@ monitor_stop() {
     MONITOR_PID=
 }
 
-# The SHA1 a script is sent under (EVALSHA), as Redis shows it in MONITOR. acquire, release and
-# abandon (QUEUE_SCRIPTS in CMakeLists.txt) are sent with the waiters' queue functions prepended.
+# The SHA1 a script is sent under (EVALSHA), as Redis shows it in MONITOR. The scripts that touch
+# the waiters' queue (QUEUE_SCRIPTS in CMakeLists.txt) are sent with its functions prepended, and
+# those that record a run (LEDGER_SCRIPTS) with the record's functions after them.
 script_sha() {
     local dir="$BATS_TEST_DIRNAME/../../src/lock/scripts"
     case $1 in
-        acquire | release | abandon | force_release | permits | shared | ledger)
+        permits | shared | ledger)
+            cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/$1.lua" ;;
+        acquire | release | abandon | force_release)
             cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
         *) cat "$dir/$1.lua" ;;
     esac | sha1sum | cut -d' ' -f1

@@ -167,6 +167,44 @@ client_commands() {  # LOG before|after
     [ "$(grep -c 'must-not-run' "$log")" -eq 0 ]
 }
 
+# A permit and a shared hold live in keys of their own: their protocol's script gives the hold
+# back and records the run in one call (the 'finish' operation of permits.lua and shared.lua),
+# judging it by the run's own permit or hold, so the run is 'ran' with its exit status and fence,
+# in the ledger and in the run's own metrics.
+@test "with --permits 2 and with --shared: one round trip after the command, recorded as ran" {
+    # Loads the scripts first: a first EVALSHA misses and is sent again as EVAL.
+    "$RL" --permits 2 warm-up-p true
+    "$RL" --shared warm-up-s true
+    local mode name log mon fence
+    for mode in permits shared; do
+        name="job-$mode" log="$BATS_TEST_TMPDIR/monitor-$mode"
+        rcli MONITOR > "$log" &
+        mon=$!
+        # The monitor is attached once it has seen a command sent after it.
+        wait_for 5 sh -c "redis-cli -p $REDIS_PORT PING >/dev/null && grep -q PING '$log'"
+        if [ "$mode" = permits ]; then set -- --permits 2; else set -- --shared; fi
+        run -3 "$RL" "$@" --metrics-file "$BATS_TEST_TMPDIR/$mode.prom" "$name" sh -c \
+            "redis-cli -h 127.0.0.1 -p $REDIS_PORT ECHO command-started >/dev/null; exit 3"
+        wait_for 5 file_contains "$log" "\"LPUSH\" \"{$name}:ledger\""
+        kill "$mon"
+        wait "$mon" 2>/dev/null || true
+        # Before the command: the acquire alone. After it: one script that gives the hold back
+        # and records the run.
+        [ "$(client_commands "$log" before)" -eq 1 ]
+        [ "$(client_commands "$log" after)" -eq 1 ]
+        local ran_end
+        ran_end=$(grep -n '"EVALSHA"' "$log" | sed -n 2p | cut -d: -f1)
+        [ "$(grep -n "\"LPUSH\" \"{$name}:ledger\"" "$log" | cut -d: -f1)" -gt "$ran_end" ]
+        # The hold is gone, with the lock key (its last holder left).
+        [ "$(rcli EXISTS "$name")" = 0 ]
+        run -0 "$RL" history --json "$name"
+        [ "${#lines[@]}" -eq 1 ]
+        echo "${lines[0]}" | jq -e '.outcome == "ran" and .exit_status == 3 and .fence > 0'
+        # The run itself takes the script's answer as "still held", not as a lost lock.
+        grep -q "outcomes_total{lock=\"$name\",outcome=\"ran\"} 1" "$BATS_TEST_TMPDIR/$mode.prom"
+    done
+}
+
 @test "quorum: history merges the nodes' copies, each run once" {
     load quorum_helpers
     quorum_start 3

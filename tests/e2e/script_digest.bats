@@ -13,11 +13,21 @@ teardown() { redis_stop; }
     run "$RL" -v digest -- true
     assert_success
     refute_output --partial 'not cached'
-    # The scripts a run sends, as embedded: the queue functions, then acquire.lua, and the
-    # ledger script that records the run and releases the lock (the ledger is on by default).
+    run "$RL" --permits 2 digest-p -- true
+    assert_success
+    run "$RL" --shared digest-s -- true
+    assert_success
+    # The scripts those runs send, as embedded (CMakeLists.txt): the queue functions, then for
+    # the scripts that record a run the record's functions, then the script itself: acquire.lua,
+    # the ledger script that records the run and releases the lock (the ledger is on by
+    # default), and permits.lua and shared.lua, which do both in their 'finish'.
     local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha name
-    for name in acquire ledger; do
-        sha=$(cat "$src/lib/queue.lua" "$src/$name.lua" | sha1sum | cut -d' ' -f1)
+    sha=$(cat "$src/lib/queue.lua" "$src/acquire.lua" | sha1sum | cut -d' ' -f1)
+    run rcli SCRIPT EXISTS "$sha"
+    assert_output 1
+    for name in ledger permits shared; do
+        sha=$(cat "$src/lib/queue.lua" "$src/lib/ledger.lua" "$src/$name.lua" | sha1sum |
+            cut -d' ' -f1)
         run rcli SCRIPT EXISTS "$sha"
         assert_output 1
     done

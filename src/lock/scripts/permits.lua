@@ -1,6 +1,6 @@
 -- Permits (--permits N > 1): up to N holders of one lock at once. One script with one entry per
 -- operation, because scripts sent to Redis cannot share code and every operation needs the same
--- survey of the permits; lib/queue.lua is prepended.
+-- survey of the permits; lib/queue.lua and lib/ledger.lua are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key           'redlock-permits/N': the record of N, and a marker that keeps the plain
@@ -14,7 +14,8 @@
 --                      reserved, and a freed permit wakes exactly the waiter it admits.
 -- Deleting the lock key by hand ends every permit (renewals fail, the next acquire clears them).
 --
--- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue.
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue (and for 'finish' KEYS[4],
+-- KEYS[5]: the run ledger and the once-per record).
 -- ARGV[1] operation, ARGV[2] P (the permits' key prefix, with the lock's hash tag), ARGV[3] the
 -- waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may linger (ms);
 -- the operation's own arguments from ARGV[5] on (see each one below).
@@ -220,11 +221,10 @@ if op == 'renew' then
   return 1
 end
 
--- release: ARGV[5] token, ARGV[6] keep (ms; 0 deletes now), ARGV[7] the holder's permit, or
--- '' to look for the token (release --token). 1 released (or shortened), 0 already gone, -1
--- held by another token.
-if op == 'release' then
-  local token, keep, hint = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+-- Gives back `token`'s permit (`hint`, or nil to look for the token): deletes it, or with keep
+-- > 0 (ms, --min-hold) shortens it to that. Returns 1 released (or shortened), 0 already gone,
+-- -1 held by another token (left untouched).
+local function release(token, keep, hint)
   local kind, n = recorded()
   if not n then return kind == 'none' and 0 or -1 end
   local i = find(token, n, hint)
@@ -242,6 +242,35 @@ if op == 'release' then
   -- The permit just freed admits the next waiter not already admitted, and wakes only that one.
   wake_nth(refit(n).free)
   return 1
+end
+
+-- release: ARGV[5] token, ARGV[6] keep (ms; 0 deletes now), ARGV[7] the holder's permit, or
+-- '' to look for the token (release --token). 1 released (or shortened), 0 already gone, -1
+-- held by another token.
+if op == 'release' then
+  return release(ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]))
+end
+
+-- finish: a holder's last step after its command, in one round trip: its release, then the
+-- record of its run, as ledger.lua does both for a plain lock. KEYS[4] the run ledger, KEYS[5]
+-- the once-per record; ARGV[5] token, ARGV[6] keep (ms), ARGV[7] the holder's permit, as for
+-- release; ARGV[8..14] the record and ARGV[15..] its field/value pairs (record_run,
+-- lib/ledger.lua). Returns ledger.lua's reply: {now_ms, held (1/0), slot written (1/0), release
+-- (1, 0 or -1 as release), what kept the record from being written ('' when nothing did)}.
+if op == 'finish' then
+  local token, keep, hint = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+  local t = redis.call('TIME')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  -- Still held: judged by the holder's own permit, which holds its token until released; the
+  -- lock key only says that some permits are held.
+  local _, n = recorded()
+  local held = n ~= nil and find(token, n, hint) ~= nil
+  -- The release first, exactly as 'release' does it, so that nothing the record meets (a key of
+  -- the wrong type, a full server) can keep the permit from being given back; the record never
+  -- fails the script, and is written in the same atomic step.
+  local released = release(token, keep, hint)
+  local marked, problem = record_run(KEYS[4], KEYS[5], now, true, held, 8, 15)
+  return {string.format('%d', now), held and 1 or 0, marked, released, problem}
 end
 
 -- abandon: ARGV[5] token. Leaves the queue, deletes a permit the token holds (an acquire whose

@@ -1,6 +1,7 @@
 -- Shared holders (--shared): any number of shared holders of one name together, and no exclusive
 -- holder (a plain lock: redlock-run without --shared, redis-py's Lock, SET NX PX) beside them.
--- One script with one entry per operation, as permits.lua; lib/queue.lua is prepended.
+-- One script with one entry per operation, as permits.lua; lib/queue.lua and lib/ledger.lua
+-- are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key        'redlock-shared': the marker that keeps every exclusive holder out (their
@@ -18,7 +19,8 @@
 -- Deleting the lock key by hand ends every shared hold (renewals fail, the next acquire clears
 -- the holders).
 --
--- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders.
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders (and for
+-- 'finish' KEYS[5], KEYS[6]: the run ledger and the once-per record).
 -- ARGV[1] operation, ARGV[2] H (the holder records' key prefix, with the lock's hash tag),
 -- ARGV[3] the waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may
 -- linger (ms); the operation's own arguments from ARGV[5] on (see each one below).
@@ -197,11 +199,9 @@ if op == 'renew' then
   return 1
 end
 
--- release: ARGV[5] token, ARGV[6] keep (ms; 0 ends the hold now). 1 released (or shortened),
--- 0 already gone, -1 the lock is held by others only (left untouched).
-if op == 'release' then
-  local token, keep = ARGV[5], tonumber(ARGV[6])
-  local now = now_ms()
+-- Ends `token`'s hold at `now`, or with keep > 0 (ms, --min-hold) shortens it to that. Returns
+-- 1 released (or shortened), 0 already gone, -1 the lock is held by others only (left untouched).
+local function release(token, keep, now)
   local kind, shared = recorded()
   if not holding(token, now) then
     if kind == 'none' or (shared and live(now) == 0) then return 0 end
@@ -218,6 +218,32 @@ if op == 'release' then
   redis.call('DEL', H .. token)
   refit(now)
   return 1
+end
+
+-- release: ARGV[5] token, ARGV[6] keep (ms; 0 ends the hold now). 1 released (or shortened),
+-- 0 already gone, -1 the lock is held by others only (left untouched).
+if op == 'release' then
+  return release(ARGV[5], tonumber(ARGV[6]), now_ms())
+end
+
+-- finish: a holder's last step after its command, in one round trip: its release, then the
+-- record of its run, as ledger.lua does both for a plain lock. KEYS[5] the run ledger, KEYS[6]
+-- the once-per record; ARGV[5] token, ARGV[6] keep (ms), as for release; ARGV[7..13] the record
+-- and ARGV[14..] its field/value pairs (record_run, lib/ledger.lua). Returns ledger.lua's reply:
+-- {now_ms, held (1/0), slot written (1/0), release (1, 0 or -1 as release), what kept the
+-- record from being written ('' when nothing did)}.
+if op == 'finish' then
+  local token, keep = ARGV[5], tonumber(ARGV[6])
+  local now = now_ms()
+  -- Still held: judged by the holder's own hold (its token's end in the holders), not by the
+  -- lock key, which only says that some shared holders are in.
+  local held = holding(token, now)
+  -- The release first, exactly as 'release' does it, so that nothing the record meets (a key of
+  -- the wrong type, a full server) can keep the hold from ending; the record never fails the
+  -- script, and is written in the same atomic step.
+  local released = release(token, keep, now)
+  local marked, problem = record_run(KEYS[5], KEYS[6], now, true, held, 7, 14)
+  return {string.format('%d', now), held and 1 or 0, marked, released, problem}
 end
 
 -- abandon: ARGV[5] token. Leaves the queue and ends a hold the token has (an acquire whose reply

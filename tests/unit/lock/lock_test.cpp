@@ -18,6 +18,8 @@
 #include <thread>
 
 #include "lock/keys.hpp"
+#include "lock/permits.hpp"
+#include "lock/shared.hpp"
 #include "lock/scripts.hpp"
 #include "lock/token.hpp"
 #include "util/errors.hpp"
@@ -271,6 +273,96 @@ TEST_F(Lock, FinishReleasesEvenWhenTheLedgerCannotBeWritten) {
     EXPECT_FALSE(f.record.slot_written);
     EXPECT_EQ(raw({"GET", "test:job"}), "another-token");
     EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
+}
+
+// A permit's finish (permits.lua 'finish') gives back the run's permit and records the run in one
+// script: judged by the run's own permit, not by the lock key (which holds the permits record,
+// never a token), so a run that kept its permit is 'ran'; the other holder keeps its permit; a
+// ledger that cannot be written keeps nothing from being released; a permit taken by another
+// token is left alone and the run recorded as lost.
+TEST_F(Lock, APermitsFinishReleasesThePermitAndJudgesTheRunByIt) {
+    LockNode first{conn, 2}, second{conn, 2};
+    std::string t1 = new_token(), t2 = new_token();
+    ASSERT_TRUE(first.acquire(keys, t1, milliseconds(5000)).acquired);
+    ASSERT_TRUE(second.acquire(keys, t2, milliseconds(5000)).acquired);
+    std::string p1 = permit_key_prefix(keys) + "1", p2 = permit_key_prefix(keys) + "2";
+    ASSERT_EQ(raw({"GET", p1}), t1);
+    RunRecord rec = slot_run(0);
+    rec.slot.reset();
+    FinishResult f = first.finish(keys, t1, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_TRUE(f.record.still_held);
+    EXPECT_EQ(f.record.problem, "");
+    EXPECT_GT(f.record.end_ms, 0);
+    EXPECT_EQ(raw({"EXISTS", p1}), "0");
+    EXPECT_EQ(raw({"GET", p2}), t2);
+    EXPECT_EQ(raw({"GET", "test:job"}), "redlock-permits/2");
+    std::string entry = raw({"LINDEX", keys.ledger, "0"});
+    EXPECT_NE(entry.find("outcome=ran"), std::string::npos) << entry;
+    EXPECT_NE(entry.find("fence=7"), std::string::npos) << entry;
+
+    // A ledger of the wrong type: a warning; the last permit is given back and the key with it.
+    raw({"DEL", keys.ledger});
+    raw({"SET", keys.ledger, "not-a-list"});
+    f = second.finish(keys, t2, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_NE(f.record.problem.find("WRONGTYPE"), std::string::npos);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+    EXPECT_EQ(raw({"EXISTS", p2}), "0");
+    EXPECT_EQ(raw({"GET", keys.ledger}), "not-a-list");
+
+    // The permit is someone else's now: untouched, and the run is recorded as lost.
+    raw({"DEL", keys.ledger});
+    std::string t3 = new_token();
+    LockNode third{conn, 2};
+    ASSERT_TRUE(third.acquire(keys, t3, milliseconds(5000)).acquired);
+    ASSERT_EQ(raw({"GET", p1}), t3);
+    f = first.finish(keys, t1, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::not_owner);
+    EXPECT_FALSE(f.record.still_held);
+    EXPECT_EQ(raw({"GET", p1}), t3);
+    EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
+}
+
+// The same for a shared hold (shared.lua 'finish'), judged by the run's own hold in the holders.
+TEST_F(Lock, ASharedFinishEndsTheHoldAndJudgesTheRunByIt) {
+    LockNode first{conn, 1, true}, second{conn, 1, true};
+    std::string t1 = new_token(), t2 = new_token();
+    ASSERT_TRUE(first.acquire(keys, t1, milliseconds(5000)).acquired);
+    ASSERT_TRUE(second.acquire(keys, t2, milliseconds(5000)).acquired);
+    std::string holders = shared_holders_key(keys);
+    RunRecord rec = slot_run(0);
+    rec.slot.reset();
+    FinishResult f = first.finish(keys, t1, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_TRUE(f.record.still_held);
+    EXPECT_EQ(f.record.problem, "");
+    EXPECT_EQ(raw({"ZSCORE", holders, t1}), "");
+    EXPECT_NE(raw({"ZSCORE", holders, t2}), "");
+    EXPECT_EQ(raw({"GET", "test:job"}), "redlock-shared");
+    std::string entry = raw({"LINDEX", keys.ledger, "0"});
+    EXPECT_NE(entry.find("outcome=ran"), std::string::npos) << entry;
+
+    // Its hold ended from outside (as when it expired): the other holder is untouched, and the
+    // run is recorded as lost.
+    std::string t3 = new_token();
+    ASSERT_TRUE(first.acquire(keys, t3, milliseconds(5000)).acquired);
+    raw({"ZREM", holders, t3});
+    f = first.finish(keys, t3, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::not_owner);
+    EXPECT_FALSE(f.record.still_held);
+    EXPECT_NE(raw({"ZSCORE", holders, t2}), "");
+    EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
+
+    // A ledger of the wrong type: a warning; the last hold ends and the marker with it.
+    raw({"DEL", keys.ledger});
+    raw({"SET", keys.ledger, "not-a-list"});
+    f = second.finish(keys, t2, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    EXPECT_TRUE(f.record.still_held);
+    EXPECT_NE(f.record.problem.find("WRONGTYPE"), std::string::npos);
+    EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+    EXPECT_EQ(raw({"EXISTS", holders}), "0");
 }
 
 // acquire.lua answers a run that does not wait early, with less work, when the lock is busy
