@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages that building, the demo and the test suite need, when missing.
 set -euo pipefail
-packages=(g++ cmake make pkg-config libhiredis-dev libcli11-dev libfmt-dev libssl-dev libgtest-dev
+packages=(g++ cmake make ninja-build pkg-config libhiredis-dev libcli11-dev libfmt-dev libssl-dev libgtest-dev
           bats bats-support bats-assert redis-server redis-sentinel redis-tools python3 python3-redis jq
           openssl git mandoc man-db dpkg-dev lintian cron systemd bash-completion zsh fish postgresql
           faketime python3-prometheus-client)

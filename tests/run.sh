@@ -21,7 +21,17 @@ trap 'rm -rf "$logs"' EXIT
 build() {
     local dir=$1
     shift
-    cmake -S . -B "$dir" -DREDLOCK_WERROR=ON -DREDLOCK_TESTS=ON "$@" >/dev/null
+    # A tree configured by hand with Make's generator cannot switch generators: start it afresh.
+    if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt"; then
+        echo "   $dir was configured for another generator: reconfiguring it for Ninja"
+        rm -rf "$dir"
+    fi
+    # Ninja, with the static layers' objects not waiting for the layers they link (CMake's
+    # optimized dependencies): Make's generator builds the layers one after the other, leaving a
+    # core idle while a small layer compiles; the same ASan build took 179 s with Make and
+    # 106 s with this, for the same CPU time.
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_OPTIMIZE_DEPENDENCIES=ON -DREDLOCK_WERROR=ON \
+        -DREDLOCK_TESTS=ON "$@" >/dev/null
     nice -n 10 cmake --build "$dir" -j "$jobs" >"$logs/build-$(basename "$dir").log" 2>&1 ||
         { cat "$logs/build-$(basename "$dir").log"; return 1; }
 }
