@@ -10,6 +10,7 @@
 
 #include "cli/job_options_cli.hpp"
 #include "cli/option_table.hpp"
+#include "cli/scan.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/version.hpp"
 #include "lock/lock_name.hpp"
@@ -204,65 +205,6 @@ void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     });
 }
 
-// Where our options end. Knows which options take a value so that "-t 5s NAME" is not read as
-// NAME "5s"; the first word that is neither an option nor an option's value ends the scan.
-struct Scan {
-    std::vector<std::string> options;  // our option tokens, in order, for CLI11
-    std::set<std::string> given;       // long names of options given on the command line
-    std::size_t next = 0;              // index of the first word after the options
-    bool double_dash = false;          // the scan stopped at "--"
-};
-
-void scan_options(const std::vector<OptionSpec>& catalog, const std::vector<std::string>& args,
-                  Scan& scan) {
-    std::size_t i = scan.next;
-    while (i < args.size()) {
-        const std::string& a = args[i];
-        if (a == "--") {
-            scan.next = i + 1;
-            scan.double_dash = true;
-            return;
-        }
-        if (a.size() < 2 || a[0] != '-') break;
-        if (a[1] == '-') {
-            auto eq = a.find('=');
-            std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-            const OptionSpec* opt = find_option(catalog, name, true);
-            if (!opt) throw UsageError(fmt::format("unknown option '--{}' (see --help)", name));
-            scan.given.insert(opt->key());
-            if (!opt->takes_value && eq != std::string::npos)
-                throw UsageError(fmt::format("option '--{}' takes no value", name));
-            scan.options.push_back(a);
-            if (opt->takes_value && eq == std::string::npos) {
-                if (++i >= args.size())
-                    throw UsageError(fmt::format("option '--{}' needs a value", name));
-                scan.options.push_back(args[i]);
-            }
-            ++i;
-            continue;
-        }
-        // A cluster of short options: "-qv", "-t5s", "-t 5s".
-        for (std::size_t j = 1; j < a.size(); ++j) {
-            std::string name(1, a[j]);
-            const OptionSpec* opt = find_option(catalog, name, false);
-            if (!opt) throw UsageError(fmt::format("unknown option '-{}' (see --help)", name));
-            scan.given.insert(opt->key());
-            scan.options.push_back("-" + name);
-            if (!opt->takes_value) continue;
-            if (j + 1 < a.size()) {
-                scan.options.push_back(a.substr(j + 1));
-            } else {
-                if (i + 1 >= args.size())
-                    throw UsageError(fmt::format("option '-{}' needs a value", name));
-                scan.options.push_back(args[++i]);
-            }
-            break;
-        }
-        ++i;
-    }
-    scan.next = i;
-}
-
 Millis duration_option(const std::string& text, const char* option) {
     return parse_duration(text, option);
 }
@@ -425,23 +367,6 @@ std::optional<Action> subcommand(std::string_view word) {
     if (word == "release") return Action::release;
     if (word == "history") return Action::history;
     return std::nullopt;
-}
-
-// The words after a subcommand word. Nothing after its NAME is a command to protect from our
-// scan, so options may come before or after the operands ("release NAME --token T"); "--" ends
-// the options, for a NAME that starts with "-".
-std::vector<std::string> scan_operands(const std::vector<OptionSpec>& catalog,
-                                       const std::vector<std::string>& args, Scan& scan) {
-    std::vector<std::string> words;
-    for (;;) {
-        scan_options(catalog, args, scan);
-        if (scan.double_dash) {
-            words.insert(words.end(), args.begin() + static_cast<long>(scan.next), args.end());
-            return words;
-        }
-        if (scan.next >= args.size()) return words;
-        words.push_back(args[scan.next++]);
-    }
 }
 
 InspectOptions inspect_options(Action action, const std::string& word, const RawOptions& raw,
