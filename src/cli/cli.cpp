@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/common_options.hpp"
+#include "cli/inspect_options_cli.hpp"
 #include "cli/job_options_cli.hpp"
 #include "cli/option_table.hpp"
 #include "cli/run_options_cli.hpp"
@@ -52,32 +53,6 @@ constexpr const char* exit_codes_text =
     "126 command not executable; 127 command not found.\n"
     "status: 0 held, 1 free; release --token: 1 when another token holds the lock.";
 
-// The operator commands' own options. Every scan knows them, so "--json status" and "status
-// --json" both work and one given to the wrong command gets a clear message.
-struct InspectRawOptions {
-    bool json = false;
-    std::string token;
-    bool force = false;
-    std::string limit;
-    bool last_runs = false;
-    bool names = false;
-};
-
-void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
-    t.group("Operator command options", [&] {
-        t.flag("--json", o.json, "status, list, history: print JSON (fields in the man page)");
-        t.flag("--names", o.names,
-               "list: print only the names of the locks ever taken (held or not), one a line, "
-               "at most 1000 (for scripts and the shell completions)");
-        t.option("--limit N", o.limit, "history: show the N newest runs (default 20)");
-        t.flag("--last-runs", o.last_runs,
-               "list: add each lock's last run and last success from its ledger");
-        t.option("--token TOKEN", o.token,
-                 "release: release only if TOKEN is the lock's current token");
-        t.flag("--force", o.force, "release: delete the lock whoever holds it");
-    });
-}
-
 std::string help_text(const std::string& generated) {
     // CLI11 opens with its own usage line; ours names NAME and COMMAND.
     auto options = generated.find("Options:");
@@ -92,72 +67,6 @@ std::optional<Action> subcommand(std::string_view word) {
     if (word == "release") return Action::release;
     if (word == "history") return Action::history;
     return std::nullopt;
-}
-
-InspectOptions inspect_options(Action action, const std::string& word, const RawOptions& raw,
-                               const InspectRawOptions& ir, const Scan& scan,
-                               std::vector<std::string> operands) {
-    // Run options (--ttl, --wait, ...) would be silently ignored here; refuse them instead.
-    RawOptions unused;
-    InspectRawOptions unused_inspect;
-    std::vector<OptionSpec> accepted;
-    OptionTable table(accepted);
-    add_common_options(table, unused);
-    add_inspect_options(table, unused_inspect);
-    for (const std::string& name : scan.given)
-        if (!find_option(accepted, name, name.size() > 1))
-            throw UsageError(
-                fmt::format("option '--{}' is for running a command, not for '{}'", name, word));
-    auto only_for = [&](const char* option, const char* commands) {
-        if (scan.given.contains(option))
-            throw UsageError(
-                fmt::format("option '--{}' is only for {}, not for '{}'", option, commands, word));
-    };
-
-    InspectOptions o;
-    o.conn = connection_options(raw, scan);
-    o.json = ir.json;
-    if (action != Action::history) only_for("limit", "history");
-    if (action != Action::list) only_for("last-runs", "list");
-    o.last_runs = ir.last_runs;
-    if (action != Action::list) only_for("names", "list");
-    if (action == Action::list) {
-        if (ir.json && ir.names) throw UsageError("give 'list' either --json or --names, not both");
-        o.names = ir.names;
-        only_for("token", "release");
-        only_for("force", "release");
-        if (operands.size() > 1)
-            throw UsageError(
-                fmt::format("'list' takes at most one PATTERN, got {}", operands.size()));
-        if (!operands.empty()) o.pattern = operands[0];
-        if (o.pattern.empty()) throw UsageError("the list PATTERN must not be empty");
-        return o;
-    }
-    if (operands.empty()) throw UsageError(fmt::format("'{}' needs the lock NAME", word));
-    if (operands.size() > 1)
-        throw UsageError(fmt::format("'{}' takes one lock NAME, got {}", word, operands.size()));
-    o.name = operands[0];
-    if (o.name.empty()) throw UsageError("the lock NAME must not be empty");
-    if (action == Action::history && scan.given.contains("limit"))
-        o.limit = static_cast<std::size_t>(
-            int_option(ir.limit, "--limit", 1, static_cast<int>(ledger_size_max)));
-    if (action == Action::status || action == Action::history) {
-        only_for("token", "release");
-        only_for("force", "release");
-        return o;
-    }
-    only_for("json", "status, list and history");
-    bool token = scan.given.contains("token");
-    if (token == ir.force)
-        throw UsageError(token ? "give either --token or --force to 'release', not both"
-                               : "'release' needs --token T (release only if T is the current "
-                                 "token) or --force (delete the lock whoever holds it)");
-    if (token) {
-        if (ir.token.empty()) throw UsageError("--token needs a non-empty token");
-        o.token = ir.token;
-    }
-    o.force = ir.force;
-    return o;
 }
 
 void add_all_options(OptionTable& t, RawOptions& raw, InspectRawOptions& inspect_raw) {
