@@ -16,7 +16,6 @@
 #include "cli/run_options_cli.hpp"
 #include "cli/scan.hpp"
 #include "cli/usage.hpp"
-#include "cli/version.hpp"
 #include "lock/lock_name.hpp"
 #include "util/errors.hpp"
 
