@@ -1,0 +1,106 @@
+#include "cli/common_options.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <optional>
+
+#include "redis/secrets.hpp"
+#include "redis/url_list.hpp"
+#include "util/duration.hpp"
+#include "util/errors.hpp"
+#include "util/excerpt.hpp"
+#include "util/log.hpp"
+
+namespace redlock {
+
+void add_common_options(OptionTable& t, CommonRawOptions& o) {
+    t.flag("-h,--help", o.help, "Show this help and exit");
+    t.flag("-V,--version", o.version, "Show the version and exit");
+    t.option("-u,--url URL", o.urls,
+             "Redis to use: redis://[user[:password]@]host[:port][/db] or "
+             "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379); Sentinel: "
+             "redis-sentinel://host[:port][,host[:port]...]/MASTER[/db]; Cluster: "
+             "redis-cluster://host:port[,host:port...]; rediss://, rediss-sentinel:// and "
+             "rediss-cluster:// for TLS; given 3 or more times (or REDLOCK_URL=URL,URL,...): "
+             "a Redlock quorum of independent masters",
+             "REDLOCK_URL");
+    t.option("--node-timeout DURATION", o.node_timeout,
+             "Quorum mode: bound on each node's connect and command (default 50ms)",
+             "REDLOCK_NODE_TIMEOUT");
+    t.option("--password-file FILE", o.password_file,
+             "Read the Redis password from the first line of FILE (else the URL's, "
+             "REDLOCK_PASSWORD or REDISCLI_AUTH)",
+             "REDLOCK_PASSWORD_FILE");
+    t.option("--sentinel-password-file FILE", o.sentinel_password_file,
+             "With a redis-sentinel:// URL: the sentinels' password, from the first line "
+             "of FILE (the URL's password is the master's)",
+             "REDLOCK_SENTINEL_PASSWORD_FILE");
+    t.option("--sentinel-user USER", o.sentinel_user,
+             "With --sentinel-password-file: the sentinels' ACL user (else the default user)",
+             "REDLOCK_SENTINEL_USER");
+    t.option("--prefix PREFIX", o.prefix, "Prepend PREFIX to NAME to form the Redis key",
+             "REDLOCK_PREFIX");
+    t.option("--connect-timeout DURATION", o.connect_timeout,
+             "Give up connecting to Redis after DURATION (default 2s)", "REDLOCK_CONNECT_TIMEOUT");
+    t.option("--command-timeout DURATION", o.command_timeout,
+             "Give up on any Redis command after DURATION (default 2s)", "REDLOCK_COMMAND_TIMEOUT");
+    t.flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings",
+           "REDLOCK_VERBOSE");
+    add_tls_options(t, o.tls);
+}
+
+Millis duration_option(const std::string& text, const char* option) {
+    return parse_duration(text, option);
+}
+
+int int_option(const std::string& text, const char* option, int min, int max) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
+        throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
+                                     option, min, max));
+    return v;
+}
+
+ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& scan) {
+    ConnectionOptions c;
+    std::vector<std::string> urls = split_url_list(raw.urls);
+    if (urls.empty()) urls.push_back(raw.url);
+    check_node_count(urls.size());
+    std::vector<Endpoint> endpoints;
+    for (const std::string& url : urls) endpoints.push_back(parse_listed_url(url, urls.size() > 1));
+    std::optional<std::string> file_password;
+    if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
+    for (Endpoint& endpoint : endpoints) {
+        c.endpoint = std::move(endpoint);
+        apply_tls_options(c.endpoint, raw.tls, scan.given);
+        if (c.endpoint.password && scan.given.contains("url"))
+            log::warning(
+                "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
+                "--password-file instead");
+        c.endpoint.password =
+            file_password ? file_password : resolve_password("", c.endpoint.password);
+        if (urls.size() > 1) c.quorum.push_back(c.endpoint);
+    }
+    if (!c.quorum.empty()) c.endpoint = c.quorum.front();
+    c.node_timeout = duration_option(raw.node_timeout, "--node-timeout");
+    if (!raw.sentinel_password_file.empty()) {
+        if (!c.endpoint.is_sentinel())
+            throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
+        c.endpoint.sentinel_password = read_password_file(raw.sentinel_password_file);
+    }
+    if (!raw.sentinel_user.empty()) {
+        // A user without a password would be sent nowhere: Redis has no AUTH with a user alone.
+        if (!c.endpoint.sentinel_password)
+            throw UsageError("--sentinel-user needs --sentinel-password-file");
+        c.endpoint.sentinel_user = raw.sentinel_user;
+    }
+    c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
+    c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
+    c.prefix = raw.prefix;
+    c.verbose = raw.verbose;
+    return c;
+}
+
+}  // namespace redlock
