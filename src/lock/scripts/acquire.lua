@@ -17,7 +17,8 @@
 -- with --once-per,
 -- {2, slot, record...} when the lock was free but this slot's run is already done (not taken).
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
-local ticket = string.match(ARGV[3], '^ticket:(%d+)$')
+-- (Parsed only when there is something to parse: each step below is paid by every attempt.)
+local ticket = waits and string.match(ARGV[3], '^ticket:(%d+)$')
 local want_holder = ARGV[8] == '1'
 
 -- Redis's clock in ms, read once per call: the once-per slot, the holder's acquired_ms and a
@@ -36,7 +37,8 @@ end
 -- read in the acquire itself, so that no round trip comes between the acquire and the command.
 -- In integers: fmod is exact on doubles, whereas a quotient rounded up by the division could
 -- land in the next slot. Computed once per call (the skip check and the reply agree).
-local once_period, once_offset = string.match(ARGV[7] or '', '^(%d+):(%d+)$')
+local once_period, once_offset = nil, nil
+if (ARGV[7] or '') ~= '' then once_period, once_offset = string.match(ARGV[7], '^(%d+):(%d+)$') end
 local once_cached = nil
 local function once_slot()
   if not once_period then return nil end
