@@ -13,7 +13,7 @@
 # commands are counted on every node, and a release's time is its first node's. PERMITS=N
 # (default 1) runs them with --permits N on one node, behind N holders; a permit's release is
 # then permits.lua's 'release' operation, and with N hand-offs in flight a release is paired
-# with the first start after it.
+# with the first start after it, which another release may have caused (a rough figure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 waiters=${1:-50}
@@ -60,6 +60,8 @@ all_blocked() {
 # As embedded: the queue functions are prepended to the script at build time (CMakeLists.txt).
 release_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/release.lua | sha1sum | cut -d' ' -f1)
 permits_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/permits.lua | sha1sum | cut -d' ' -f1)
+# A quorum's run ends with ledger.lua (the record and the release in one step) on every node.
+ledger_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/ledger.lua | sha1sum | cut -d' ' -f1)
 opts=()
 [ "$permits" = 1 ] || opts=(--permits "$permits")
 
@@ -94,10 +96,10 @@ for round in $(seq "$rounds"); do
     cat "$dir"/start.* > "$dir/starts.$round"
 done
 
-/usr/bin/python3 - "$dir" "$rounds" "$waiters" "$release_sha" "$permits_sha" "$nodes" "$permits" <<'PY'
+/usr/bin/python3 - "$dir" "$rounds" "$waiters" "$release_sha" "$permits_sha" "$nodes" "$permits" "$ledger_sha" <<'PY'
 import collections, re, statistics, sys
 d, rounds, waiters, sha, permits_sha = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-nodes, permits = int(sys.argv[6]), int(sys.argv[7])
+nodes, permits, ledger_sha = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
 bench_own = {"PING", "EXISTS", "INFO"}  # this script's polling, not the tool's
 lat, per_handoff, inside = [], [], []
 sent = collections.Counter()
@@ -121,7 +123,9 @@ for r in range(1, rounds + 1):
         # A release: release.lua, or permits.lua's 'release' (its ARGV[1], after the keys).
         args = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(7) or "")
         op = args[int(m.group(6))] if m.group(6) and len(args) > int(m.group(6)) else None
-        if m.group(5) == sha or (m.group(5) == permits_sha and op == "release"):
+        # A run's end: ledger.lua (its record and the release in one step), or release.lua; with
+        # permits, ledger.lua writes the record alone and permits.lua's 'release' follows.
+        if (m.group(5) == permits_sha and op == "release") if permits > 1 else m.group(5) in (sha, ledger_sha):
             releases.append(int(m.group(1)) * 1_000_000 + int(m.group(2)))
     starts = sorted(int(x) for x in open(f"{d}/starts.{r}").read().split())
     for rel in releases:
