@@ -274,10 +274,11 @@ TEST_F(Lock, FinishReleasesEvenWhenTheLedgerCannotBeWritten) {
     EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
 }
 
-// acquire.lua answers a run that does not wait early, with less work, when the lock is busy
-// (issue 21). That reply must be the one the full checks give: they run when the same call waits
-// (joining the queue only after the reply is made), so each state below is asked both ways and
-// the replies compared, Redis's clock ('now_ms') aside. The key has no TTL, so PTTL is exact.
+// A busy reply is the same whether the run waits or not (a waiter joins the queue only after the
+// reply is made), so each state below is asked both ways and the replies compared, Redis's clock
+// ('now_ms') aside. The key has no TTL, so PTTL is exact. (It was written for a separate busy
+// shortcut at the script's top; TheAcquireScriptAnswersAndWritesAsItsReference below compares
+// the whole script with the one before issue 21's cuts.)
 TEST_F(Lock, TheBusyShortcutRepliesExactlyAsTheFullChecks) {
     auto flat = [](const Reply& r) {
         std::string out;
