@@ -306,8 +306,8 @@ TEST_F(Lock, TheBusyShortcutRepliesExactlyAsTheFullChecks) {
     };
     const std::string mine = new_token(), theirs = new_token();
     auto ask = [&](bool waits) {
-        std::vector<std::string> args{
-            mine, "5000", waits ? "1" : "", keys.wake, "5000", "1000", "", "1", "host", "h", "pid", "1"};
+        std::vector<std::string> args{mine, "5000", waits ? "1" : "", keys.wake, "5000", "1000",
+                                      "",   "1",    "host",           "h",       "pid",  "1"};
         return flat(scripts::acquire().run(conn, {keys.key, keys.fence, keys.info, keys.wait}, args,
                                            soon()));
     };
@@ -483,7 +483,8 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
         for (std::string& x : w) {
             std::string v = x.substr(x.find(':') + 1);
             bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-            if (digits && (v.size() == 13 || v.size() == 16)) x = x.substr(0, x.find(':') + 1) + "T";
+            if (digits && (v.size() == 13 || v.size() == 16))
+                x = x.substr(0, x.find(':') + 1) + "T";
             out += x + " ";
         }
         return out;
@@ -556,14 +557,23 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
         {"free, counter with a leading zero", counter("0123")},
         {"free, counter not a number", counter("12a")},
         {"free, counter empty", counter("")},
-        {"free, counter a list", [&] { raw({"RPUSH", keys.fence, "1"}); }},
+        {"free, counter a list",
+         [&] {
+             raw({"RPUSH", keys.fence, "1"});
+         }},
         {"free, stale info of another token",
          [&] {
              raw({"SET", keys.fence, ahead});
              info(theirs);
          }},
-        {"free, info not a hash", [&] { raw({"SET", keys.info, "x"}); }},
-        {"free, a dead head alone", [&] { raw({"RPUSH", queue, theirs}); }},
+        {"free, info not a hash",
+         [&] {
+             raw({"SET", keys.info, "x"});
+         }},
+        {"free, a dead head alone",
+         [&] {
+             raw({"RPUSH", queue, theirs});
+         }},
         {"free, a dead head, then a live one",
          [&] {
              raw({"RPUSH", queue, theirs, other});
@@ -594,9 +604,18 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
              raw({"ZADD", queue, "5", other, "7", mine});
              alive(mine);
          }},
-        {"free, the queue a string", [&] { raw({"SET", queue, "x"}); }},
-        {"free, the queue a hash", [&] { raw({"HSET", queue, "f", "v"}); }},
-        {"held, no counter, no info", [&] { raw({"SET", keys.key, theirs}); }},
+        {"free, the queue a string",
+         [&] {
+             raw({"SET", queue, "x"});
+         }},
+        {"free, the queue a hash",
+         [&] {
+             raw({"HSET", queue, "f", "v"});
+         }},
+        {"held, no counter, no info",
+         [&] {
+             raw({"SET", keys.key, theirs});
+         }},
         {"held with its info", held(ahead)},
         {"held, counter 0", held("0")},
         {"held, counter at the limit", held("4611686018427387902")},
@@ -634,9 +653,18 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
              raw({"ZADD", queue, "5", other});
              alive(other);
          }},
-        {"held with --permits", [&] { raw({"SET", keys.key, "redlock-permits/3"}); }},
-        {"the key a hash", [&] { raw({"HSET", keys.key, "f", "v"}); }},
-        {"the key a list", [&] { raw({"RPUSH", keys.key, "v"}); }},
+        {"held with --permits",
+         [&] {
+             raw({"SET", keys.key, "redlock-permits/3"});
+         }},
+        {"the key a hash",
+         [&] {
+             raw({"HSET", keys.key, "f", "v"});
+         }},
+        {"the key a list",
+         [&] {
+             raw({"RPUSH", keys.key, "v"});
+         }},
         {"our own token",
          [&] {
              raw({"SET", keys.key, mine});
@@ -660,7 +688,10 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
              raw({"SET", keys.fence, ahead});
              once_done("0");
          }},
-        {"free, the once-per record a string", [&] { raw({"SET", keys.once, "x"}); }},
+        {"free, the once-per record a string",
+         [&] {
+             raw({"SET", keys.once, "x"});
+         }},
         {"our own token, this slot done",
          [&] {
              raw({"SET", keys.key, mine});
@@ -692,7 +723,8 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
                                                                keys.wait, keys.once};
                     raw("FLUSHALL");
                     c.set();
-                    std::vector<std::string> want = reply_of(reference.run(conn, script_keys, ref_args, soon()));
+                    std::vector<std::string> want =
+                        reply_of(reference.run(conn, script_keys, ref_args, soon()));
                     std::vector<std::string> want_keys = keyspace();
                     for (const char* holder : {"1", ""}) {
                         std::vector<std::string> our_args = args;
@@ -700,7 +732,8 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
                         our_args.insert(our_args.end(), extra.begin(), extra.end());
                         raw("FLUSHALL");
                         c.set();
-                        std::vector<std::string> got = reply_of(scripts::acquire().run(conn, script_keys, our_args, soon()));
+                        std::vector<std::string> got =
+                            reply_of(scripts::acquire().run(conn, script_keys, our_args, soon()));
                         std::vector<std::string> expected = want;
                         // Busy, without the holder: '[', 'i:0', pttl, then only ']'.
                         if (*holder == '\0' && expected.size() > 4 && expected[1] == "i:0") {
