@@ -9,6 +9,11 @@
 #     are counted apart.
 # Usage: bench/handoff.sh [WAITERS] [ROUNDS]   (defaults 50 and 3; loopback only; KEEP=1 keeps the
 # temporary directory with the MONITOR logs)
+# NODES=3 (default 1) runs the waiters over a Redlock quorum of that many local redis-servers:
+# commands are counted on every node, and a release's time is its first node's. PERMITS=N
+# (default 1) runs them with --permits N on one node, behind N holders; a permit's release is
+# then permits.lua's 'release' operation, and with N hand-offs in flight a release is paired
+# with the first start after it, which another release may have caused (a rough figure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 waiters=${1:-50}
@@ -16,60 +21,93 @@ rounds=${2:-3}
 RL=${REDLOCK_RUN:-build/redlock-run}
 [ -x "$RL" ] || { echo "build first: cmake -S . -B build && cmake --build build" >&2; exit 1; }
 
+nodes=${NODES:-1}
+permits=${PERMITS:-1}
+[ "$nodes" -ge 1 ] && [ "$permits" -ge 1 ] || { echo "NODES and PERMITS are at least 1" >&2; exit 1; }
+[ "$nodes" = 1 ] || [ "$permits" = 1 ] || { echo "a quorum takes no --permits" >&2; exit 1; }
+
 dir=$(mktemp -d)
 cc -O2 -o "$dir/stamp" bench/stamp.c
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --logfile "$dir/redis.log" \
-    --maxclients 4000 &
-redis_pid=$!
-monitor_pid=
+ports=() redis_pids=() monitor_pids=()
+for n in $(seq 0 $((nodes - 1))); do
+    ports[n]=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    mkdir -p "$dir/n$n"
+    redis-server --port "${ports[n]}" --bind 127.0.0.1 --dir "$dir/n$n" --save '' \
+        --logfile "$dir/n$n/redis.log" --maxclients 4000 &
+    redis_pids[n]=$!
+done
 cleanup() {
-    if [ -n "$monitor_pid" ]; then kill "$monitor_pid" 2>/dev/null; fi
-    kill "$redis_pid" 2>/dev/null
+    local p
+    for p in "${monitor_pids[@]}" "${redis_pids[@]}"; do kill "$p" 2>/dev/null; done
     wait 2>/dev/null
     if [ -n "${KEEP:-}" ]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
-cli() { redis-cli -p "$port" "$@"; }
-until [ "$(cli PING 2>/dev/null)" = PONG ]; do sleep 0.05; done
-export REDLOCK_URL="redis://127.0.0.1:$port"
-blocked() { cli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }
+url=
+for n in $(seq 0 $((nodes - 1))); do
+    until [ "$(redis-cli -p "${ports[n]}" PING 2>/dev/null)" = PONG ]; do sleep 0.05; done
+    url+="${url:+,}redis://127.0.0.1:${ports[n]}"
+done
+export REDLOCK_URL="$url"
+# Every node has every waiter blocked (a quorum's waiter blocks on each node).
+all_blocked() {
+    local n b
+    for n in $(seq 0 $((nodes - 1))); do
+        b=$(redis-cli -p "${ports[n]}" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')
+        [ "$b" = "$waiters" ] || return 1
+    done
+}
 # As embedded: the queue functions are prepended to the script at build time (CMakeLists.txt).
 release_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/release.lua | sha1sum | cut -d' ' -f1)
+permits_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/permits.lua | sha1sum | cut -d' ' -f1)
+# A quorum's run ends with ledger.lua (the record and the release in one step) on every node.
+ledger_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/ledger.lua | sha1sum | cut -d' ' -f1)
+opts=()
+[ "$permits" = 1 ] || opts=(--permits "$permits")
 
-"$RL" warm-up -- true  # loads the scripts, as any earlier run on a real server would have
+"$RL" "${opts[@]}" warm-up -- true  # loads the scripts, as any earlier run on a real server would have
 
 for round in $(seq "$rounds"); do
     rm -f "$dir"/start.* "$dir/go"
-    "$RL" bench -- sh -c "while [ ! -e '$dir/go' ]; do sleep 0.01; done" &
-    holder=$!
-    until [ "$(cli EXISTS bench)" = 1 ]; do sleep 0.01; done
-    redis-cli -p "$port" MONITOR > "$dir/monitor.$round" 2>/dev/null &
-    monitor_pid=$!
-    until [ -s "$dir/monitor.$round" ]; do cli PING > /dev/null; sleep 0.01; done
+    holders=()
+    for h in $(seq "$permits"); do
+        rm -f "$dir/held.$h"
+        "$RL" "${opts[@]}" bench -- sh -c "touch '$dir/held.$h'; while [ ! -e '$dir/go' ]; do sleep 0.01; done" &
+        holders+=($!)
+        until [ -e "$dir/held.$h" ]; do sleep 0.01; done  # it holds the lock (or a permit)
+    done
+    monitor_pids=()
+    for n in $(seq 0 $((nodes - 1))); do
+        redis-cli -p "${ports[n]}" MONITOR > "$dir/monitor.$round.$n" 2>/dev/null &
+        monitor_pids[n]=$!
+        until [ -s "$dir/monitor.$round.$n" ]; do redis-cli -p "${ports[n]}" PING > /dev/null; sleep 0.01; done
+    done
     pids=()
     for i in $(seq "$waiters"); do
-        "$RL" --wait 120s bench -- "$dir/stamp" > "$dir/start.$i" &
+        "$RL" "${opts[@]}" --wait 120s bench -- "$dir/stamp" > "$dir/start.$i" &
         pids+=($!)
     done
-    until [ "$(blocked)" = "$waiters" ]; do sleep 0.02; done
+    until all_blocked; do sleep 0.02; done
     touch "$dir/go"
-    wait "$holder" "${pids[@]}"
+    wait "${holders[@]}" "${pids[@]}"
     sleep 0.1
-    kill "$monitor_pid"; wait "$monitor_pid" 2>/dev/null || true; monitor_pid=
+    for p in "${monitor_pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+    monitor_pids=()
     cat "$dir"/start.* > "$dir/starts.$round"
 done
 
-/usr/bin/python3 - "$dir" "$rounds" "$waiters" "$release_sha" <<'PY'
+/usr/bin/python3 - "$dir" "$rounds" "$waiters" "$release_sha" "$permits_sha" "$nodes" "$permits" "$ledger_sha" <<'PY'
 import collections, re, statistics, sys
-d, rounds, waiters, sha = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+d, rounds, waiters, sha, permits_sha = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+nodes, permits, ledger_sha = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
 bench_own = {"PING", "EXISTS", "INFO"}  # this script's polling, not the tool's
 lat, per_handoff, inside = [], [], []
 sent = collections.Counter()
 for r in range(1, rounds + 1):
     releases, client, lua = [], 0, 0
-    for line in open(f"{d}/monitor.{r}"):
-        m = re.match(r'^(\d+)\.(\d+) \[\d+ ([^\]]+)\] "([A-Za-z]+)"(?: "([0-9a-f]+)")?', line)
+    for n in range(nodes):
+      for line in open(f"{d}/monitor.{r}.{n}"):
+        m = re.match(r'^(\d+)\.(\d+) \[\d+ ([^\]]+)\] "([A-Za-z]+)"(?: "([0-9a-f]+)" "(\d+)")?(.*)', line)
         if not m:
             continue
         src, cmd = m.group(3), m.group(4).upper()
@@ -80,7 +118,14 @@ for r in range(1, rounds + 1):
             continue
         client += 1
         sent[cmd] += 1
-        if cmd == "EVALSHA" and m.group(5) == sha:
+        if n != 0 or cmd != "EVALSHA":
+            continue
+        # A release: release.lua, or permits.lua's 'release' (its ARGV[1], after the keys).
+        args = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(7) or "")
+        op = args[int(m.group(6))] if m.group(6) and len(args) > int(m.group(6)) else None
+        # A run's end: ledger.lua (its record and the release in one step), or release.lua; with
+        # permits, ledger.lua writes the record alone and permits.lua's 'release' follows.
+        if (m.group(5) == permits_sha and op == "release") if permits > 1 else m.group(5) in (sha, ledger_sha):
             releases.append(int(m.group(1)) * 1_000_000 + int(m.group(2)))
     starts = sorted(int(x) for x in open(f"{d}/starts.{r}").read().split())
     for rel in releases:
@@ -91,7 +136,7 @@ for r in range(1, rounds + 1):
     inside.append(lua / waiters)
 lat.sort()
 def pct(p): return lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))]
-print(f"waiters={waiters} rounds={rounds} hand-offs measured={len(lat)}")
+print(f"waiters={waiters} rounds={rounds} hand-offs measured={len(lat)} nodes={nodes} permits={permits}")
 print(f"hand-off latency (release -> next child start): p50={pct(50):.3f} ms  "
       f"p99={pct(99):.3f} ms  max={lat[-1]:.3f} ms  mean={statistics.mean(lat):.3f} ms  "
       f"min={lat[0]:.3f} ms")

@@ -70,6 +70,10 @@ class LockBackend {
     // While acquire() waits, `progress` is called about once a second with what the wait knows
     // (the holder, our place in the queue, the time waited and left), for the run to show.
     void set_wait_progress(WaitProgressFn progress) { wait_progress_ = std::move(progress); }
+    // Whether a busy answer is to name the holder (its recorded info, for "held by host/pid/user
+    // for 12m" and the wait line). A run that shows neither (-q without --wait) says false: a
+    // busy attempt then costs Redis about half as much (issue 21: a fleet's cron herd).
+    void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
     // Gives the lock back, or with keep > 0 shortens it to `keep` (--min-hold). Never throws.
     virtual Release release(const std::string& token, Millis keep) = 0;
     // Whether `token` holds the lock right now (a nested run checks its parent's token).
@@ -115,10 +119,12 @@ class LockBackend {
   protected:
     explicit LockBackend(LockKeys keys) : keys_(std::move(keys)) {}
     const WaitProgressFn& wait_progress() const { return wait_progress_; }
+    bool busy_holder() const { return busy_holder_; }
 
   private:
     LockKeys keys_;
     WaitProgressFn wait_progress_;
+    bool busy_holder_ = true;
 };
 
 // The backend for `conn`'s topology: a quorum when it names several nodes, else a single node.

@@ -51,7 +51,8 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
         keys.wake,
         std::to_string(alive_grace.count()),
         std::to_string(no_ttl_recheck.count()),
-        once_ ? fmt::format("{}:{}", once_->period.count(), once_->offset.count()) : std::string()};
+        once_ ? fmt::format("{}:{}", once_->period.count(), once_->offset.count()) : std::string(),
+        busy_holder_ ? "1" : ""};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());

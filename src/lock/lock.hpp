@@ -82,6 +82,9 @@ class LockNode {
     // --once-per: every acquire from now on reads the slot by the node's clock and, when the
     // slot's run is already done, answers slot_done instead of taking a free lock.
     void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
+    // Whether a busy reply carries the holder's info (AcquireResult::holder); without it a busy
+    // acquire is {0, pttl} and costs Redis less (LockBackend::set_busy_holder).
+    void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
 
     // A quorum waiter that took this node but no majority: gives the node back and keeps its
     // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).
@@ -125,6 +128,7 @@ class LockNode {
     bool shared_ = false;
     int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
     std::optional<OncePer> once_;
+    bool busy_holder_ = true;
 };
 
 }  // namespace redlock

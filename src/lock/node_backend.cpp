@@ -67,6 +67,7 @@ class NodeBackend final : public LockBackend {
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
         if (verbose_) warn_if_evicting(conn_);
+        node_.set_busy_holder(busy_holder());
         WaitResult w =
             acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
         Acquisition a;

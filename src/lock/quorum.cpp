@@ -320,9 +320,10 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     ReplicaPolicy replicas = replicas_;
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, replicas, ticket, once = once_](std::size_t, LockNode& node,
-                                                                     Connection& conn) {
+        [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_](
+            std::size_t, LockNode& node, Connection& conn) {
             node.set_once_per(once);  // on the node's own worker thread, like every use of it
+            node.set_busy_holder(busy_holder);
             AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
                                            ticket > 0 ? Queueing::wait : Queueing::none, ticket);
             // A node whose replicas do not have the lock does not count (its key is given back

@@ -83,6 +83,8 @@ class QuorumLock {
                          const RunRecord& record);
     // --once-per for every later acquire (LockNode::set_once_per, on each node's worker).
     void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
+    // LockNode::set_busy_holder for every later acquire, on each node's worker.
+    void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
@@ -137,6 +139,7 @@ class QuorumLock {
     ReplicaPolicy replicas_;
     std::atomic<int> cancel_fd_{-1};
     std::optional<OncePer> once_;
+    bool busy_holder_ = true;
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

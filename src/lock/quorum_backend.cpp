@@ -142,6 +142,7 @@ class QuorumBackend final : public LockBackend {
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
+        lock_.set_busy_holder(busy_holder());
         QuorumWaitResult w =
             quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals, wait_progress());
         Acquisition a;

@@ -383,6 +383,11 @@ int Run::execute() {
     finished_.started = std::chrono::system_clock::now();
     // --once-per: the acquire itself reads the slot and skips a slot already done.
     lock_.set_once_per(opt_.job.once_per);
+    // The holder's info in a busy reply serves only the busy message and the wait line: a quiet
+    // run that does not wait shows neither (the cron fleet's `-E 0 -q`), and its busy attempts
+    // then cost Redis half as much. The ledger's busy entries (--ledger-busy) record this run,
+    // not the holder, and the exit code is the same.
+    lock_.set_busy_holder(!opt_.quiet || opt_.wait.has_value());
     if (!acquire()) {
         if (interrupted_by_) return exit_code::signal_base + *interrupted_by_;
         record(skipped_ ? Outcome::skipped_slot : Outcome::busy);

@@ -2,6 +2,7 @@
 # The top of the minute (issue 21): a herd of runs started at once on one lock, and a server at
 # its maxclients. One redis-server for the file (setup_file); each test uses its own lock names.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
     redis_start
@@ -80,4 +81,32 @@ SH
     [ "$RL_STATUS" -eq 0 ]
     [ -e "$d/ran" ]
     key_absent full
+}
+
+# The cron fleet's busy attempts (-q, no --wait) print nothing about the holder, so they do not
+# make Redis read and send its info (issue 21: half the Redis CPU of a busy attempt); a run that
+# names the holder still gets it. Seen from Redis: the calls the acquire script makes (MONITOR).
+@test "a quiet busy run without --wait makes Redis read no holder info; a run that names the holder does" {
+    local d=$BATS_TEST_TMPDIR
+    hold_until quietherd "$d/go"
+    rcli MONITOR > "$d/monitor" 2>/dev/null &
+    CLI_PID=$!
+    wait_for 5 file_contains "$d/monitor" OK
+    run -75 "$RL" -q quietherd -- touch "$d/ran"
+    [ -z "$output" ]
+    rcli ECHO quiet-done >/dev/null
+    run -75 "$RL" quietherd -- touch "$d/ran"
+    [[ "$output" == "redlock-run: lock 'quietherd' is held by "*" pid $HOLDER "* ]]
+    rcli ECHO loud-done >/dev/null
+    wait_for 5 file_contains "$d/monitor" loud-done
+    [ ! -e "$d/ran" ]
+    sed -n '/"OK"\|^OK/,/quiet-done/p' "$d/monitor" > "$d/quiet"
+    sed -n '/quiet-done/,/loud-done/p' "$d/monitor" > "$d/loud"
+    # One acquire each; only the loud one's script read the holder's hash and the clock.
+    [ "$(grep -c '"EVALSHA"' "$d/quiet")" -eq 1 ]
+    [ "$(grep -c '"EVALSHA"' "$d/loud")" -eq 1 ]
+    [ "$(grep -c '"HGETALL"\|"TIME"' "$d/quiet")" -eq 0 ]
+    grep -q '\[0 lua\] "HGETALL" "{quietherd}:info"' "$d/loud"
+    touch "$d/go"
+    wait "$HOLDER"
 }

@@ -7,28 +7,43 @@
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
--- '' (then KEYS[5] is the once-per record, see the block below); ARGV[8..] holder-info
+-- '' (then KEYS[5] is the once-per record, see the block below); ARGV[8] '1' when a busy reply
+-- is to carry the holder's info, '' when the caller will not show it; ARGV[9..] holder-info
 -- field/value pairs.
 -- Returns {1, fence} (a decimal string) when acquired, {1, fence, 'slot', slot} with --once-per;
 -- {0, pttl, info...} when busy, where pttl bounds the caller's
 -- wait and info is the holder's recorded field/value list when it belongs to the current token
--- (followed by the pseudo-field 'now_ms', Redis's clock), else empty; with --once-per,
+-- and ARGV[8] asks for it (followed by the pseudo-field 'now_ms', Redis's clock), else empty;
+-- with --once-per,
 -- {2, slot, record...} when the lock was free but this slot's run is already done (not taken).
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
-local ticket = string.match(ARGV[3], '^ticket:(%d+)$')
+-- (Parsed only when there is something to parse: each step below is paid by every attempt.)
+local ticket = waits and string.match(ARGV[3], '^ticket:(%d+)$')
+local want_holder = ARGV[8] == '1'
+
+-- Redis's clock in ms, read once per call: the once-per slot, the holder's acquired_ms and a
+-- busy reply's now_ms are all "now" for this one atomic step.
+local clock_ms = nil
+local function now_ms()
+  if not clock_ms then
+    local t = redis.call('TIME')
+    clock_ms = t[1] * 1000 + math.floor(t[2] / 1000)
+  end
+  return clock_ms
+end
 
 -- ---- --once-per (KEYS[5], ARGV[7]): the slot, by this node's clock ----
 -- The run belongs to the slot floor((TIME - offset) / period) of the node that takes the lock,
 -- read in the acquire itself, so that no round trip comes between the acquire and the command.
 -- In integers: fmod is exact on doubles, whereas a quotient rounded up by the division could
 -- land in the next slot. Computed once per call (the skip check and the reply agree).
-local once_period, once_offset = string.match(ARGV[7] or '', '^(%d+):(%d+)$')
+local once_period, once_offset = nil, nil
+if (ARGV[7] or '') ~= '' then once_period, once_offset = string.match(ARGV[7], '^(%d+):(%d+)$') end
 local once_cached = nil
 local function once_slot()
   if not once_period then return nil end
   if not once_cached then
-    local t = redis.call('TIME')
-    local since = t[1] * 1000 + math.floor(t[2] / 1000) - tonumber(once_offset)
+    local since = now_ms() - tonumber(once_offset)
     local period = tonumber(once_period)
     local r = math.fmod(since, period)
     if r < 0 then r = r + period end
@@ -44,51 +59,38 @@ local function acquired(fence)
 end
 -- ---- end of --once-per ----
 
--- The busy path first, with the least work: at the top of the minute a fleet's cron jobs send a
--- herd of attempts, almost all of which find the lock held (issue 21: Redis CPU per attempt is
--- what bounds the herd). It gives exactly the reply the full checks below would give, and only
--- when they would give it: the key a plain token that is not ours, the fence counter a decimal
--- that check_fence_counter accepts (no more than 18 digits: clock-based fences have 16), and no
--- waiting (nothing to write). In any other case (a key or counter of another type makes pcall
--- return an error table) everything falls through to the full checks. HGETALL of a hash that is
--- not there, or of another type, yields no pairs, just as the TYPE test below skips it.
-if not waits then
-  local held = redis.pcall('GET', KEYS[1])
-  if type(held) == 'string' and held ~= token and string.sub(held, 1, 16) ~= 'redlock-permits/' then
-    local counter = redis.pcall('GET', KEYS[2])
-    if counter == false or (type(counter) == 'string' and #counter <= 18
-                            and string.find(counter, '^[1-9]%d*$')) then
-      local reply = {0, redis.call('PTTL', KEYS[1])}
-      local info = redis.pcall('HGETALL', KEYS[3])
-      for i = 1, #info, 2 do
-        if info[i] == 'token' then
-          if info[i + 1] == held then
-            for j = 1, #info do reply[#reply + 1] = info[j] end
-            -- Not stored: Redis's clock now, so "held for 12m3s" needs no clock of ours.
-            local now = redis.call('TIME')
-            reply[#reply + 1] = 'now_ms'
-            reply[#reply + 1] = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
-          end
-          break
-        end
-      end
-      return reply
-    end
-  end
-end
-
-local kind = redis.call('TYPE', KEYS[1]).ok
-if kind ~= 'none' and kind ~= 'string' then
+-- Every call below is one a run pays for: at the top of the minute a fleet's cron jobs send a
+-- herd of attempts, almost all of which find the lock held, and each free acquire is a run
+-- (issue 21: Redis CPU per attempt is what bounds the herd). So one call tells as much as it
+-- can. GET under pcall tells the key's type and value at once: a string, false when there is no
+-- key, an error table for a key of another type (only then TYPE, for the message).
+local held = redis.pcall('GET', KEYS[1])
+local kind = 'none'
+if type(held) == 'string' then
+  kind = 'string'
+elseif held then
+  kind = redis.call('TYPE', KEYS[1]).ok
+  if kind == 'none' or kind == 'string' then return held end  -- not WRONGTYPE: as it is
   return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
 end
 -- Held by --permits N > 1 runs (permits.lua): a mistake in the options to report, not a wait.
-if kind == 'string' and string.sub(redis.call('GET', KEYS[1]), 1, 16) == 'redlock-permits/' then
-  return redis.error_reply('PERMITS is held with --permits ' .. string.sub(redis.call('GET', KEYS[1]), 17) ..
+if kind == 'string' and string.sub(held, 1, 16) == 'redlock-permits/' then
+  return redis.error_reply('PERMITS is held with --permits ' .. string.sub(held, 17) ..
                            ', not 1; every holder of a name must give the same --permits')
 end
--- Checked before anything is written (check_fence_counter, in the prelude).
-local fence_kind, fence_error = check_fence_counter(KEYS[2])
-if fence_error then return fence_error end
+-- Checked before anything is written. The usual counter (no more than 18 digits: clock-based
+-- fences have 16, and any such decimal is far below the limit) is judged from one GET; anything
+-- else (none aside) goes to check_fence_counter (in the prelude), which decides and words the
+-- error: the fast test accepts only what it accepts too.
+local counter = redis.pcall('GET', KEYS[2])
+local fence_kind = 'string'
+if counter == false then
+  fence_kind = 'none'
+elseif type(counter) ~= 'string' or #counter > 18 or not string.find(counter, '^[1-9]%d*$') then
+  local fence_error
+  fence_kind, fence_error = check_fence_counter(KEYS[2])
+  if fence_error then return fence_error end
+end
 
 -- Our own token already there: an earlier attempt of this run (same token) took the lock, but its
 -- reply was lost (a timeout, a reset connection) and the caller sent the acquire again. That is
@@ -96,24 +98,27 @@ if fence_error then return fence_error end
 -- counter only moves when a free key is taken and our key has stood ever since. The TTL restarts
 -- from this attempt, whose send time starts the caller's lease. (Should the counter have gone
 -- meanwhile, the lock is taken again below, which restarts the counter.)
-local mine = kind == 'string' and redis.call('GET', KEYS[1]) == token
+local mine = held == token
 if mine and fence_kind ~= 'none' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if redis.call('TYPE', KEYS[3]).ok == 'hash' and redis.call('HGET', KEYS[3], 'token') == token then
     redis.call('PEXPIRE', KEYS[3], ARGV[2])
   end
-  -- The counter as a string: Lua's numbers are doubles, exact only below 2^53.
+  -- The counter as the string GET gave: Lua's numbers are doubles, exact only below 2^53.
   -- (With --once-per the slot was checked by that attempt, and none can have been completed
   -- since: completing one takes the lock, and ours has stood ever since.)
-  return acquired(redis.call('GET', KEYS[2]))
+  return acquired(counter)
 end
 
 -- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
 -- holds the lock, so nobody (a waiter retrying after a timeout, a run without --wait) can slip
--- in between a release and the woken head's acquire.
+-- in between a release and the woken head's acquire. One LINDEX under pcall says "no queue" for
+-- a list that is empty or absent (false); a head, or an error (a quorum's sorted set, or a key of
+-- another type, whose error live_head raises as before), goes to live_head.
 local head = nil
 if kind == 'none' then
-  head = live_head(KEYS[4], prefix)
+  head = redis.pcall('LINDEX', KEYS[4], 0)
+  if head then head = live_head(KEYS[4], prefix) end
 end
 if (kind ~= 'none' and not mine) or (head and head ~= token) then
   local reply
@@ -129,14 +134,22 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) then
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
-  if kind ~= 'none' and redis.call('TYPE', KEYS[3]).ok == 'hash'
-      and redis.call('HGET', KEYS[3], 'token') == redis.call('GET', KEYS[1]) then
-    local info = redis.call('HGETALL', KEYS[3])
-    for i = 1, #info do reply[#reply + 1] = info[i] end
-    -- Not stored: Redis's clock now, so "held for 12m3s" needs no clock of ours.
-    local now = redis.call('TIME')
-    reply[#reply + 1] = 'now_ms'
-    reply[#reply + 1] = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
+  -- The holder's info, when it belongs to the current token and the caller will show it
+  -- (ARGV[8]; a run that prints nothing, -q without --wait, asks for {0, pttl} alone). HGETALL
+  -- of a hash that is not there, or of another type (an error table), yields no pairs.
+  if want_holder and kind ~= 'none' then
+    local info = redis.pcall('HGETALL', KEYS[3])
+    for i = 1, #info, 2 do
+      if info[i] == 'token' then
+        if info[i + 1] == held then
+          for j = 1, #info do reply[#reply + 1] = info[j] end
+          -- Not stored: Redis's clock now, so "held for 12m3s" needs no clock of ours.
+          reply[#reply + 1] = 'now_ms'
+          reply[#reply + 1] = tostring(now_ms())
+        end
+        break
+      end
+    end
   end
   return reply
 end
@@ -146,11 +159,14 @@ end
 -- (a waiter that gets the lock after the slot's run finished skips here). The record is written
 -- by the run that completed the slot, in the same step as its release (ledger.lua).
 if once_slot() then
-  local kind = redis.call('TYPE', KEYS[5]).ok
-  if kind ~= 'none' and kind ~= 'hash' then
+  -- HGET under pcall: the slot done (a string), none (false: no record, or no slot in it), or
+  -- an error table for a record of another type (only then TYPE, for the message).
+  local done = redis.pcall('HGET', KEYS[5], 'slot')
+  if type(done) == 'table' then
+    local kind = redis.call('TYPE', KEYS[5]).ok
     return redis.error_reply('WRONGTYPE the once-per record ' .. KEYS[5] .. ' holds a ' .. kind)
   end
-  if kind == 'hash' and redis.call('HGET', KEYS[5], 'slot') == once_slot() then
+  if done == once_slot() then
     -- Not taken. Our key, when an earlier attempt's lost reply had taken it, goes; a waiter
     -- leaves the queue and the free lock goes on to the next one, who decides for itself (the
     -- wake-up lingers as long as a waiter's mark outlasts its retry).
@@ -177,11 +193,9 @@ end
 local fence = next_fence(KEYS[2])
 -- Holder info from an earlier holder is stale now, whether or not this run records its own.
 redis.call('DEL', KEYS[3])
-if #ARGV > 7 then
-  local now = redis.call('TIME')
-  local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2],
-                  'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
-  for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
+if #ARGV > 8 then
+  local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2], 'acquired_ms', now_ms()}
+  for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
   redis.call('HSET', KEYS[3], unpack(fields))
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end

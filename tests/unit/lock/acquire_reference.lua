@@ -1,0 +1,192 @@
+-- The acquire script as it was before issue 21's cuts of Redis calls (git 377ea08), kept
+-- only as the reference that Lock.TheAcquireScriptAnswersAndWritesAsItsReference compares
+-- src/lock/scripts/acquire.lua with: every reply and every write the same, state by state.
+-- Its ARGV has no ARGV[8] flag (holder info from ARGV[8] on). Not embedded in the binary.
+-- Takes the lock when it is free and hands out the next fencing token, in one atomic step.
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue
+-- (all in one slot).
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '' when this run does not wait, '1' when it joins
+-- the queue's end when busy, 'ticket:T' when it joins the queue at ticket T (a quorum waiter,
+-- see lib/queue.lua); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
+-- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
+-- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
+-- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
+-- '' (then KEYS[5] is the once-per record, see the block below); ARGV[8..] holder-info
+-- field/value pairs.
+-- Returns {1, fence} (a decimal string) when acquired, {1, fence, 'slot', slot} with --once-per;
+-- {0, pttl, info...} when busy, where pttl bounds the caller's
+-- wait and info is the holder's recorded field/value list when it belongs to the current token
+-- (followed by the pseudo-field 'now_ms', Redis's clock), else empty; with --once-per,
+-- {2, slot, record...} when the lock was free but this slot's run is already done (not taken).
+local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
+local ticket = string.match(ARGV[3], '^ticket:(%d+)$')
+
+-- ---- --once-per (KEYS[5], ARGV[7]): the slot, by this node's clock ----
+-- The run belongs to the slot floor((TIME - offset) / period) of the node that takes the lock,
+-- read in the acquire itself, so that no round trip comes between the acquire and the command.
+-- In integers: fmod is exact on doubles, whereas a quotient rounded up by the division could
+-- land in the next slot. Computed once per call (the skip check and the reply agree).
+local once_period, once_offset = string.match(ARGV[7] or '', '^(%d+):(%d+)$')
+local once_cached = nil
+local function once_slot()
+  if not once_period then return nil end
+  if not once_cached then
+    local t = redis.call('TIME')
+    local since = t[1] * 1000 + math.floor(t[2] / 1000) - tonumber(once_offset)
+    local period = tonumber(once_period)
+    local r = math.fmod(since, period)
+    if r < 0 then r = r + period end
+    once_cached = string.format('%d', (since - r) / period)
+  end
+  return once_cached
+end
+-- An acquire that took the lock answers with its fence and, with --once-per, its slot.
+local function acquired(fence)
+  local slot = once_slot()
+  if slot then return {1, fence, 'slot', slot} end
+  return {1, fence}
+end
+-- ---- end of --once-per ----
+
+-- The busy path first, with the least work: at the top of the minute a fleet's cron jobs send a
+-- herd of attempts, almost all of which find the lock held (issue 21: Redis CPU per attempt is
+-- what bounds the herd). It gives exactly the reply the full checks below would give, and only
+-- when they would give it: the key a plain token that is not ours, the fence counter a decimal
+-- that check_fence_counter accepts (no more than 18 digits: clock-based fences have 16), and no
+-- waiting (nothing to write). In any other case (a key or counter of another type makes pcall
+-- return an error table) everything falls through to the full checks. HGETALL of a hash that is
+-- not there, or of another type, yields no pairs, just as the TYPE test below skips it.
+if not waits then
+  local held = redis.pcall('GET', KEYS[1])
+  if type(held) == 'string' and held ~= token and string.sub(held, 1, 16) ~= 'redlock-permits/' then
+    local counter = redis.pcall('GET', KEYS[2])
+    if counter == false or (type(counter) == 'string' and #counter <= 18
+                            and string.find(counter, '^[1-9]%d*$')) then
+      local reply = {0, redis.call('PTTL', KEYS[1])}
+      local info = redis.pcall('HGETALL', KEYS[3])
+      for i = 1, #info, 2 do
+        if info[i] == 'token' then
+          if info[i + 1] == held then
+            for j = 1, #info do reply[#reply + 1] = info[j] end
+            -- Not stored: Redis's clock now, so "held for 12m3s" needs no clock of ours.
+            local now = redis.call('TIME')
+            reply[#reply + 1] = 'now_ms'
+            reply[#reply + 1] = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
+          end
+          break
+        end
+      end
+      return reply
+    end
+  end
+end
+
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind ~= 'none' and kind ~= 'string' then
+  return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
+end
+-- Held by --permits N > 1 runs (permits.lua): a mistake in the options to report, not a wait.
+if kind == 'string' and string.sub(redis.call('GET', KEYS[1]), 1, 16) == 'redlock-permits/' then
+  return redis.error_reply('PERMITS is held with --permits ' .. string.sub(redis.call('GET', KEYS[1]), 17) ..
+                           ', not 1; every holder of a name must give the same --permits')
+end
+-- Checked before anything is written (check_fence_counter, in the prelude).
+local fence_kind, fence_error = check_fence_counter(KEYS[2])
+if fence_error then return fence_error end
+
+-- Our own token already there: an earlier attempt of this run (same token) took the lock, but its
+-- reply was lost (a timeout, a reset connection) and the caller sent the acquire again. That is
+-- ours, and it keeps the fence that attempt drew: nobody can have drawn one since, because the
+-- counter only moves when a free key is taken and our key has stood ever since. The TTL restarts
+-- from this attempt, whose send time starts the caller's lease. (Should the counter have gone
+-- meanwhile, the lock is taken again below, which restarts the counter.)
+local mine = kind == 'string' and redis.call('GET', KEYS[1]) == token
+if mine and fence_kind ~= 'none' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if redis.call('TYPE', KEYS[3]).ok == 'hash' and redis.call('HGET', KEYS[3], 'token') == token then
+    redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  end
+  -- The counter as a string: Lua's numbers are doubles, exact only below 2^53.
+  -- (With --once-per the slot was checked by that attempt, and none can have been completed
+  -- since: completing one takes the lock, and ours has stood ever since.)
+  return acquired(redis.call('GET', KEYS[2]))
+end
+
+-- A free lock goes to the head of the queue when there is one: a waiter stays queued until it
+-- holds the lock, so nobody (a waiter retrying after a timeout, a run without --wait) can slip
+-- in between a release and the woken head's acquire.
+local head = nil
+if kind == 'none' then
+  head = live_head(KEYS[4], prefix)
+end
+if (kind ~= 'none' and not mine) or (head and head ~= token) then
+  local reply
+  if kind ~= 'none' then
+    reply = {0, redis.call('PTTL', KEYS[1])}
+  else
+    -- Reserved for the head: wait no longer than the head could still be alive.
+    reply = {0, redis.call('PTTL', prefix .. head .. ':alive')}
+  end
+  if waits then
+    queue_join(KEYS[4], token, ticket)
+    local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
+    redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
+    redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
+  end
+  if kind ~= 'none' and redis.call('TYPE', KEYS[3]).ok == 'hash'
+      and redis.call('HGET', KEYS[3], 'token') == redis.call('GET', KEYS[1]) then
+    local info = redis.call('HGETALL', KEYS[3])
+    for i = 1, #info do reply[#reply + 1] = info[i] end
+    -- Not stored: Redis's clock now, so "held for 12m3s" needs no clock of ours.
+    local now = redis.call('TIME')
+    reply[#reply + 1] = 'now_ms'
+    reply[#reply + 1] = tostring(now[1] * 1000 + math.floor(now[2] / 1000))
+  end
+  return reply
+end
+
+-- ---- --once-per: a slot whose run is already done is not run again ----
+-- Checked only where the lock would be taken: a busy lock answers busy as without --once-per
+-- (a waiter that gets the lock after the slot's run finished skips here). The record is written
+-- by the run that completed the slot, in the same step as its release (ledger.lua).
+if once_slot() then
+  local kind = redis.call('TYPE', KEYS[5]).ok
+  if kind ~= 'none' and kind ~= 'hash' then
+    return redis.error_reply('WRONGTYPE the once-per record ' .. KEYS[5] .. ' holds a ' .. kind)
+  end
+  if kind == 'hash' and redis.call('HGET', KEYS[5], 'slot') == once_slot() then
+    -- Not taken. Our key, when an earlier attempt's lost reply had taken it, goes; a waiter
+    -- leaves the queue and the free lock goes on to the next one, who decides for itself (the
+    -- wake-up lingers as long as a waiter's mark outlasts its retry).
+    if mine then redis.call('DEL', KEYS[1], KEYS[3]) end
+    if waits then
+      queue_remove(KEYS[4], token)
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+      wake_head(KEYS[4], prefix, ARGV[5])
+    end
+    local reply = {2, once_slot()}
+    local record = redis.call('HGETALL', KEYS[5])
+    for i = 1, #record do reply[#reply + 1] = record[i] end
+    return reply
+  end
+end
+-- ---- end of --once-per ----
+
+redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
+if waits then
+  queue_remove(KEYS[4], token)
+  redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+end
+-- Never below this master's clock in microseconds (next_fence, in the prelude).
+local fence = next_fence(KEYS[2])
+-- Holder info from an earlier holder is stale now, whether or not this run records its own.
+redis.call('DEL', KEYS[3])
+if #ARGV > 7 then
+  local now = redis.call('TIME')
+  local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2],
+                  'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
+  for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
+  redis.call('HSET', KEYS[3], unpack(fields))
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return acquired(fence)
