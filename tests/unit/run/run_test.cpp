@@ -120,6 +120,30 @@ TEST_F(RunTest, WithoutALedgerTheReleaseAloneIsCalledOnce) {
     EXPECT_EQ(g.keep, Millis(0));
 }
 
+// The release is the last word on whether the command ran under the lock: found gone there,
+// the run says so (76) even though the command itself succeeded.
+TEST_F(RunTest, AReleaseThatFindsTheLockGoneExits76) {
+    lock_.set_release(Release::Outcome::lost, "was no longer held by this run");
+    testing::internal::CaptureStderr();
+    int rc = run({"true"});
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    EXPECT_NE(err.find("was no longer held by this run"), std::string::npos) << err;
+    EXPECT_EQ(giveback().kind, Call::Kind::finish);
+}
+
+// A release that could not be sent leaves the lock to expire; the command's status stands.
+TEST_F(RunTest, AReleaseThatCannotBeSentKeepsTheCommandsStatus) {
+    lock_.set_release(Release::Outcome::unknown, "fake: connection reset");
+    testing::internal::CaptureStderr();
+    int rc = run({"sh", "-c", "exit 5"});
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 5);
+    EXPECT_NE(err.find("could not release lock"), std::string::npos) << err;
+    EXPECT_NE(err.find("expires by itself within 5s"), std::string::npos) << err;
+    giveback();
+}
+
 TEST_F(RunTest, ABusyLockExitsWithTheConflictCodeWithoutStartingTheCommand) {
     lock_.set_acquire(fake::Acquire::busy);
     opt_.conflict_exit_code = 42;
