@@ -156,7 +156,7 @@ TEST(Renewer, NoRenewalWaitsPastTheLeaseEnd) {
     fake::Backend lock;
     lock.set_renew_timeout(Millis(60'000));
     lock.script_renewals({}, {Renew::renewed, Millis(60'000)});
-    Millis ttl(300);
+    Millis ttl(500);
     Deadline start = BootClock::now();
     Renewer renewer(lock, lock.keys(), token, ttl, Millis(100), start);
     Deadline lease_end = renewer.valid_until();

@@ -254,12 +254,13 @@ TEST_F(RunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeTheLeaseEn
 }
 
 TEST_F(RunTest, RenewalsThatFailOnlyForAWhileKeepTheCommandRunning) {
-    opt_.ttl = Millis(600);
+    opt_.ttl = Millis(1000);
     opt_.renew_every = Millis(100);
     lock_.script_renewals({{Renew::unavailable}, {Renew::unavailable}}, {Renew::renewed});
-    // Longer than the lease the acquire alone gave (stopped at about 300ms without a renewal):
-    // only the renewals that did succeed keep it running.
-    EXPECT_EQ(run({"sleep", "0.7"}), 0);
+    // Longer than the lease the acquire alone gave (stopped at about 480ms without a renewal;
+    // the third renewal, the first to succeed, is sent at about 200ms): only the renewals that
+    // did succeed keep it running.
+    EXPECT_EQ(run({"sleep", "0.6"}), 0);
     Call g = giveback();
     ASSERT_TRUE(g.record);
     EXPECT_EQ(g.record->outcome, Outcome::ran);
