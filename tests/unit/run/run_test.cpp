@@ -229,24 +229,26 @@ TEST_F(RunTest, ARenewalAnsweredNotOwnerStopsTheCommandWithTermThenKillAndExits7
     EXPECT_NE(err.find("still running after SIGTERM; sending SIGKILL"), std::string::npos) << err;
 }
 
-// Renewals that never get an answer leave the lease to run out: the run must stop the command
-// while the lease still holds (by term_lead before its end), not when it has ended.
+// Renewals that never get an answer leave the lease to run out: the run must warn the command
+// (SIGTERM) while the lease still holds, term_lead before its end, and kill it by the end however
+// long --kill-after is, since after that Redis may give the lock to someone else.
 TEST_F(RunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeTheLeaseEnds) {
-    opt_.ttl = Millis(800);
+    opt_.ttl = Millis(600);
     opt_.renew_every = Millis(100);
+    opt_.kill_after = Millis(10'000);
     lock_.script_renewals({}, {Renew::unavailable});
     testing::internal::CaptureStderr();
-    int rc = run({"sleep", "5"});
+    int rc = run({"sh", "-c", term_noting_loop, file("signals")});
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, exit_code::lock_lost);
     std::vector<Call> renews = lock_.calls(Call::Kind::renew);
     EXPECT_GE(renews.size(), 2u);  // retried, not given up on the first failure
     for (const Call& r : renews) EXPECT_EQ(r.result, "unavailable");
+    EXPECT_EQ(read_file(file("signals")), "TERM\n");  // warned first
     Call g = giveback();
     ASSERT_TRUE(g.record);
-    // SIGTERM from the supervisor, in time; the watchdog's SIGKILL at the lease end would say
-    // the supervisor was late.
-    EXPECT_EQ(g.record->entry.signal, SIGTERM);
+    EXPECT_EQ(g.record->entry.signal, SIGKILL);  // then killed: by the lease end, not 10s later
+    EXPECT_LT(g.at - lock_.calls(Call::Kind::acquire).at(0).at, opt_.kill_after);
     EXPECT_NE(err.find("no renewal succeeded in time and the lease ends in"), std::string::npos)
         << err;
     EXPECT_NE(err.find("(last renewal error: fake: Redis is restarting)"), std::string::npos)
