@@ -442,7 +442,11 @@ int run_command(const RunOptions& options) {
     // Before Run blocks signals: the command inherits the mask. REDLOCK_REDIS names the whole
     // quorum, so a single-node parent's lock on one of its nodes never passes for a quorum hold.
     exec_if_held_by_ancestor(*lock, options.command);
-    Run run(options, *lock);
+    return run_command(options, *lock);
+}
+
+int run_command(const RunOptions& options, LockBackend& lock) {
+    Run run(options, lock);
     return run.execute();
 }
 

@@ -12,6 +12,8 @@
 
 namespace redlock {
 
+class LockBackend;
+
 enum class OnLost { term, kill, ignore };
 
 struct RunOptions {
@@ -38,5 +40,10 @@ struct RunOptions {
 
 // Returns the process exit status; throws Error for failures before the command started.
 int run_command(const RunOptions& options);
+// The same on a backend the caller built, after what run_command(options) does first (logging,
+// the environment scrub, the reentrancy check): the seam where the unit tests plug in a fake
+// (tests/unit/run/fake_backend.hpp). `lock` stands for whatever `options.conn`, `replicas`,
+// `permits` and `shared` would have built; its keys name the lock.
+int run_command(const RunOptions& options, LockBackend& lock);
 
 }  // namespace redlock

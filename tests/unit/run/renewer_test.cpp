@@ -1,0 +1,177 @@
+// The renewer thread against a fake backend: it renews every `every` from when the last renewal
+// was sent, stops when told (aborting a renewal in flight), reports "not ours" as an event, and
+// treats unknown outcomes as transient: retried, never extending the lease, never a loss by
+// itself (the main loop decides that at valid_until()).
+#include "run/renewer.hpp"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <chrono>
+#include <thread>
+
+#include "fake_backend.hpp"
+
+namespace redlock {
+namespace {
+
+using fake::Call;
+using fake::Renew;
+using namespace std::chrono_literals;
+
+// Waits (bounded) until `done` holds; the bound only keeps a broken test from hanging.
+template <class F>
+bool eventually(F done, Millis bound = Millis(5000)) {
+    Deadline end = BootClock::now() + bound;
+    while (!done()) {
+        if (BootClock::now() >= end) return false;
+        std::this_thread::sleep_for(5ms);
+    }
+    return true;
+}
+
+bool readable(int fd, Millis wait = Millis(0)) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
+}
+
+std::size_t answered_renewals(const fake::Backend& lock) {
+    std::size_t n = 0;
+    for (const Call& c : lock.calls(Call::Kind::renew))
+        if (!c.result.empty()) ++n;
+    return n;
+}
+
+const std::string token = "token-1";
+
+TEST(Renewer, RenewsEveryIntervalFromTheLastSendUntilStopped) {
+    fake::Backend lock;
+    Millis ttl(2000), every(50);
+    Deadline start = BootClock::now();
+    Renewer renewer(lock, lock.keys(), token, ttl, every, start);
+    std::vector<Deadline> extended;  // written on the renewer thread, read after stop()
+    renewer.set_on_extended([&](Deadline d) { extended.push_back(d); });
+    renewer.start();
+    ASSERT_TRUE(eventually([&] { return answered_renewals(lock) >= 4; }));
+    renewer.stop();
+    std::size_t after_stop = lock.calls(Call::Kind::renew).size();
+    std::this_thread::sleep_for(200ms);  // four intervals: a renewer still alive would renew
+    std::vector<Call> renews = lock.calls(Call::Kind::renew);
+    EXPECT_EQ(renews.size(), after_stop) << "renewed after stop()";
+
+    // With the lease far off, each renewal's deadline is exactly when it was sent plus the
+    // backend's renew_timeout(): the spacing of deadlines is the spacing of sends.
+    Millis timeout = lock.renew_timeout();
+    EXPECT_GE(renews.front().deadline - timeout, start + every);
+    for (std::size_t i = 0; i < renews.size(); ++i) {
+        EXPECT_EQ(renews[i].token, token);
+        EXPECT_EQ(renews[i].key, lock.keys().key);
+        EXPECT_EQ(renews[i].ttl, ttl);
+        if (i > 0) {
+            EXPECT_GE(renews[i].deadline - renews[i - 1].deadline, every) << i;
+        }
+    }
+    // Every answered renewal moved the lease end to (its send + ttl - margin), and told the
+    // watchdog the same.
+    std::size_t answered = answered_renewals(lock);
+    ASSERT_EQ(extended.size(), answered);
+    const Call& last = renews[answered - 1];
+    EXPECT_EQ(renewer.valid_until(), lock.lease_end(last.deadline - timeout, ttl));
+    EXPECT_EQ(extended.back(), renewer.valid_until());
+    EXPECT_FALSE(readable(renewer.event_fd()));
+}
+
+TEST(Renewer, NotOwnerIsReportedAsAnEventAndEndsTheRenewals) {
+    fake::Backend lock;
+    lock.script_renewals({{Renew::not_owner}});
+    Deadline start = BootClock::now();
+    Renewer renewer(lock, lock.keys(), token, Millis(2000), Millis(20), start);
+    Deadline initial = renewer.valid_until();
+    renewer.start();
+    ASSERT_TRUE(readable(renewer.event_fd(), Millis(5000)));
+    EXPECT_NE(renewer.lost_reason().find("no longer holds this run's token"), std::string::npos)
+        << renewer.lost_reason();
+    std::this_thread::sleep_for(100ms);  // five intervals
+    EXPECT_EQ(lock.calls(Call::Kind::renew).size(), 1u);
+    EXPECT_EQ(renewer.valid_until(), initial);  // a renewal that failed extends nothing
+}
+
+TEST(Renewer, AKeyOfAnotherTypeIsALoss) {
+    fake::Backend lock;
+    lock.script_renewals({{Renew::data_error}});
+    Renewer renewer(lock, lock.keys(), token, Millis(2000), Millis(20), BootClock::now());
+    renewer.start();
+    ASSERT_TRUE(readable(renewer.event_fd(), Millis(5000)));
+    EXPECT_NE(renewer.lost_reason().find("the key was replaced"), std::string::npos)
+        << renewer.lost_reason();
+}
+
+TEST(Renewer, TransientFailuresAreRetriedWithoutExtendingTheLease) {
+    fake::Backend lock;
+    lock.script_renewals({{Renew::unavailable}, {Renew::unavailable}}, {Renew::renewed});
+    Deadline start = BootClock::now();
+    Renewer renewer(lock, lock.keys(), token, Millis(2000), Millis(20), start);
+    Deadline initial = renewer.valid_until();
+    // What the renewer showed when the third renewal (the first to succeed) came in.
+    std::mutex seen_mutex;
+    std::optional<Deadline> valid_at_third;
+    std::string failure_at_third;
+    lock.on_call([&](const Call& c) {
+        if (c.kind != Call::Kind::renew || lock.calls(Call::Kind::renew).size() != 3) return;
+        std::lock_guard g(seen_mutex);
+        valid_at_third = renewer.valid_until();
+        failure_at_third = renewer.last_failure();
+    });
+    renewer.start();
+    ASSERT_TRUE(eventually([&] { return answered_renewals(lock) >= 3; }));
+    renewer.stop();
+    {
+        std::lock_guard g(seen_mutex);
+        ASSERT_TRUE(valid_at_third);
+        EXPECT_EQ(*valid_at_third, initial);
+        EXPECT_EQ(failure_at_third, "fake: Redis is restarting");
+    }
+    EXPECT_GT(renewer.valid_until(), initial);
+    EXPECT_EQ(renewer.last_failure(), "");
+    EXPECT_FALSE(readable(renewer.event_fd())) << "a transient failure is not a loss";
+}
+
+TEST(Renewer, StopAbortsARenewalInFlight) {
+    fake::Backend lock;
+    lock.script_renewals({{Renew::renewed, Millis(60'000)}});
+    lock.set_renew_timeout(Millis(120'000));
+    Renewer renewer(lock, lock.keys(), token, Millis(600'000), Millis(10), BootClock::now());
+    renewer.start();
+    ASSERT_TRUE(eventually([&] { return !lock.calls(Call::Kind::renew).empty(); }));
+    renewer.stop();  // would take a minute without the cancel descriptor
+    std::vector<Call> renews = lock.calls(Call::Kind::renew);
+    ASSERT_EQ(renews.size(), 1u);
+    EXPECT_EQ(renews[0].result, "cancelled");
+    EXPECT_FALSE(readable(renewer.event_fd()));
+}
+
+// A renewal answered after the lease ended proves nothing, so it is not waited for past it; and
+// the renewer does not declare the loss itself: the main loop does, at valid_until().
+TEST(Renewer, NoRenewalWaitsPastTheLeaseEnd) {
+    fake::Backend lock;
+    lock.set_renew_timeout(Millis(60'000));
+    lock.script_renewals({}, {Renew::renewed, Millis(60'000)});
+    Millis ttl(500);
+    Deadline start = BootClock::now();
+    Renewer renewer(lock, lock.keys(), token, ttl, Millis(100), start);
+    Deadline lease_end = renewer.valid_until();
+    ASSERT_EQ(lease_end, lock.lease_end(start, ttl));
+    renewer.start();
+    ASSERT_TRUE(eventually([&] { return answered_renewals(lock) >= 1; }));
+    std::vector<Call> renews = lock.calls(Call::Kind::renew);
+    EXPECT_EQ(renews[0].deadline, lease_end);
+    EXPECT_EQ(renews[0].result, "timed out");
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(lock.calls(Call::Kind::renew).size(), 1u) << "retried after the lease ended";
+    EXPECT_FALSE(readable(renewer.event_fd()));
+    EXPECT_EQ(renewer.valid_until(), lease_end);
+    renewer.stop();
+}
+
+}  // namespace
+}  // namespace redlock
