@@ -46,8 +46,12 @@ std::string last_runs_text(const LastRuns& runs) {
 
 int history_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
+    return history_command(options, *make_inspector(options.conn));
+}
+
+int history_command(const InspectOptions& options, LockInspector& inspector) {
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);
-    std::vector<LedgerEntry> entries = make_inspector(options.conn)->history(keys, options.limit);
+    std::vector<LedgerEntry> entries = inspector.history(keys, options.limit);
     if (options.json) {
         for (const LedgerEntry& e : entries) write_json(e);
         return exit_code::ok;

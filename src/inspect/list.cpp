@@ -105,16 +105,19 @@ void write_json(JsonWriter& json, const ListReport& report) {
 
 int list_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
-    std::unique_ptr<LockInspector> inspector = make_inspector(options.conn);
+    return list_command(options, *make_inspector(options.conn));
+}
+
+int list_command(const InspectOptions& options, LockInspector& inspector) {
     if (options.names) {
         std::string out;
         for (const std::string& name :
-             inspector->names(options.conn.prefix, options.pattern, max_listed_names))
+             inspector.names(options.conn.prefix, options.pattern, max_listed_names))
             out += name + '\n';
         std::fputs(out.c_str(), stdout);
         return exit_code::ok;
     }
-    ListReport report = inspector->list(options.conn.prefix, options.pattern, options.last_runs);
+    ListReport report = inspector.list(options.conn.prefix, options.pattern, options.last_runs);
     if (options.json) {
         JsonWriter json;
         write_json(json, report);

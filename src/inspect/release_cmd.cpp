@@ -57,8 +57,7 @@ int report_per_node(const ReleaseReport& report, const InspectOptions& options) 
     std::size_t released = 0, foreign = 0, failed = 0;
     const NodeReleased* first_failed = nullptr;
     for (const NodeReleased& node : report.per_node) {
-        say(fmt::format("node {}: {}", node.endpoint,
-                        node_outcome(node, !options.token, verbose)));
+        say(fmt::format("node {}: {}", node.endpoint, node_outcome(node, !options.token, verbose)));
         if (!node.result) {
             if (failed++ == 0) first_failed = &node;
         } else if (*node.result == ReleaseResult::released) {
@@ -74,10 +73,10 @@ int report_per_node(const ReleaseReport& report, const InspectOptions& options) 
             "lock '{}' may still be held on {} of {} nodes that did not answer; first error: {}",
             keys.key, failed, n, first_failed->error));
     if (options.token && released == 0 && foreign > 0)
-        throw NotOwner(fmt::format(
-            "lock '{}' is held by another token than {} on {} of {} nodes; "
-            "not released",
-            printable(keys.name), shown_token(*options.token, verbose), foreign, n));
+        throw NotOwner(
+            fmt::format("lock '{}' is held by another token than {} on {} of {} nodes; "
+                        "not released",
+                        printable(keys.name), shown_token(*options.token, verbose), foreign, n));
     return exit_code::ok;
 }
 
@@ -85,11 +84,14 @@ int report_per_node(const ReleaseReport& report, const InspectOptions& options) 
 
 int release_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
+    return release_command(options, *make_inspector(options.conn));
+}
+
+int release_command(const InspectOptions& options, LockInspector& inspector) {
     const bool verbose = options.conn.verbose;
-    std::unique_ptr<LockInspector> inspector = make_inspector(options.conn);
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);
-    ReleaseReport report =
-        options.token ? inspector->release_token(keys, *options.token) : inspector->force_release(keys);
+    ReleaseReport report = options.token ? inspector.release_token(keys, *options.token)
+                                         : inspector.force_release(keys);
     if (report.agreement) return report_per_node(report, options);
 
     const std::string name = printable(keys.name);
@@ -112,18 +114,20 @@ int release_command(const InspectOptions& options) {
         }
         std::string now = report.holders_now ? permits_summary(*report.holders_now) : "";
         if (report.permits > 0)
-            throw NotOwner(fmt::format("no permit of lock '{}' ({}) is held by token {}; not "
-                                       "released",
-                                       name, now, token));
+            throw NotOwner(
+                fmt::format("no permit of lock '{}' ({}) is held by token {}; not "
+                            "released",
+                            name, now, token));
         if (report.shared)
-            throw NotOwner(fmt::format("lock '{}' ({}) is not held by token {}; not released",
-                                       name, now, token));
+            throw NotOwner(fmt::format("lock '{}' ({}) is not held by token {}; not released", name,
+                                       now, token));
         throw NotOwner(fmt::format("lock '{}' is held by {}, not by token {}; not released", name,
                                    whose(report.lock, verbose), token));
     }
     if (holders) {
         for (const PermitHolder& h : report.removed)
-            say(fmt::format("released lock '{}' {}", name, permit_holder_line(report.lock, h, verbose)));
+            say(fmt::format("released lock '{}' {}", name,
+                            permit_holder_line(report.lock, h, verbose)));
         return exit_code::ok;
     }
     const LockState& was = report.lock;

@@ -115,8 +115,11 @@ std::string text(const LockReport& report, bool verbose) {
 
 int status_command(const InspectOptions& options) {
     log::set_verbose(options.conn.verbose);
-    LockReport report = make_inspector(options.conn)
-                            ->status(LockKeys::make(options.name, options.conn.prefix));
+    return status_command(options, *make_inspector(options.conn));
+}
+
+int status_command(const InspectOptions& options, LockInspector& inspector) {
+    LockReport report = inspector.status(LockKeys::make(options.name, options.conn.prefix));
     if (options.json) {
         JsonWriter json;
         write_json(json, report);

@@ -21,8 +21,7 @@ std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock) 
 
 class NodeInspector final : public LockInspector {
   public:
-    explicit NodeInspector(const ConnectionOptions& conn)
-        : conn_(conn.endpoint, conn.timeouts) {}
+    explicit NodeInspector(const ConnectionOptions& conn) : conn_(conn.endpoint, conn.timeouts) {}
 
     LockReport status(const LockKeys& keys) override {
         LockReport report;

@@ -123,8 +123,7 @@ class QuorumInspector final : public LockInspector {
         return report;
     }
 
-    std::vector<std::string> names(const std::string&, const std::string&,
-                                   std::size_t) override {
+    std::vector<std::string> names(const std::string&, const std::string&, std::size_t) override {
         // The completions ask one node for names (they pass only the first -u).
         throw UsageError("list --names reads one Redis: give one -u URL, not a quorum");
     }
