@@ -78,7 +78,8 @@ struct ReleaseReport {
     int permits = 0;
     bool shared = false;
     // As decided: released, absent (nothing held it, or no longer), or not_owner (--token T while
-    // another token holds it). A quorum: released when some node released it.
+    // another token holds it). A quorum: released when some node released it, else not_owner
+    // when some node holds another token; per_node says which.
     ReleaseResult result = ReleaseResult::absent;
     // A plain lock: with --force and released, the state it had; with not_owner, its holder now
     // (read after the refusal, so only informative).
