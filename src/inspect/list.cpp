@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "inspect/history.hpp"
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
 #include "inspect/permits_report.hpp"
