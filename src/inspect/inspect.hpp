@@ -10,6 +10,8 @@
 
 namespace redlock {
 
+class LockInspector;
+
 // The operator commands (status, list, release): which lock or locks, and how to report.
 struct InspectOptions {
     ConnectionOptions conn;
@@ -38,5 +40,12 @@ int release_command(const InspectOptions& options);
 
 // The lock's run ledger, newest first, as a table or JSON lines. Exit 0.
 int history_command(const InspectOptions& options);
+
+// The same on a given inspector (the ones above use make_inspector(options.conn)): what a unit
+// test plugs a fake into, to see how a report is shown.
+int status_command(const InspectOptions& options, LockInspector& inspector);
+int list_command(const InspectOptions& options, LockInspector& inspector);
+int release_command(const InspectOptions& options, LockInspector& inspector);
+int history_command(const InspectOptions& options, LockInspector& inspector);
 
 }  // namespace redlock

@@ -2,12 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
-
 #include "inspect/lock_report.hpp"
-#include "lock/lock.hpp"
-#include "util/errors.hpp"
-#include "util/exit_codes.hpp"
 #include "util/printable.hpp"
 
 namespace redlock {
@@ -36,10 +31,6 @@ std::string holder_line(const LockState& lock, const PermitHolder& h, long long 
     return fmt::format("{}: {}, {}",
                        h.permit > 0 ? fmt::format("permit {}", h.permit) : "shared holder", who,
                        h.pttl_ms >= 0 ? ttl_text(s) + " left" : std::string("no expiry"));
-}
-
-void say(const std::string& line) {
-    std::fputs((line + "\n").c_str(), stdout);
 }
 
 }  // namespace
@@ -142,91 +133,8 @@ std::string permits_status_text(const LockState& lock, const PermitsState& permi
     return out;
 }
 
-bool is_permit_companion(std::string_view key) {
-    // A shared lock's holders set, or a holder's record: the "shared:" companion + a token.
-    if (lock_key_of(key, "shared")) return true;
-    constexpr std::size_t token_len = 32;
-    if (key.size() > token_len &&
-        key.substr(key.size() - token_len).find_first_not_of("0123456789abcdef") ==
-            std::string_view::npos &&
-        lock_key_of(key.substr(0, key.size() - token_len), "shared:"))
-        return true;
-    std::string_view base = key;
-    if (base.ends_with(":info")) base.remove_suffix(5);
-    std::size_t digits = base.size();
-    while (digits > 0 && base[digits - 1] >= '0' && base[digits - 1] <= '9') --digits;
-    if (digits == base.size()) return false;
-    std::string suffix =
-        fmt::format("permit:{}{}", base.substr(digits), key.size() != base.size() ? ":info" : "");
-    return lock_key_of(key, suffix).has_value();
-}
-
-int release_permit_with_token(Connection& conn, const LockKeys& keys, int permits,
-                              const std::string& token, bool verbose) {
-    LockNode node(conn, permits);
-    switch (node.release(keys, token)) {
-        case ReleaseResult::released:
-            say(fmt::format("released the permit of token {} of lock '{}'",
-                            shown_token(token, verbose), printable(keys.name)));
-            return exit_code::ok;
-        case ReleaseResult::absent:
-            say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
-            return exit_code::ok;
-        case ReleaseResult::not_owner:
-            break;
-    }
-    PermitsState now = read_permits(conn, keys);
-    throw NotOwner(fmt::format("no permit of lock '{}' ({}) is held by token {}; not released",
-                               printable(keys.name), permits_summary(now),
-                               shown_token(token, verbose)));
-}
-
-int force_release_all_permits(Connection& conn, const LockKeys& keys, bool verbose) {
-    std::vector<PermitHolder> removed = force_release_permits(conn, keys);
-    if (removed.empty()) {
-        say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
-        return exit_code::ok;
-    }
-    LockState lock;
-    lock.keys = keys;
-    for (const PermitHolder& h : removed)
-        say(fmt::format("released lock '{}' {}", printable(keys.name),
-                        holder_line(lock, h, 0, verbose)));
-    return exit_code::ok;
-}
-
-int release_shared_with_token(Connection& conn, const LockKeys& keys, const std::string& token,
-                              bool verbose) {
-    LockNode node(conn, 1, true);
-    switch (node.release(keys, token)) {
-        case ReleaseResult::released:
-            say(fmt::format("released the shared hold of token {} on lock '{}'",
-                            shown_token(token, verbose), printable(keys.name)));
-            return exit_code::ok;
-        case ReleaseResult::absent:
-            say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
-            return exit_code::ok;
-        case ReleaseResult::not_owner:
-            break;
-    }
-    PermitsState now = read_shared(conn, keys);
-    throw NotOwner(fmt::format("lock '{}' ({}) is not held by token {}; not released",
-                               printable(keys.name), permits_summary(now),
-                               shown_token(token, verbose)));
-}
-
-int force_release_all_shared(Connection& conn, const LockKeys& keys, bool verbose) {
-    std::vector<PermitHolder> removed = force_release_shared(conn, keys);
-    if (removed.empty()) {
-        say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
-        return exit_code::ok;
-    }
-    LockState lock;
-    lock.keys = keys;
-    for (const PermitHolder& h : removed)
-        say(fmt::format("released lock '{}' {}", printable(keys.name),
-                        holder_line(lock, h, 0, verbose)));
-    return exit_code::ok;
+std::string permit_holder_line(const LockState& lock, const PermitHolder& h, bool verbose) {
+    return holder_line(lock, h, 0, verbose);
 }
 
 }  // namespace redlock

@@ -1,6 +1,7 @@
 // release: end a lock by hand. --token T is the safe form (compare-and-delete through the same
 // script a run uses, so waiters are woken); --force deletes whatever holds the lock, for a holder
-// that is gone and whose token nobody has.
+// that is gone and whose token nobody has. The lock interface (lock/inspector.hpp) does it on
+// every topology; this says what it did: per node where several nodes decide.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,10 +9,7 @@
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
 #include "inspect/permits_report.hpp"
-#include "inspect/quorum_inspect.hpp"
-#include "lock/lock.hpp"
-#include "lock/lock_state.hpp"
-#include "lock/scripts.hpp"
+#include "lock/inspector.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
 #include "util/log.hpp"
@@ -22,11 +20,6 @@ namespace {
 
 void say(const std::string& line) {
     std::fputs((line + "\n").c_str(), stdout);
-}
-
-int not_held(const LockKeys& keys) {
-    say(fmt::format("lock '{}' is not held; nothing to release", printable(keys.name)));
-    return exit_code::ok;
 }
 
 // "deploy@web-2 pid 4120 (command 'backup --full', token 3f2a9c1e...)" or
@@ -40,72 +33,108 @@ std::string whose(const LockState& lock, bool verbose) {
                        printable(lock.holder->command), token);
 }
 
-int release_with_token(Connection& conn, const LockKeys& keys, const std::string& token,
-                       bool verbose) {
-    LockNode node(conn);
-    switch (node.release(keys, token)) {
+// "released", "not held", "held by another token; left alone", "unreachable (...)".
+std::string node_outcome(const NodeReleased& node, bool force, bool verbose) {
+    if (!node.result) return fmt::format("unreachable ({})", node.error);
+    switch (*node.result) {
         case ReleaseResult::released:
-            say(fmt::format("released lock '{}'", printable(keys.name)));
-            return exit_code::ok;
+            if (force) return fmt::format("released (token {})", shown_token(node.token, verbose));
+            return "released";
         case ReleaseResult::absent:
-            return not_held(keys);
+            return "not held";
         case ReleaseResult::not_owner:
             break;
     }
-    // Read after the refusal, so only informative: the holder may have changed in between.
-    LockState now = read_lock_state(conn, keys);
-    if (!now.held()) return not_held(keys);
-    throw NotOwner(fmt::format("lock '{}' is held by {}, not by token {}; not released",
-                               printable(keys.name), whose(now, verbose),
-                               shown_token(token, verbose)));
+    return "held by another token; left alone";
 }
 
-int force_release(Connection& conn, const LockKeys& keys, bool verbose) {
-    Reply reply = scripts::force_release().run(conn, {keys.key, keys.info, keys.wait},
-                                               {std::to_string(wake_linger.count()), keys.wake},
-                                               BootClock::now() + conn.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("force-releasing lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.element[0]->type != REDIS_REPLY_INTEGER)
-        throw RedisError("unexpected reply from the force_release script");
-    if (r.element[0]->integer == 0) return not_held(keys);
-    if (r.elements < 3) throw RedisError("unexpected reply from the force_release script");
-    LockState was;
-    was.keys = keys;
-    was.type = "string";
-    was.token.assign(r.element[1]->str ? r.element[1]->str : "", r.element[1]->len);
-    was.pttl_ms = r.element[2]->integer;
-    was.holder = holder_from_reply(r, 3);
-    say(fmt::format("released lock '{}' held by {}, {}", printable(keys.name), whose(was, verbose),
-                    was.pttl_ms >= 0 ? "which had " + ttl_text(was) + " left"
-                                     : std::string("which had no expiry")));
+// Several nodes decide: each node's outcome, then on how many the lock went. A node that did not
+// answer may still hold it (69, the others are released); --token T that no node held while some
+// held another token is NotOwner.
+int report_per_node(const ReleaseReport& report, const InspectOptions& options) {
+    const LockKeys& keys = report.lock.keys;
+    const bool verbose = options.conn.verbose;
+    std::size_t released = 0, foreign = 0, failed = 0;
+    const NodeReleased* first_failed = nullptr;
+    for (const NodeReleased& node : report.per_node) {
+        say(fmt::format("node {}: {}", node.endpoint, node_outcome(node, !options.token, verbose)));
+        if (!node.result) {
+            if (failed++ == 0) first_failed = &node;
+        } else if (*node.result == ReleaseResult::released) {
+            ++released;
+        } else if (*node.result == ReleaseResult::not_owner) {
+            ++foreign;
+        }
+    }
+    const std::size_t n = report.per_node.size();
+    say(fmt::format("lock '{}': released on {} of {} nodes", printable(keys.name), released, n));
+    if (first_failed)
+        throw RedisUnavailable(fmt::format(
+            "lock '{}' may still be held on {} of {} nodes that did not answer; first error: {}",
+            keys.key, failed, n, first_failed->error));
+    if (options.token && released == 0 && foreign > 0)
+        throw NotOwner(
+            fmt::format("lock '{}' is held by another token than {} on {} of {} nodes; "
+                        "not released",
+                        printable(keys.name), shown_token(*options.token, verbose), foreign, n));
     return exit_code::ok;
 }
 
 }  // namespace
 
 int release_command(const InspectOptions& options) {
-    if (!options.conn.quorum.empty()) return quorum_release_command(options);
     log::set_verbose(options.conn.verbose);
-    Connection conn(options.conn.endpoint, options.conn.timeouts);
+    return release_command(options, *make_inspector(options.conn));
+}
+
+int release_command(const InspectOptions& options, LockInspector& inspector) {
+    const bool verbose = options.conn.verbose;
     LockKeys keys = LockKeys::make(options.name, options.conn.prefix);
-    // --permits N: the key holds the record of N, the holders are the permits.
-    if (LockState now = read_lock_state(conn, keys); now.held()) {
-        if (std::optional<int> permits = permits_of(now.token)) {
-            if (options.token)
-                return release_permit_with_token(conn, keys, *permits, *options.token,
-                                                 options.conn.verbose);
-            return force_release_all_permits(conn, keys, options.conn.verbose);
-        }
-        // --shared: the key holds a marker, the holders are listed apart.
-        if (now.token == shared_marker) {
-            if (options.token)
-                return release_shared_with_token(conn, keys, *options.token,
-                                                 options.conn.verbose);
-            return force_release_all_shared(conn, keys, options.conn.verbose);
-        }
+    ReleaseReport report = options.token ? inspector.release_token(keys, *options.token)
+                                         : inspector.force_release(keys);
+    if (report.agreement) return report_per_node(report, options);
+
+    const std::string name = printable(keys.name);
+    if (report.result == ReleaseResult::absent) {
+        say(fmt::format("lock '{}' is not held; nothing to release", name));
+        return exit_code::ok;
     }
-    if (options.token) return release_with_token(conn, keys, *options.token, options.conn.verbose);
-    return force_release(conn, keys, options.conn.verbose);
+    // A permits lock (--permits N) or a shared lock: its holders, not its key, were released.
+    const bool holders = report.permits > 0 || report.shared;
+    if (options.token) {
+        const std::string token = shown_token(*options.token, verbose);
+        if (report.result == ReleaseResult::released) {
+            if (report.permits > 0)
+                say(fmt::format("released the permit of token {} of lock '{}'", token, name));
+            else if (report.shared)
+                say(fmt::format("released the shared hold of token {} on lock '{}'", token, name));
+            else
+                say(fmt::format("released lock '{}'", name));
+            return exit_code::ok;
+        }
+        std::string now = report.holders_now ? permits_summary(*report.holders_now) : "";
+        if (report.permits > 0)
+            throw NotOwner(
+                fmt::format("no permit of lock '{}' ({}) is held by token {}; not "
+                            "released",
+                            name, now, token));
+        if (report.shared)
+            throw NotOwner(fmt::format("lock '{}' ({}) is not held by token {}; not released", name,
+                                       now, token));
+        throw NotOwner(fmt::format("lock '{}' is held by {}, not by token {}; not released", name,
+                                   whose(report.lock, verbose), token));
+    }
+    if (holders) {
+        for (const PermitHolder& h : report.removed)
+            say(fmt::format("released lock '{}' {}", name,
+                            permit_holder_line(report.lock, h, verbose)));
+        return exit_code::ok;
+    }
+    const LockState& was = report.lock;
+    say(fmt::format("released lock '{}' held by {}, {}", name, whose(was, verbose),
+                    was.pttl_ms >= 0 ? "which had " + ttl_text(was) + " left"
+                                     : std::string("which had no expiry")));
+    return exit_code::ok;
 }
 
 }  // namespace redlock

@@ -1,5 +1,7 @@
 // status: is the lock held, and by whom. Exit 0 held, 1 free, so scripts can branch on it the way
-// they do on `systemctl is-active`.
+// they do on `systemctl is-active`. What the lock interface (lock/inspector.hpp) reports is shown
+// as it comes: the holders of a permits or shared lock, each node's reading where several nodes
+// decide, else the one lock.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,9 +10,7 @@
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
 #include "inspect/permits_report.hpp"
-#include "inspect/quorum_inspect.hpp"
-#include "lock/eviction_check.hpp"
-#include "lock/lock_state.hpp"
+#include "lock/inspector.hpp"
 #include "util/exit_codes.hpp"
 #include "util/log.hpp"
 #include "util/printable.hpp"
@@ -18,13 +18,76 @@
 namespace redlock {
 namespace {
 
-void print_text(const LockState& lock, bool verbose) {
+// "held, token 3f2a9c1e..., ttl left 28.5s, fence 7", "free, fence 7", "unreachable (...)".
+std::string node_line(const NodeReading& n, bool verbose) {
+    if (!n.lock) return fmt::format("unreachable ({})", n.error);
+    const LockState& l = *n.lock;
+    std::string fence = l.fence ? std::to_string(*l.fence) : std::string("-");
+    if (!l.held()) return fmt::format("free, fence {}", fence);
+    return fmt::format("held, token {}, ttl left {}, fence {}", shown_token(l.token, verbose),
+                       ttl_text(l), fence);
+}
+
+void write_json(JsonWriter& json, const LockReport& report) {
+    if (report.holders) return write_permits_json(json, report.lock, *report.holders);
+    if (!report.agreement) return write_lock_json(json, report.lock, &report.runs);
+    const Agreement& a = *report.agreement;
+    json.begin_object();
+    json.key("name").value(report.lock.keys.name);
+    json.key("key").value(report.lock.keys.key);
+    json.key("held").value(report.held);
+    json.key("token");
+    if (report.held)
+        json.value(report.lock.token);
+    else
+        json.null();
+    json.key("nodes").value(static_cast<long long>(a.nodes));
+    json.key("majority").value(static_cast<long long>(a.majority));
+    json.key("answered").value(static_cast<long long>(a.answered));
+    json.key("holding").value(static_cast<long long>(report.holding));
+    write_last_runs_json(json, report.runs);
+    json.key("per_node").begin_array();
+    for (const NodeReading& node : report.per_node) {
+        json.begin_object();
+        json.key("endpoint").value(node.endpoint);
+        if (!node.lock) {
+            json.key("error").value(node.error);
+        } else {
+            json.key("lock");
+            write_lock_json(json, *node.lock);
+        }
+        json.end_object();
+    }
+    json.end_array();
+    json.end_object();
+}
+
+std::string text(const LockReport& report, bool verbose) {
+    if (report.holders) return permits_status_text(report.lock, *report.holders, verbose);
+    const LockState& lock = report.lock;
     std::string out;
     auto line = [&](std::string_view label, const std::string& value) {
         out += fmt::format("{:<10}{}\n", fmt::format("{}:", label), value);
     };
     line("name", printable(lock.keys.name));
     line("key", printable(lock.keys.key));
+    if (report.agreement) {
+        // Several nodes decide: how they voted, then what each one holds.
+        const Agreement& a = *report.agreement;
+        if (report.held)
+            line("state", fmt::format("held by a majority ({} of {} nodes, {} needed; {} answered)",
+                                      report.holding, a.nodes, a.majority, a.answered));
+        else if (report.holding > 0)
+            line("state", fmt::format("not held by a majority (at most {} of {} nodes hold one "
+                                      "token, {} needed; {} answered)",
+                                      report.holding, a.nodes, a.majority, a.answered));
+        else
+            line("state", fmt::format("free ({} of {} nodes answered)", a.answered, a.nodes));
+        if (report.held) line("token", shown_token(lock.token, verbose));
+        for (const NodeReading& node : report.per_node)
+            out += fmt::format("node {}: {}\n", node.endpoint, node_line(node, verbose));
+        return out + last_runs_text(report.runs);
+    }
     line("state", lock.held() ? "held" : "free");
     if (lock.held()) {
         if (lock.holder) {
@@ -45,43 +108,26 @@ void print_text(const LockState& lock, bool verbose) {
     }
     line("fence", lock.fence ? std::to_string(*lock.fence) : std::string("-"));
     if (lock.held()) line("token", shown_token(lock.token, verbose));
-    std::fputs(out.c_str(), stdout);
+    return out + last_runs_text(report.runs);
 }
 
 }  // namespace
 
 int status_command(const InspectOptions& options) {
-    if (!options.conn.quorum.empty()) return quorum_status_command(options);
     log::set_verbose(options.conn.verbose);
-    Connection conn(options.conn.endpoint, options.conn.timeouts);
-    LockState lock = read_lock_state(conn, LockKeys::make(options.name, options.conn.prefix));
-    // After the read, so an unreachable server costs one timeout, not two; stderr only, so
-    // --json output stays clean.
-    warn_if_evicting(conn);
-    if (lock.held() && (permits_of(lock.token) || lock.token == shared_marker)) {
-        // --permits N: the key holds only the record of N; the holders are the permits.
-        // --shared: the key holds only a marker; the holders are listed apart.
-        PermitsState permits = permits_of(lock.token) ? read_permits(conn, lock.keys)
-                                                      : read_shared(conn, lock.keys);
-        if (options.json) {
-            JsonWriter json;
-            write_permits_json(json, lock, permits);
-            std::fputs((json.str() + "\n").c_str(), stdout);
-        } else {
-            std::fputs(permits_status_text(lock, permits, options.conn.verbose).c_str(), stdout);
-        }
-        return permits.holders.empty() ? exit_code::lock_free : exit_code::ok;
-    }
-    LastRuns runs = last_runs_or_none(conn, lock.keys);
+    return status_command(options, *make_inspector(options.conn));
+}
+
+int status_command(const InspectOptions& options, LockInspector& inspector) {
+    LockReport report = inspector.status(LockKeys::make(options.name, options.conn.prefix));
     if (options.json) {
         JsonWriter json;
-        write_lock_json(json, lock, &runs);
+        write_json(json, report);
         std::fputs((json.str() + "\n").c_str(), stdout);
     } else {
-        print_text(lock, options.conn.verbose);
-        std::fputs(last_runs_text(runs).c_str(), stdout);
+        std::fputs(text(report, options.conn.verbose).c_str(), stdout);
     }
-    return lock.held() ? exit_code::ok : exit_code::lock_free;
+    return report.held ? exit_code::ok : exit_code::lock_free;
 }
 
 }  // namespace redlock

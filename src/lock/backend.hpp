@@ -2,7 +2,8 @@
 // single-node backend serves redis://, rediss://, unix://, redis-sentinel:// and
 // redis-cluster:// alike (they differ only below the Connection); the quorum backend composes N
 // nodes with the Redlock algorithm. Nothing above this interface asks which one it has, so a
-// feature written against it works on every topology, and tests plug a fake in here.
+// feature written against it works on every topology, and tests plug a fake in here. The
+// operator commands ask its sibling, LockInspector (inspector.hpp), built by make_inspector.
 #pragma once
 
 #include <memory>

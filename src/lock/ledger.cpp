@@ -7,6 +7,7 @@
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
+#include "util/log.hpp"
 
 namespace redlock {
 namespace {
@@ -249,6 +250,27 @@ LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
     Reply reply = scripts::last_runs().run(conn, {keys.ledger}, {},
                                            BootClock::now() + conn.timeouts().command);
     return last_runs_from_reply(reply, keys.key);
+}
+
+LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys) {
+    try {
+        return read_last_runs(conn, keys);
+    } catch (const Error& e) {
+        log::verbose("could not read the ledger of lock '{}': {}", keys.key, e.what());
+        return {};
+    }
+}
+
+LastRuns newest_last_runs(const std::vector<LastRuns>& per_node) {
+    LastRuns out;
+    auto newer = [](std::optional<LedgerEntry>& best, const std::optional<LedgerEntry>& e) {
+        if (e && (!best || e->end_ms > best->end_ms)) best = e;
+    };
+    for (const LastRuns& r : per_node) {
+        newer(out.last, r.last);
+        newer(out.last_success, r.last_success);
+    }
+    return out;
 }
 
 }  // namespace redlock

@@ -132,5 +132,10 @@ struct LastRuns {
 LastRuns read_last_runs(Connection& conn, const LockKeys& keys);
 // The pure part, for the unit tests.
 LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
+// read_last_runs, or none when the ledger cannot be read: status and list --last-runs answer
+// about the lock, not its history (-v says why).
+LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
+// A quorum: every node the run reached holds the entry, so the newest of the copies is it.
+LastRuns newest_last_runs(const std::vector<LastRuns>& per_node);
 
 }  // namespace redlock

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
@@ -49,6 +50,27 @@ std::vector<LockState> read_lock_states(Connection& conn, const std::vector<Lock
         }
     }
     return states;
+}
+
+std::optional<LockState> force_release_lock(Connection& conn, const LockKeys& keys) {
+    Reply reply = scripts::force_release().run(conn, {keys.key, keys.info, keys.wait},
+                                               {std::to_string(wake_linger.count()), keys.wake},
+                                               BootClock::now() + conn.timeouts().command);
+    const redisReply& r = check(reply, fmt::format("force-releasing lock '{}'", keys.key));
+    if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.element[0]->type != REDIS_REPLY_INTEGER)
+        throw RedisError("unexpected reply from the force_release script");
+    if (r.element[0]->integer == 0) return std::nullopt;
+    // {1, token, pttl, info...}: a PTTL below -1 (no key) cannot follow a key just read.
+    if (r.elements < 3 || r.element[1]->type != REDIS_REPLY_STRING ||
+        r.element[2]->type != REDIS_REPLY_INTEGER || r.element[2]->integer < -1)
+        throw RedisError("unexpected reply from the force_release script");
+    LockState was;
+    was.keys = keys;
+    was.type = "string";
+    was.token.assign(r.element[1]->str, r.element[1]->len);
+    was.pttl_ms = r.element[2]->integer;
+    was.holder = holder_from_reply(r, 3);
+    return was;
 }
 
 }  // namespace redlock

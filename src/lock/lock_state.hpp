@@ -32,4 +32,8 @@ LockState read_lock_state(Connection& conn, const LockKeys& keys);
 // tokens are returned as they are (check is_lock()); keys that vanished are returned as free.
 std::vector<LockState> read_lock_states(Connection& conn, const std::vector<LockKeys>& keys);
 
+// release --force on a plain lock, through the script that also wakes its waiters: the state it
+// had (token, TTL, holder info), or nullopt when it was not held.
+std::optional<LockState> force_release_lock(Connection& conn, const LockKeys& keys);
+
 }  // namespace redlock

@@ -207,4 +207,23 @@ std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys
         "permits");
 }
 
+bool is_permit_companion(std::string_view key) {
+    // A shared lock's holders set, or a holder's record: the "shared:" companion + a token.
+    if (lock_key_of(key, "shared")) return true;
+    constexpr std::size_t token_len = 32;
+    if (key.size() > token_len &&
+        key.substr(key.size() - token_len).find_first_not_of("0123456789abcdef") ==
+            std::string_view::npos &&
+        lock_key_of(key.substr(0, key.size() - token_len), "shared:"))
+        return true;
+    std::string_view base = key;
+    if (base.ends_with(":info")) base.remove_suffix(5);
+    std::size_t digits = base.size();
+    while (digits > 0 && base[digits - 1] >= '0' && base[digits - 1] <= '9') --digits;
+    if (digits == base.size()) return false;
+    std::string suffix =
+        fmt::format("permit:{}{}", base.substr(digits), key.size() != base.size() ? ":info" : "");
+    return lock_key_of(key, suffix).has_value();
+}
+
 }  // namespace redlock

@@ -55,6 +55,10 @@ PermitsState read_permits(Connection& conn, const LockKeys& keys);
 // release --force: ends every permit; returns the holders removed.
 std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys);
 
+// Whether `key` is a permit key or a permit's holder info of some lock, or a shared lock's
+// holders set or holder record (list skips them).
+bool is_permit_companion(std::string_view key);
+
 // The scripts' "another --permits holds this name" error reply as UsageError (exit 64): the
 // callers disagree about the lock, which only changing their options fixes. Else does nothing.
 void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys);

@@ -223,3 +223,19 @@ client_commands() {  # LOG before|after
     assert_output --regexp "last run: .*ran, exit 2"
     assert_output --regexp "last ok: .*ran, exit 0"
 }
+
+@test "quorum: list --last-runs shows each lock's newest run among the nodes' copies" {
+    load quorum_helpers
+    quorum_start 3
+    export REDLOCK_URL=$QUORUM_URL REDLOCK_NODE_TIMEOUT=200ms
+    "$RL" job true
+    "$RL" job sh -c 'exit 4' || true
+    hold job
+    # stderr apart, and 2 or 3 holding: a node slow to answer on a loaded machine is named there.
+    run -0 --separate-stderr "$RL" list --last-runs --json
+    echo "$output" | jq -e '.[0].name == "job" and .[0].holding >= 2
+        and .[0].lock.last_run.exit_status == 4 and .[0].lock.last_success.exit_status == 0'
+    run -0 --separate-stderr "$RL" list --last-runs
+    assert_line --index 0 --regexp "^NAME +NODES +TTL .*LAST RUN +LAST OK +COMMAND"
+    assert_line --index 1 --regexp "^job +[23] of 3 .*ran, exit 4 .*ran, exit 0"
+}

@@ -1,0 +1,27 @@
+// Finding locks by name on one Redis (and every master of a Redis Cluster): SCAN, never KEYS,
+// which blocks the server for the whole keyspace. What list reads on each node it asks.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lock/lock_state.hpp"
+#include "redis/connection.hpp"
+
+namespace redlock {
+
+// The locks held under `prefix` whose names match the glob `pattern` (the prefix is not part of
+// it), sorted by name. Keys that are not lock tokens and locks released since the SCAN are left
+// out.
+std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,
+                                  const std::string& pattern);
+
+// The names of the locks ever taken under `prefix` whose names match `pattern`, found by their
+// fence counters (a lock's key goes with its release, the counter stays), sorted, at most `max`.
+// A name with a control character in it is left out: one a line is the format, and a completion
+// could not offer it anyway.
+std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
+                                    const std::string& pattern, std::size_t max);
+
+}  // namespace redlock

@@ -1,0 +1,126 @@
+// The operator commands' view of a lock on one Redis master: plain, TLS, unix socket, Sentinel
+// or Cluster (they differ only below the Connection), and plain, permits and shared locks.
+#include <algorithm>
+
+#include "lock/eviction_check.hpp"
+#include "lock/inspector.hpp"
+#include "lock/lock_scan.hpp"
+#include "lock/shared.hpp"
+
+namespace redlock {
+namespace {
+
+// A permits lock's or a shared lock's holders, when `lock`'s value says it is one: its key then
+// holds only the record of N or a marker.
+std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock) {
+    if (!lock.held()) return std::nullopt;
+    if (permits_of(lock.token)) return read_permits(conn, lock.keys);
+    if (lock.token == shared_marker) return read_shared(conn, lock.keys);
+    return std::nullopt;
+}
+
+class NodeInspector final : public LockInspector {
+  public:
+    explicit NodeInspector(const ConnectionOptions& conn) : conn_(conn.endpoint, conn.timeouts) {}
+
+    LockReport status(const LockKeys& keys) override {
+        LockReport report;
+        report.lock = read_lock_state(conn_, keys);
+        // After the read, so an unreachable server costs one timeout, not two; stderr only, so
+        // --json output stays clean.
+        warn_if_evicting(conn_);
+        report.holders = holders_of(conn_, report.lock);
+        if (report.holders) {
+            report.held = !report.holders->holders.empty();
+            return report;
+        }
+        report.held = report.lock.held();
+        report.runs = last_runs_or_none(conn_, keys);
+        return report;
+    }
+
+    ListReport list(const std::string& prefix, const std::string& pattern,
+                    bool last_runs) override {
+        ListReport report;
+        for (LockState& lock : held_locks(conn_, prefix, pattern)) {
+            ListedLock listed;
+            // One more round trip per permits or shared lock, and per lock with --last-runs,
+            // which is why it is asked for.
+            listed.holders = holders_of(conn_, lock);
+            if (last_runs) listed.runs = last_runs_or_none(conn_, lock.keys);
+            listed.lock = std::move(lock);
+            report.locks.push_back(std::move(listed));
+        }
+        return report;
+    }
+
+    std::vector<std::string> names(const std::string& prefix, const std::string& pattern,
+                                   std::size_t max) override {
+        return lock_names(conn_, prefix, pattern, max);
+    }
+
+    ReleaseReport release_token(const LockKeys& keys, const std::string& token) override {
+        ReleaseReport report = kind_of(keys);
+        LockNode node(conn_, std::max(report.permits, 1), report.shared);
+        report.result = node.release(keys, token);
+        if (report.result != ReleaseResult::not_owner) return report;
+        // Read after the refusal, so only informative: the holder may have changed in between.
+        if (report.permits > 0) {
+            report.holders_now = read_permits(conn_, keys);
+        } else if (report.shared) {
+            report.holders_now = read_shared(conn_, keys);
+        } else {
+            report.lock = read_lock_state(conn_, keys);
+            if (!report.lock.held()) report.result = ReleaseResult::absent;
+        }
+        return report;
+    }
+
+    ReleaseReport force_release(const LockKeys& keys) override {
+        ReleaseReport report = kind_of(keys);
+        if (report.permits > 0 || report.shared) {
+            report.removed = report.permits > 0 ? force_release_permits(conn_, keys)
+                                                : force_release_shared(conn_, keys);
+            report.result =
+                report.removed.empty() ? ReleaseResult::absent : ReleaseResult::released;
+            return report;
+        }
+        std::optional<LockState> was = force_release_lock(conn_, keys);
+        report.result = was ? ReleaseResult::released : ReleaseResult::absent;
+        if (was) report.lock = std::move(*was);
+        return report;
+    }
+
+    std::vector<LedgerEntry> history(const LockKeys& keys, std::size_t limit) override {
+        conn_.set_home_key(keys.key);
+        return read_ledger(conn_, keys, limit);
+    }
+
+  private:
+    // Which protocol releases the lock: a permits lock's key holds the record of N, a shared
+    // lock's a marker (its holders are listed apart).
+    ReleaseReport kind_of(const LockKeys& keys) {
+        ReleaseReport report;
+        report.lock.keys = keys;
+        if (LockState now = read_lock_state(conn_, keys); now.held()) {
+            report.permits = permits_of(now.token).value_or(0);
+            report.shared = now.token == shared_marker;
+        }
+        return report;
+    }
+
+    Connection conn_;
+};
+
+}  // namespace
+
+std::unique_ptr<LockInspector> make_node_inspector(const ConnectionOptions& conn) {
+    return std::make_unique<NodeInspector>(conn);
+}
+
+std::unique_ptr<LockInspector> make_inspector(const ConnectionOptions& conn) {
+    if (!conn.quorum.empty()) return make_quorum_inspector(conn);
+    return make_node_inspector(conn);
+}
+
+}  // namespace redlock

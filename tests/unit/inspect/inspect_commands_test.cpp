@@ -1,0 +1,161 @@
+// The operator commands render what a LockInspector reports and never ask which topology it is:
+// a fake inspector stands in for a quorum (reports with an agreement and each node's answer)
+// and for one node, and the commands' output and exit status follow the report alone.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "inspect/inspect.hpp"
+#include "lock/inspector.hpp"
+#include "util/errors.hpp"
+#include "util/exit_codes.hpp"
+
+namespace redlock {
+namespace {
+
+LockState held_state(const LockKeys& keys, const std::string& token) {
+    LockState s;
+    s.keys = keys;
+    s.type = "string";
+    s.token = token;
+    s.pttl_ms = 20'000;
+    s.fence = 7;
+    return s;
+}
+
+// Canned reports; any call not given one fails the test.
+class FakeInspector final : public LockInspector {
+  public:
+    std::optional<LockReport> status_report;
+    std::optional<ListReport> list_report;
+    std::optional<ReleaseReport> release_report;
+
+    LockReport status(const LockKeys&) override { return take(status_report); }
+    ListReport list(const std::string&, const std::string&, bool) override {
+        return take(list_report);
+    }
+    std::vector<std::string> names(const std::string&, const std::string&, std::size_t) override {
+        return {"a", "b"};
+    }
+    ReleaseReport release_token(const LockKeys&, const std::string&) override {
+        return take(release_report);
+    }
+    ReleaseReport force_release(const LockKeys&) override { return take(release_report); }
+    std::vector<LedgerEntry> history(const LockKeys&, std::size_t) override { return {}; }
+
+  private:
+    template <typename T>
+    T take(std::optional<T>& r) {
+        if (!r) throw std::logic_error("no canned report");
+        return *r;
+    }
+};
+
+InspectOptions options_for(const std::string& name) {
+    InspectOptions o;
+    o.name = name;
+    return o;
+}
+
+// Three nodes: two hold token "t1" (a majority), the third did not answer.
+LockReport majority_report(const LockKeys& keys) {
+    LockReport r;
+    r.lock = held_state(keys, "t1aaaaaaaaaa");
+    r.held = true;
+    r.agreement = Agreement{3, 2, 2};
+    r.holding = 2;
+    r.per_node = {{"n1:1", r.lock, ""}, {"n2:2", r.lock, ""}, {"n3:3", std::nullopt, "refused"}};
+    return r;
+}
+
+TEST(InspectCommands, StatusShowsEachNodeWhereSeveralDecide) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report = majority_report(keys);
+    testing::internal::CaptureStdout();
+    int code = status_command(options_for("job"), fake);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(code, exit_code::ok);
+    EXPECT_NE(out.find("state:    held by a majority (2 of 3 nodes, 2 needed; 2 answered)\n"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("node n1:1: held, token t1aaaaaa..., ttl left"), std::string::npos) << out;
+    EXPECT_NE(out.find("node n3:3: unreachable (refused)\n"), std::string::npos) << out;
+}
+
+TEST(InspectCommands, StatusOfOneNodeHasNoNodeLinesAndFollowsHeld) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report.emplace();
+    fake.status_report->lock.keys = keys;
+    fake.status_report->lock.type = "none";
+    testing::internal::CaptureStdout();
+    int code = status_command(options_for("job"), fake);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(code, exit_code::lock_free);
+    EXPECT_NE(out.find("state:    free\n"), std::string::npos) << out;
+    EXPECT_EQ(out.find("node "), std::string::npos) << out;
+}
+
+TEST(InspectCommands, ListAddsTheNodesColumnOnlyWithAnAgreement) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.list_report.emplace();
+    fake.list_report->locks.push_back({held_state(keys, "t1"), std::nullopt, std::nullopt, 2});
+    InspectOptions o = options_for("");
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(o, fake), exit_code::ok);
+    std::string one = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(one.rfind("NAME  TTL ", 0), 0u) << one;
+
+    fake.list_report->agreement = Agreement{3, 2, 3};
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(o, fake), exit_code::ok);
+    std::string several = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(several.rfind("NAME  NODES   TTL ", 0), 0u) << several;
+    EXPECT_NE(several.find("\njob   2 of 3  "), std::string::npos) << several;
+}
+
+TEST(InspectCommands, ReleaseSaysWhatEachNodeDidThenFailsOnAnUnansweredOne) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    ReleaseReport& r = fake.release_report.emplace();
+    r.lock.keys = keys;
+    r.result = ReleaseResult::released;
+    r.agreement = Agreement{3, 2, 2};
+    r.per_node = {{"n1:1", ReleaseResult::released, "t1aaaaaaaaaa", ""},
+                  {"n2:2", ReleaseResult::absent, "", ""},
+                  {"n3:3", std::nullopt, "", "timed out"}};
+    InspectOptions o = options_for("job");
+    o.force = true;
+    testing::internal::CaptureStdout();
+    EXPECT_THROW(release_command(o, fake), RedisUnavailable);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(out,
+              "node n1:1: released (token t1aaaaaa...)\n"
+              "node n2:2: not held\n"
+              "node n3:3: unreachable (timed out)\n"
+              "lock 'job': released on 1 of 3 nodes\n");
+}
+
+TEST(InspectCommands, ReleaseByTokenThatNoNodeHeldIsNotOwner) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    ReleaseReport& r = fake.release_report.emplace();
+    r.lock.keys = keys;
+    r.result = ReleaseResult::not_owner;
+    r.agreement = Agreement{3, 2, 3};
+    r.per_node = {{"n1:1", ReleaseResult::not_owner, "", ""},
+                  {"n2:2", ReleaseResult::not_owner, "", ""},
+                  {"n3:3", ReleaseResult::absent, "", ""}};
+    InspectOptions o = options_for("job");
+    o.token = "mine";
+    testing::internal::CaptureStdout();
+    EXPECT_THROW(release_command(o, fake), NotOwner);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("node n1:1: held by another token; left alone\n"), std::string::npos);
+    EXPECT_NE(out.find("lock 'job': released on 0 of 3 nodes\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace redlock
