@@ -201,7 +201,7 @@ Reply Connection::read_reply(Deadline deadline) {
                 endpoint_.describe(), max_reply_bytes >> 20));
         std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
         taken += n;
-        if (redisReaderFeed(reader_.get(), buf, n) != REDIS_OK)
+        if (feed_reader(*reader_, buf, n) != REDIS_OK)
             throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
                                                endpoint_.describe(), reader_error(*reader_)));
     }

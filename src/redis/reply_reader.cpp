@@ -1,3 +1,8 @@
+// First: hiredis.h includes sds.h without C linkage, which makes its functions unlinkable from
+// C++; included here first, its guard keeps hiredis.h from declaring them again.
+extern "C" {
+#include <hiredis/sds.h>
+}
 #include "redis/reply_reader.hpp"
 
 #include <fmt/format.h>
@@ -41,6 +46,16 @@ redisReader* new_reply_reader() {
 
 std::size_t unparsed_bytes(const redisReader& reader) {
     return reader.len > reader.pos ? reader.len - reader.pos : 0;
+}
+
+int feed_reader(redisReader& reader, const char* buf, std::size_t len) {
+    // Only once the buffer holds more than a read's worth: small replies keep hiredis's sizes.
+    if (reader.buf && sdsavail(reader.buf) < len && sdslen(reader.buf) > len) {
+        sds grown = sdsMakeRoomFor(reader.buf, sdslen(reader.buf));
+        if (!grown) throw std::bad_alloc();
+        reader.buf = grown;
+    }
+    return redisReaderFeed(&reader, buf, len);
 }
 
 std::string reader_error(const redisReader& reader) {

@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         if (left == 0) break;
         std::size_t n = std::min(chunk, left);
-        if (redisReaderFeed(reader.get(), bytes, n) != REDIS_OK) break;
+        if (feed_reader(*reader, bytes, n) != REDIS_OK) break;
         bytes += n;
         left -= n;
     }

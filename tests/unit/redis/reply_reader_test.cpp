@@ -1,5 +1,10 @@
 // The bounded reply reader and the reading of script replies: what a hostile server's bytes turn
 // into (see also tests/fuzz/reply_fuzz.cpp).
+// First: hiredis.h includes sds.h without C linkage, which makes its functions unlinkable from
+// C++; included here first, its guard keeps hiredis.h from declaring them again.
+extern "C" {
+#include <hiredis/sds.h>
+}
 #include "redis/reply_reader.hpp"
 
 #include <gtest/gtest.h>
@@ -38,6 +43,31 @@ TEST(ReplyReader, RefusesAnArrayHeaderTooLargeToAllocate) {
     EXPECT_EQ(error,
               "an array of 2000000000 elements, more than any reply can have here (1048576)");
     EXPECT_EQ(read_one("*1\r\n*1048577\r\n", error), nullptr);
+}
+
+// A bulk string fed in 16 KiB reads, as Connection::read_reply feeds a server's stream: the
+// buffer must grow by doubling (hiredis alone grows it 1 MiB at a time, copying it whole each
+// time: 38 reallocations for 32 MiB, and quadratic time towards the 64 MiB cap).
+TEST(ReplyReader, ALongReplyGrowsTheBufferByDoubling) {
+    std::unique_ptr<redisReader, ReaderDeleter> reader(new_reply_reader());
+    const std::size_t size = std::size_t{32} << 20;
+    std::string header = "$" + std::to_string(size) + "\r\n";
+    ASSERT_EQ(feed_reader(*reader, header.data(), header.size()), REDIS_OK);
+    const std::string chunk(16384, 'x');
+    int growths = 0;  // reallocations: each may copy the whole buffer
+    for (std::size_t fed = 0; fed < size; fed += chunk.size()) {
+        std::size_t before = sdsalloc(reader->buf);
+        ASSERT_EQ(feed_reader(*reader, chunk.data(), chunk.size()), REDIS_OK);
+        growths += sdsalloc(reader->buf) != before;
+    }
+    ASSERT_EQ(feed_reader(*reader, "\r\n", 2), REDIS_OK);
+    EXPECT_LE(growths, 16);
+    void* out = nullptr;
+    ASSERT_EQ(redisReaderGetReply(reader.get(), &out), REDIS_OK);
+    Reply r(static_cast<redisReply*>(out));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->type, REDIS_REPLY_STRING);
+    EXPECT_EQ(static_cast<std::size_t>(r->len), size);
 }
 
 TEST(ReplyReader, ReadsOrdinaryReplies) {
