@@ -32,8 +32,10 @@ teardown() {
 }
 
 @test "--max-renewals: a run that outlives N renewals is stuck" {
-    run -79 "$RL" -t 300ms --renew-every 100ms --max-renewals 2 job sleep 30
-    run -0 "$RL" -t 300ms --renew-every 100ms --max-renewals 20 job true
+    # A 2s lease, renewed every 250ms: the second renewal comes within a second, and a machine
+    # busy with a sanitizer pass has time for each (a 300ms lease once ran out there: 76).
+    run -79 "$RL" -t 2s --renew-every 250ms --max-renewals 2 job sleep 30
+    run -0 "$RL" -t 2s --renew-every 250ms --max-renewals 20 job true
 }
 
 @test "without the options a silent command is never stopped" {
