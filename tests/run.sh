@@ -82,8 +82,7 @@ echo "== TSan build"
 build build-tsan -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=thread "${fast_debug[@]}"
 echo "   built at ${SECONDS}s"
 finish_tests asan || failed=1
-# Without the files whose subject runs on one thread (tests/CMakeLists.txt, E2E_ONE_THREAD).
-start_tests tsan build-tsan -E '^e2e\.packaging$' -LE '^one-thread$'
+start_tests tsan build-tsan -E '^e2e\.packaging$'
 finish_tests tsan || failed=1
 
 echo "== whole suite: ${SECONDS}s, $([ "$failed" = 0 ] && echo passed || echo FAILED)"
