@@ -12,7 +12,7 @@
 # NODES=3 (default 1) runs the waiters over a Redlock quorum of that many local redis-servers:
 # commands are counted on every node, and a release's time is its first node's. PERMITS=N
 # (default 1) runs them with --permits N on one node, behind N holders; a permit's release is
-# then permits.lua's 'release' operation, and with N hand-offs in flight a release is paired
+# then permits.lua's 'finish' (or 'release') operation, and with N hand-offs in flight a release is paired
 # with the first start after it, which another release may have caused (a rough figure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,11 +57,19 @@ all_blocked() {
         [ "$b" = "$waiters" ] || return 1
     done
 }
-# As embedded: the queue functions are prepended to the script at build time (CMakeLists.txt).
-release_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/release.lua | sha1sum | cut -d' ' -f1)
-permits_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/permits.lua | sha1sum | cut -d' ' -f1)
-# A quorum's run ends with ledger.lua (the record and the release in one step) on every node.
-ledger_sha=$(cat src/lock/scripts/lib/queue.lua src/lock/scripts/ledger.lua | sha1sum | cut -d' ' -f1)
+# The digests EVALSHA names the scripts by, as this build embedded them (cmake/embed.cmake
+# writes each beside the script, preludes included): hashing the sources here went stale when a
+# prelude was added, and then no release was recognised at all.
+embedded_sha() {
+    local f
+    f="$(dirname "$RL")/embedded/$1_lua.cpp"
+    sed -n 's/.*_sha1 = "\([0-9a-f]\{40\}\)";.*/\1/p' "$f" 2>/dev/null | grep . ||
+        { echo "no script digest in $f: REDLOCK_RUN must be the binary of a build tree" >&2; exit 1; }
+}
+release_sha=$(embedded_sha release)
+permits_sha=$(embedded_sha permits)
+# A run ends with ledger.lua (the record and the release in one step) when the ledger is on.
+ledger_sha=$(embedded_sha ledger)
 opts=()
 [ "$permits" = 1 ] || opts=(--permits "$permits")
 
@@ -120,12 +128,13 @@ for r in range(1, rounds + 1):
         sent[cmd] += 1
         if n != 0 or cmd != "EVALSHA":
             continue
-        # A release: release.lua, or permits.lua's 'release' (its ARGV[1], after the keys).
+        # A release: release.lua, or permits.lua's 'release' or 'finish' (its ARGV[1], after the keys).
         args = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(7) or "")
         op = args[int(m.group(6))] if m.group(6) and len(args) > int(m.group(6)) else None
         # A run's end: ledger.lua (its record and the release in one step), or release.lua; with
-        # permits, ledger.lua writes the record alone and permits.lua's 'release' follows.
-        if (m.group(5) == permits_sha and op == "release") if permits > 1 else m.group(5) in (sha, ledger_sha):
+        # permits, permits.lua's 'finish' (the record and the permit's release in one step), or
+        # its 'release' without the ledger.
+        if (m.group(5) == permits_sha and op in ("release", "finish")) if permits > 1 else m.group(5) in (sha, ledger_sha):
             releases.append(int(m.group(1)) * 1_000_000 + int(m.group(2)))
     starts = sorted(int(x) for x in open(f"{d}/starts.{r}").read().split())
     for rel in releases:
@@ -134,6 +143,8 @@ for r in range(1, rounds + 1):
             lat.append((nxt[0] - rel) / 1000.0)
     per_handoff.append(client / waiters)
     inside.append(lua / waiters)
+if not lat:
+    sys.exit("no hand-off seen: no release in the MONITOR stream was followed by a start")
 lat.sort()
 def pct(p): return lat[min(len(lat) - 1, int(round(p / 100 * (len(lat) - 1))))]
 print(f"waiters={waiters} rounds={rounds} hand-offs measured={len(lat)} nodes={nodes} permits={permits}")
