@@ -174,8 +174,10 @@ teardown() {
 }
 
 @test "the lock is renewed past its ttl while the command runs" {
-    run "$RL" -t 300ms --renew-every 100ms long -- sh -c '
-        sleep 0.8; [ "$(redis-cli -p "$REDIS_PORT" GET long)" = "$REDLOCK_TOKEN" ]'
+    # A lease of 1.5s renewed every 150ms, held for 2s: short enough to outlive, long enough
+    # that a machine busy with a sanitizer pass still gets a renewal through in time.
+    run "$RL" -t 1500ms --renew-every 150ms long -- sh -c '
+        sleep 2; [ "$(redis-cli -p "$REDIS_PORT" GET long)" = "$REDLOCK_TOKEN" ]'
     assert_success
     key_absent long
 }

@@ -177,7 +177,7 @@ while True:
     chmod 644 "$T/pw"  # for the warning
     {
         REDISCLI_AUTH=$PW "$RL" -v --syslog job -- true
-        REDLOCK_PASSWORD=$PW "$RL" -v --syslog --ttl 300ms job -- sleep 0.4
+        REDLOCK_PASSWORD=$PW "$RL" -v --syslog --ttl 1s job -- sleep 0.8
         "$RL" -v --syslog --password-file "$T/pw" job -- true
         "$RL" -v --syslog -u "redis://:$PW@127.0.0.1:$REDIS_PORT" job -- true
         "$RL" -v --syslog -u "redis://:$PW@127.0.0.1:$REDIS_PORT/99999" job -- true
