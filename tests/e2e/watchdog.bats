@@ -167,6 +167,18 @@ holder_rl() {
     [ -n "$ppid" ] && [ "$(cat "/proc/$ppid/comm" 2>/dev/null)" = redlock-run ] || return 1
     echo "$ppid $tag"
 }
+# What the contenders and the lock look like, for a failure's report.
+chaos_state() {
+    local d=$BATS_TEST_TMPDIR
+    echo "# log:"; sed 's/^/#   /' "$d/log"
+    echo "# stderr:"; tail -n 30 "$d/rl.err" | sed 's/^/#   /'
+    echo "# keys:"
+    for k in $(rcli --scan --pattern '*chaos*'); do
+        echo "#   $k $(rcli TYPE "$k") pttl $(rcli PTTL "$k")"
+    done
+    echo "# queue: $(rcli LRANGE '{chaos}:wait' 0 -1 | tr '\n' ' ')"
+    echo "# processes:"; ps -o pid,stat,etime,args -C redlock-run | grep -e PID -e ' chaos ' | sed 's/^/#   /'
+}
 started_after() { [ "$(grep -c '^start' "$BATS_TEST_TMPDIR/log")" -gt "$1" ]; }
 # Another holder started after start number $1, or no other contender is left to start one (the
 # frozen holder's loop is the only one still running: the others did all their rounds).
@@ -191,7 +203,9 @@ next_or_none_left() {
     local fault holder n
     for fault in STOP KILL STOP KILL; do
         n=$(grep -c '^start' "$d/log" || true)
-        wait_for 20 started_after "$n"
+        # 40s, and what the lock looked like if even that passes with no new holder: one CI
+        # pass (of about ten) saw no start for 20s after a SIGCONT, and left nothing to say why.
+        wait_for 40 started_after "$n" || { chaos_state >&3; false; }
         holder=$(wait_for 5 holder_rl && holder_rl) || continue
         set -- $holder
         echo "# SIG$fault to redlock-run $1 holding for $2" >&3
