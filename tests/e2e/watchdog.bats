@@ -109,7 +109,9 @@ ends_logged() {
 
 @test "the watchdog survives the command's kill -KILL 0; the run ends with 137 and leaves nothing behind" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 10s selfkill -- sh -c "
+    # A 30s lease: redlock-run is stopped below until the group is dead, which took long enough
+    # on a loaded machine for a 10s lease to end meanwhile (then 76, rightly, instead of 137).
+    rl_start -t 30s selfkill -- sh -c "
         echo \$\$ > '$d/pgid'; sleep 100 &
         while [ ! -e '$d/go' ]; do sleep 0.02; done; kill -KILL 0"
     wait_for 5 file_exists "$d/pgid"
