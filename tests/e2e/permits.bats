@@ -105,13 +105,13 @@ gated() {
     [ -n "$victim_permit" ]
     # redlock-run dies without releasing; its watchdog ends the command.
     kill -9 "$victim"
-    local start
-    start=$(now_ms)
     run "$RL" --permits 2 --wait 10s dead -- sh -c 'echo "$REDLOCK_PERMIT"'
     assert_success
-    [ "$(now_ms)" -lt $((start + 3000)) ]
-    # The dead holder's permit (the other is still held).
+    # The dead holder's permit, while the other holder still holds its own: nobody released
+    # anything, so only the TTL's end can have freed it. (No bound on the time: a sanitizer
+    # pass on a loaded machine once took over 3s.)
     assert_output "$victim_permit"
+    kill -0 "${PIDS[1]}"
 }
 
 @test "a run with a different --permits gets a clear error (exit 64)" {
