@@ -13,6 +13,7 @@
 #include <future>
 #include <thread>
 
+#include "../eventually.hpp"
 #include "lock/keys.hpp"
 #include "lock/token.hpp"
 #include "redis_server.hpp"
@@ -40,17 +41,6 @@ class Waiter : public unit::RedisServerTest {
     }
 
     long long queued() { return std::stoll(raw({"LLEN", keys.wait})); }
-
-    // Polls `cond` for up to 10s (on a machine busy with a sanitizer pass, a thread's first
-    // attempt may take a while to reach Redis).
-    template <class F>
-    bool eventually(F cond) {
-        for (int i = 0; i < 1000; ++i) {
-            if (cond()) return true;
-            std::this_thread::sleep_for(milliseconds(10));
-        }
-        return false;
-    }
 };
 
 }  // namespace
@@ -71,9 +61,9 @@ TEST_F(Waiter, AReleaseHandsTheLockToTheWaitersInArrivalOrder) {
     AcquireResult held = holder.acquire(keys, h, milliseconds(30000));
     ASSERT_TRUE(held.acquired);
     auto a = wait_in_thread(first, milliseconds(20000), milliseconds(30000));
-    ASSERT_TRUE(eventually([&] { return queued() == 1; }));
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
     auto b = wait_in_thread(second, milliseconds(20000), milliseconds(30000));
-    ASSERT_TRUE(eventually([&] { return queued() == 2; }));
+    ASSERT_TRUE(eventually([&] { return queued() == 2; }, milliseconds(10000)));
 
     EXPECT_EQ(holder.release(keys, h), ReleaseResult::released);
     WaitResult ra = a.get();
@@ -120,7 +110,7 @@ TEST_F(Waiter, ASignalEndsTheWaitAndTheQueueEntry) {
     std::string h = new_token();
     ASSERT_TRUE(holder.acquire(keys, h, milliseconds(30000)).acquired);
     auto w = wait_in_thread(new_token(), Millis::max(), milliseconds(30000));
-    ASSERT_TRUE(eventually([&] { return queued() == 1; }));
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
     // Blocked in every thread, so it waits on the signalfd the waiter watches.
     ::kill(::getpid(), SIGTERM);
     ASSERT_EQ(w.wait_for(milliseconds(10000)), std::future_status::ready);

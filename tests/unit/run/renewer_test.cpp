@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "../eventually.hpp"
 #include "fake_backend.hpp"
 
 namespace redlock {
@@ -18,17 +19,6 @@ namespace {
 using fake::Call;
 using fake::Renew;
 using namespace std::chrono_literals;
-
-// Waits (bounded) until `done` holds; the bound only keeps a broken test from hanging.
-template <class F>
-bool eventually(F done, Millis bound = Millis(5000)) {
-    Deadline end = BootClock::now() + bound;
-    while (!done()) {
-        if (BootClock::now() >= end) return false;
-        std::this_thread::sleep_for(5ms);
-    }
-    return true;
-}
 
 bool readable(int fd, Millis wait = Millis(0)) {
     pollfd p{fd, POLLIN, 0};
