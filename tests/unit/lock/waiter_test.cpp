@@ -26,6 +26,16 @@ namespace {
 
 class Waiter : public unit::RedisServerTest {
   protected:
+    // The signals stay blocked after SignalEvents is gone (redlock-run never unblocks them); here
+    // that would outlive the test, and a later test's command (RunTest's) would start with
+    // SIGTERM blocked and sleep through its --max-runtime. Drained first: a signal still
+    // pending would kill the test process when unblocked.
+    ~Waiter() override {
+        while (signals.next()) {
+        }
+        pthread_sigmask(SIG_SETMASK, &signals.original_mask(), nullptr);
+    }
+
     // Before any thread of the test starts: the waiters' threads inherit the blocked mask.
     SignalEvents signals;
     LockKeys keys = LockKeys::make("job", "test:");
