@@ -39,10 +39,6 @@ long long integer(const redisReply& r, std::string_view what) {
     return r.integer;
 }
 
-std::string text(const redisReply& r) {
-    return r.str ? std::string(r.str, r.len) : std::string();
-}
-
 // A number in [lo, hi], from an integer or a decimal string; nullopt for anything else (text,
 // a value strtoll saturates, one out of range), so no caller does arithmetic on a wild value.
 std::optional<long long> number(const redisReply& r, long long lo, long long hi) {
@@ -50,7 +46,7 @@ std::optional<long long> number(const redisReply& r, long long lo, long long hi)
     if (r.type == REDIS_REPLY_INTEGER) {
         v = r.integer;
     } else if (r.type == REDIS_REPLY_STRING) {
-        std::string s = text(r);
+        std::string s = reply_text(r);
         char* end = nullptr;
         errno = 0;
         v = std::strtoll(s.c_str(), &end, 10);
@@ -77,7 +73,7 @@ long long checked_slot(const redisReply& r, std::string_view key) {
             "unexpected reply from the acquire script for lock '{}': {} where a --once-per slot "
             "belongs (is this Redis?)",
             key,
-            r.type == REDIS_REPLY_STRING ? fmt::format("'{}'", text(r))
+            r.type == REDIS_REPLY_STRING ? fmt::format("'{}'", reply_text(r))
                                          : std::string(type_name(r.type))));
     return *slot;
 }
@@ -89,18 +85,18 @@ SlotRecord slot_record_from_reply(const redisReply& r, std::size_t first, long l
     SlotRecord rec;
     rec.slot = slot;
     for (std::size_t i = first; i + 1 < r.elements; i += 2) {
-        std::string name = text(*r.element[i]);
+        std::string name = reply_text(*r.element[i]);
         const redisReply& v = *r.element[i + 1];
         if (name == "end_ms")
             rec.end_ms = number(v, 0, max_time_ms).value_or(0);
         else if (name == "host")
-            rec.host = text(v);
+            rec.host = reply_text(v);
         else if (name == "pid")
             rec.pid = number(v, 0, INT_MAX).value_or(0);
         else if (name == "fence")
             rec.fence = number(v, 0, fence_limit - 1).value_or(0);
         else if (name == "outcome")
-            rec.outcome = text(v);
+            rec.outcome = reply_text(v);
         else if (name == "exit")
             if (auto x = number(v, 0, 255)) rec.exit_status = static_cast<int>(*x);
     }
@@ -108,6 +104,10 @@ SlotRecord slot_record_from_reply(const redisReply& r, std::size_t first, long l
 }
 
 }  // namespace
+
+std::string reply_text(const redisReply& r) {
+    return r.str ? std::string(r.str, r.len) : std::string();
+}
 
 long long checked_fence(long long fence, std::string_view key) {
     if (fence < 1 || fence >= fence_limit)
@@ -146,7 +146,8 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
         result.fence = checked_fence(*fence, key);
         // Then field/value pairs: 'slot' (--once-per) here, 'permit' for LockNode's permits.
         for (std::size_t i = 2; i + 1 < r.elements; i += 2)
-            if (text(*r.element[i]) == "slot") result.slot = checked_slot(*r.element[i + 1], key);
+            if (reply_text(*r.element[i]) == "slot")
+                result.slot = checked_slot(*r.element[i + 1], key);
         return result;
     }
     result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));
@@ -185,7 +186,7 @@ FinishResult finish_result(const Reply& reply, std::string_view key, bool releas
     out.release = *release == 0    ? ReleaseResult::absent
                   : *release == -1 ? ReleaseResult::not_owner
                                    : ReleaseResult::released;
-    if (r.element[4]->type == REDIS_REPLY_STRING) out.record.problem = text(*r.element[4]);
+    if (r.element[4]->type == REDIS_REPLY_STRING) out.record.problem = reply_text(*r.element[4]);
     return out;
 }
 
@@ -228,8 +229,8 @@ LockState lock_state_from_reply(const LockKeys& keys, const Reply& reply) {
         throw RedisError("unexpected reply from the status script");
     LockState s;
     s.keys = keys;
-    s.type = text(*r.element[0]);
-    if (r.element[1]->type == REDIS_REPLY_STRING) s.token = text(*r.element[1]);
+    s.type = reply_text(*r.element[0]);
+    if (r.element[1]->type == REDIS_REPLY_STRING) s.token = reply_text(*r.element[1]);
     s.pttl_ms = pttl_value(number(*r.element[2], LLONG_MIN, LLONG_MAX).value_or(-2));
     // A counter at or past the fence limit (or negative) is shown as none: no fence will be
     // handed out from it (acquire.lua refuses it).

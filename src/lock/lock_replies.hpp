@@ -2,6 +2,7 @@
 // fuzzer (tests/fuzz) can feed them anything a server might send, without a server.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "lock/keys.hpp"
@@ -20,6 +21,9 @@ inline constexpr long long fence_limit = 1LL << 62;
 inline constexpr Millis max_server_ttl{100LL * 366 * 24 * 3600 * 1000};
 // TIME's seconds beyond this (about year 36812) would overflow the product in milliseconds.
 inline constexpr long long max_unix_seconds = 1LL << 40;
+
+// A string reply's bytes; empty for a reply that carries none.
+std::string reply_text(const redisReply& r);
 
 // `fence`, or DataError naming lock `key` when it is outside 1..fence_limit-1.
 long long checked_fence(long long fence, std::string_view key);

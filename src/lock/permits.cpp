@@ -19,10 +19,6 @@ namespace {
 constexpr std::string_view record_prefix = "redlock-permits/";
 constexpr std::string_view mismatch_prefix = "PERMITS ";
 
-std::string text(const redisReply& r) {
-    return r.str ? std::string(r.str, r.len) : std::string();
-}
-
 long long integer_or(const redisReply& r, long long otherwise) {
     return r.type == REDIS_REPLY_INTEGER ? r.integer : otherwise;
 }
@@ -44,17 +40,19 @@ Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
 
 // {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
 // shared.lua return each holder (shared.lua's permit is 0).
-std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first, long long redis_now_ms,
-                                       std::string_view what) {
+std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first,
+                                       long long redis_now_ms, std::string_view what) {
     std::vector<PermitHolder> holders;
     for (std::size_t i = first; i < r.elements; ++i) {
         const redisReply& h = *r.element[i];
         if (h.type != REDIS_REPLY_ARRAY || h.elements < 4 ||
             h.element[1]->type != REDIS_REPLY_STRING)
-            throw RedisError(fmt::format("unexpected reply from the {} script (is this Redis?)", what));
+            throw RedisError(
+                fmt::format("unexpected reply from the {} script (is this Redis?)", what));
         PermitHolder p;
-        p.permit = static_cast<int>(std::clamp<long long>(integer_or(*h.element[0], 0), 0, max_permits));
-        p.token = text(*h.element[1]);
+        p.permit =
+            static_cast<int>(std::clamp<long long>(integer_or(*h.element[0], 0), 0, max_permits));
+        p.token = reply_text(*h.element[1]);
         p.pttl_ms =
             std::clamp<long long>(integer_or(*h.element[2], -2), -2, max_server_ttl.count());
         p.holder = holder_from_reply(*h.element[3], 0);
@@ -173,14 +171,15 @@ PermitsState holders_status(const Reply& reply, const LockKeys& keys, std::strin
     s.permits = static_cast<int>(std::clamp<long long>(integer_or(*r.element[0], 0), 0, 1 << 30));
     if (r.element[1]->type == REDIS_REPLY_STRING) {
         long long fence = 0;
-        std::string f = text(*r.element[1]);
+        std::string f = reply_text(*r.element[1]);
         auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), fence);
         if (ec == std::errc() && end == f.data() + f.size() && fence >= 0 && fence < fence_limit)
             s.fence = fence;
     }
     long long seconds =
-        std::clamp<long long>(std::atoll(text(*r.element[2]).c_str()), 0, max_unix_seconds);
-    long long micros = std::clamp<long long>(std::atoll(text(*r.element[3]).c_str()), 0, 999'999);
+        std::clamp<long long>(std::atoll(reply_text(*r.element[2]).c_str()), 0, max_unix_seconds);
+    long long micros =
+        std::clamp<long long>(std::atoll(reply_text(*r.element[3]).c_str()), 0, 999'999);
     s.redis_now_ms = seconds * 1000 + micros / 1000;
     s.holders = holders_from(r, 4, s.redis_now_ms, what);
     return s;
