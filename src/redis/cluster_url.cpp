@@ -9,15 +9,15 @@
 namespace redlock {
 namespace {
 
-constexpr std::string_view scheme = "redis-cluster://";
-constexpr std::string_view tls_scheme = "rediss-cluster://";
+constexpr std::string_view cluster_scheme = "redis-cluster://";
+constexpr std::string_view tls_cluster_scheme = "rediss-cluster://";
 
 }  // namespace
 
 Endpoint parse_cluster_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
-    const bool tls = url.starts_with(tls_scheme);
-    std::string_view rest = url.substr(tls ? tls_scheme.size() : scheme.size());
+    const bool tls = url.starts_with(tls_cluster_scheme);
+    std::string_view rest = url.substr(tls ? tls_cluster_scheme.size() : cluster_scheme.size());
     auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     if (slash != std::string_view::npos) {

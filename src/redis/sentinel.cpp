@@ -12,8 +12,8 @@
 namespace redlock {
 namespace {
 
-constexpr std::string_view scheme = "redis-sentinel://";
-constexpr std::string_view tls_scheme = "rediss-sentinel://";
+constexpr std::string_view sentinel_scheme = "redis-sentinel://";
+constexpr std::string_view tls_sentinel_scheme = "rediss-sentinel://";
 
 // Parses `piece`, a redis:// URL made from part of the sentinel URL, with the redis:// parser, so
 // that both accept exactly the same hosts, ports, %-escapes and database numbers. Errors name
@@ -58,8 +58,8 @@ std::string reply_string(const redisReply& r) {
 
 Endpoint parse_sentinel_url(std::string_view url) {
     auto bad = [&](std::string_view why) { return invalid_url(url, why); };
-    const bool tls = url.starts_with(tls_scheme);
-    std::string_view rest = url.substr(tls ? tls_scheme.size() : scheme.size());
+    const bool tls = url.starts_with(tls_sentinel_scheme);
+    std::string_view rest = url.substr(tls ? tls_sentinel_scheme.size() : sentinel_scheme.size());
     // Lettuce's spelling names the master in the fragment: rediss-sentinel://h1,h2[/db]#MASTER.
     // Only a '#' after the user info counts, so that a password may still hold one.
     std::string_view fragment;
