@@ -2,10 +2,28 @@
 # temporary directory, the binary under test, and bounded waiting helpers.
 # shellcheck shell=bash
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# bats-support and bats-assert, sourced file by file: their load.bash runs `$(dirname ...)` once
+# per file, 15 forks that bats repeats before every test (~80 ms a test on a 2-core VM, a minute
+# of the whole suite). Support first: assert's functions call it.
+for _lib in /usr/lib/bats/bats-support/src/{output,error,lang}.bash /usr/lib/bats/bats-assert/src/*.bash; do
+    # shellcheck source=/dev/null
+    source "$_lib"
+done
+unset _lib
 
 RL="${REDLOCK_RUN:-$BATS_TEST_DIRNAME/../../build/redlock-run}"
+
+# sanitized: the binary under test was built with ASan or TSan. Asked once per file (ldd is a
+# script that starts the loader) and exported, so that every test process inherits the answer.
+sanitized() {
+    if [ -z "${RL_SANITIZED:-}" ]; then
+        RL_SANITIZED=no
+        if ldd "$RL" 2>/dev/null | grep -Eq 'lib(a|t)san'; then RL_SANITIZED=yes; fi
+        export RL_SANITIZED
+    fi
+    [ "$RL_SANITIZED" = yes ]
+}
+sanitized || true
 
 # Starts redis-server with extra arguments "$@"; sets REDIS_PORT, REDIS_PID, REDIS_DIR, REDIS_URL
 # and REDLOCK_URL (so the tool finds it without -u).
