@@ -12,23 +12,14 @@ cluster_start() {
     CLUSTER_DIR=$(mktemp -d "${BATS_FILE_TMPDIR:-/tmp}/cluster.XXXXXX")
     CLUSTER_PORTS=
     CLUSTER_PIDS=
-    local i port dir pid try
+    local i port dir
     for i in $(seq 1 "$count"); do
         dir="$CLUSTER_DIR/node$i"
         mkdir -p "$dir"
-        # A free port can be taken by a parallel test before the node binds it: try new ones.
-        for try in 1 2 3 4 5; do
-            port=$(free_port)
-            node_exec "$port" "$(free_port)" "$dir" "$node_timeout"
-            pid=$!
-            disown  # no job notice when a test kills a node; stopped by pid in cluster_stop
-            wait_for 10 node_up "$pid" "$port" && break
-            kill -9 "$pid" 2>/dev/null || true
-            pid=
-        done
-        [ -n "$pid" ] || { echo "node $i did not start" >&2; return 1; }
-        CLUSTER_PIDS="$CLUSTER_PIDS $pid"
-        CLUSTER_PORTS="$CLUSTER_PORTS $port"
+        launch "$dir" node_exec "$node_timeout" || { echo "node $i did not start" >&2; return 1; }
+        disown "$LAUNCH_PID" # no job notice when a test kills a node; stopped by pid in cluster_stop
+        CLUSTER_PIDS="$CLUSTER_PIDS $LAUNCH_PID"
+        CLUSTER_PORTS="$CLUSTER_PORTS $LAUNCH_PORT"
     done
     CLUSTER_PORTS=${CLUSTER_PORTS# }
     CLUSTER_PIDS=${CLUSTER_PIDS# }
@@ -42,19 +33,14 @@ cluster_start() {
     export CLUSTER_URL
 }
 
-# node_exec PORT BUS_PORT DIR NODE_TIMEOUT_MS: one cluster-enabled redis-server in the background.
+# node_exec PORT DIR NODE_TIMEOUT_MS: launch's spawner for one cluster-enabled redis-server.
 # The bus port is set explicitly: port + 10000 may be taken, or above 65535. A replica's first
 # sync starts at once, not after the default 5s wait for more replicas.
 node_exec() {
-    redis-server --port "$1" --cluster-port "$2" --bind 127.0.0.1 --dir "$3" \
-        --cluster-enabled yes --cluster-config-file "$3/nodes.conf" \
-        --cluster-node-timeout "$4" --save '' --appendonly no --daemonize no \
-        --repl-diskless-sync-delay 0 \
-        --logfile "$3/redis.log" >/dev/null 2>&1 3>&- &
+    redis_spawn "$1" "$2" --cluster-port "$(free_port)" --cluster-enabled yes \
+        --cluster-config-file "$2/nodes.conf" --cluster-node-timeout "$3" \
+        --repl-diskless-sync-delay 0
 }
-
-# node_up PID PORT: our node (not some other server on the port) is alive and answers.
-node_up() { kill -0 "$1" 2>/dev/null && node_answers "$2"; }
 
 # Stops every node by its recorded pid.
 cluster_stop() {

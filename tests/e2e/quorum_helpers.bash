@@ -9,28 +9,20 @@ quorum_start() {
     local i urls=""
     for ((i = 0; i < $1; i++)); do
         Q_DIR[i]=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/qnode.XXXXXX")
-        local try
-        for try in 1 2 3 4 5; do
-            Q_PORT[i]=$(free_port)
-            q_exec "$i"
-            if wait_for 5 q_ping "$i"; then break; fi
-            kill -9 "${Q_PID[i]}" 2>/dev/null || true
-            wait "${Q_PID[i]}" 2>/dev/null || true
-            Q_PID[i]=
-        done
-        [ -n "${Q_PID[i]}" ] || { echo "could not start redis node $i" >&2; return 1; }
+        launch "${Q_DIR[i]}" redis_spawn || return 1
+        Q_PORT[i]=$LAUNCH_PORT Q_PID[i]=$LAUNCH_PID
         urls+="${urls:+,}redis://127.0.0.1:${Q_PORT[i]}"
     done
     export QUORUM_URL="$urls"
 }
 
+# q_exec I: (re)starts node I on its port and directory.
 q_exec() {
-    redis-server --port "${Q_PORT[$1]}" --bind 127.0.0.1 --dir "${Q_DIR[$1]}" --save '' \
-        --appendonly no --daemonize no --logfile "${Q_DIR[$1]}/redis.log" &
+    redis_spawn "${Q_PORT[$1]}" "${Q_DIR[$1]}"
     Q_PID[$1]=$!
 }
 
-q_ping() { [ "$(qcli "$1" PING 2>/dev/null)" = PONG ]; }
+q_ping() { resp "${Q_PORT[$1]}" PING && [ "$REPLY" = +PONG ]; }
 
 # qcli I ARGS...: redis-cli against node I.
 qcli() {

@@ -11,32 +11,18 @@ ncli() {
     shift
     redis-cli -h 127.0.0.1 -p "$port" "$@"
 }
-node_ping() { [ "$(ncli "$1" PING 2>/dev/null)" = PONG ]; }
 
 # node_start VAR [ARGS...]: a redis-server with ARGS on a free port; sets ${VAR}_PORT and
 # ${VAR}_PID. A replica's first sync starts at once: the default waits 5s for more replicas
 # (repl-diskless-sync-delay), which every test's set-up would pay.
 node_start() {
-    local var=$1
+    local var=$1 dir
     shift
-    local dir port pid try
     dir=$(mktemp -d "$BATS_TEST_TMPDIR/$var.XXXXXX")
-    for try in 1 2 3 4 5; do
-        port=$(free_port)
-        redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly no \
-            --repl-diskless-sync-delay 0 --daemonize no --logfile "$dir/redis.log" "$@" &
-        pid=$!
-        if wait_for 5 node_ping "$port"; then
-            printf -v "${var}_PORT" %s "$port"
-            printf -v "${var}_PID" %s "$pid"
-            NODE_PIDS+=("$pid")
-            return 0
-        fi
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    echo "could not start redis-server $var" >&2
-    return 1
+    launch "$dir" redis_spawn --repl-diskless-sync-delay 0 "$@" || return 1
+    printf -v "${var}_PORT" %s "$LAUNCH_PORT"
+    printf -v "${var}_PID" %s "$LAUNCH_PID"
+    NODE_PIDS+=("$LAUNCH_PID")
 }
 
 # node_stop PID: a clean stop of a node started here (SIGCONT first, in case it was stopped).
@@ -67,36 +53,32 @@ master_with_replica() {
 # sentinel_start VAR MASTER_PORT [CONFIG_LINE...]: a redis-sentinel that monitors MASTER_NAME at
 # MASTER_PORT (quorum 2) with short down-after and failover timeouts; sets ${VAR}_PORT, ${VAR}_PID.
 sentinel_start() {
-    local var=$1 master_port=$2
+    local var=$1 master_port=$2 dir
     shift 2
-    local dir port pid try line
     dir=$(mktemp -d "$BATS_TEST_TMPDIR/$var.XXXXXX")
-    for try in 1 2 3 4 5; do
-        port=$(free_port)
-        {
-            echo "port $port"
-            echo "bind 127.0.0.1"
-            echo "daemonize no"
-            echo "dir $dir"
-            echo "logfile $dir/sentinel.log"
-            echo "sentinel monitor $MASTER_NAME 127.0.0.1 $master_port 2"
-            echo "sentinel down-after-milliseconds $MASTER_NAME 1000"
-            echo "sentinel failover-timeout $MASTER_NAME 3000"
-            for line in "$@"; do echo "$line"; done
-        } >"$dir/sentinel.conf"
-        redis-sentinel "$dir/sentinel.conf" &
-        pid=$!
-        if wait_for 5 sentinel_knows "$port"; then
-            printf -v "${var}_PORT" %s "$port"
-            printf -v "${var}_PID" %s "$pid"
-            NODE_PIDS+=("$pid")
-            return 0
-        fi
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    echo "could not start redis-sentinel $var" >&2
-    return 1
+    launch "$dir" sentinel_spawn "$master_port" "$@" || return 1
+    wait_for 5 sentinel_knows "$LAUNCH_PORT" || { echo "redis-sentinel $var knows no master" >&2; return 1; }
+    printf -v "${var}_PORT" %s "$LAUNCH_PORT"
+    printf -v "${var}_PID" %s "$LAUNCH_PID"
+    NODE_PIDS+=("$LAUNCH_PID")
+}
+
+# sentinel_spawn PORT DIR MASTER_PORT [CONFIG_LINE...]: launch's spawner for a sentinel.
+sentinel_spawn() {
+    local port=$1 dir=$2 master_port=$3 line
+    shift 3
+    {
+        echo "port $port"
+        echo "bind 127.0.0.1"
+        echo "daemonize no"
+        echo "dir $dir"
+        echo "logfile $dir/redis.log"
+        echo "sentinel monitor $MASTER_NAME 127.0.0.1 $master_port 2"
+        echo "sentinel down-after-milliseconds $MASTER_NAME 1000"
+        echo "sentinel failover-timeout $MASTER_NAME 3000"
+        for line in "$@"; do echo "$line"; done
+    } >"$dir/sentinel.conf"
+    redis-sentinel "$dir/sentinel.conf" >/dev/null 2>&1 3>&- &
 }
 
 sentinel_knows() { ncli "$1" ${SENTINEL_AUTH:+-a "$SENTINEL_AUTH" --no-auth-warning} SENTINEL get-master-addr-by-name "$MASTER_NAME" 2>/dev/null | grep -q .; }

@@ -62,12 +62,10 @@ tls_sentinel_setup() {
 tls_cluster_node_exec() {
     local tls_port
     tls_port=$(free_port)
-    echo "$tls_port" >"$3/tls.port"
-    redis-server --port "$1" --cluster-port "$2" --bind 127.0.0.1 --dir "$3" \
-        --cluster-enabled yes --cluster-config-file "$3/nodes.conf" \
-        --cluster-node-timeout "$4" --save '' --appendonly no --daemonize no \
-        --logfile "$3/redis.log" --tls-port "$tls_port" --tls-cluster yes \
-        "${TLS_NODE_ARGS[@]}" >/dev/null 2>&1 3>&- &
+    echo "$tls_port" >"$2/tls.port"
+    redis_spawn "$1" "$2" --cluster-port "$(free_port)" --cluster-enabled yes \
+        --cluster-config-file "$2/nodes.conf" --cluster-node-timeout "$3" \
+        --tls-port "$tls_port" --tls-cluster yes "${TLS_NODE_ARGS[@]}"
 }
 
 # tls_cluster_start: three TLS cluster masters; TLS_CLUSTER_URL lists their TLS ports.
