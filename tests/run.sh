@@ -59,11 +59,14 @@ finish_tests() {
     [ "$(cat "$logs/$name.status" 2>/dev/null)" = 0 ]
 }
 
-# The two sanitizer builds: precompiled common headers, and line tables only (-g1: a report
-# still names file and line) instead of full debug information. Together they cut a sanitizer
-# build's CPU time by about 30% (201 -> 142 CPU seconds on this machine). The release build keeps
-# neither, so that CI still catches a missing #include.
-fast_debug=(-DREDLOCK_PCH=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1)
+# The two sanitizer builds: precompiled common headers, line tables only (-g1: a report still
+# names file and line) instead of full debug information, and a unity build (16 sources a
+# compiler run; the unit tests stay apart, see tests/CMakeLists.txt). Precompiled headers and
+# -g1 cut a sanitizer build's CPU time by about 30% (201 -> 142 CPU seconds); unity, a further
+# 258 -> 191 CPU seconds, 139 -> 103 s wall, for the ASan build. The release build keeps none of
+# them, so that CI still catches a missing #include or a name two files both define.
+fast_debug=(-DREDLOCK_PCH=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_UNITY_BUILD=ON
+    -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 failed=0
 SECONDS=0
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TSAN_OPTIONS=halt_on_error=1
