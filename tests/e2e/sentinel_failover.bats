@@ -99,7 +99,11 @@ fail_over_to_replica() {
 }
 
 @test "a failover to a replica where another token holds the key loses the lock and leaves that holder alone" {
-    rl_start -u "$SENTINEL_URL" -t 3s job -- "${LONG_JOB[@]}"
+    # The other holder's key gets its TTL from our renewals, which the master still replicates
+    # to it: a 30s lease outlives the slowest failover seen (7s under ASan on a busy machine),
+    # where a 3s one let the key expire before the check; renewals every second still find the
+    # other token soon after the failover.
+    rl_start -u "$SENTINEL_URL" -t 30s --renew-every 1s job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
     wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
     ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
