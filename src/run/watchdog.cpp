@@ -3,16 +3,24 @@
 // SIGSTOPped redlock-run stops nothing, and a SIGKILLed one takes only its direct child along
 // (PR_SET_PDEATHSIG): a shell's subprocesses run on, overlapping the next holder. The watchdog
 // is a separate process that owns the same deadline and kills the command's whole group.
+//
+// Its program is src/watchdog_main.cpp, built without the C library and embedded in ours: we
+// vfork and exec it from a sealed memory file. Where that program is missing (another
+// architecture) or cannot be executed (a seccomp or LSM policy that forbids executing memory
+// files), we fork instead and the child runs watch() below, the same loop.
 #include "run/watchdog.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -59,14 +67,112 @@ struct Messages {
 // deadline. Returns its exit status.
 int watch(const Messages& say, pid_t parent);
 
+#ifdef REDLOCK_WATCHDOG_IMAGE
+}  // namespace
+namespace embedded {
+extern const unsigned char rl_watchdog[];  // generated from src/watchdog_main.cpp
+extern const std::size_t rl_watchdog_size;
+}  // namespace embedded
+namespace {
+
+// The embedded watchdog program in a memory file, made once per process; -1 when that fails.
+// Sealed, so nothing can change it before an exec; close-on-exec (execveat of an ELF file does
+// not need it open after) and above the low numbers the vfork child arranges.
+int watchdog_program() {
+    static const int fd = [] {
+        int f = memfd_create("rl-watchdog", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (f < 0) return -1;
+        Fd file(f);
+        const unsigned char* p = embedded::rl_watchdog;
+        std::size_t left = embedded::rl_watchdog_size;
+        while (left > 0) {
+            ssize_t n = ::write(file.get(), p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return -1;
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+        if (fcntl(file.get(), F_ADD_SEALS,
+                  F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+            return -1;
+        return fcntl(file.get(), F_DUPFD_CLOEXEC, 10);
+    }();
+    return fd;
+}
+#else
+int watchdog_program() {
+    return -1;
+}
+#endif
+
+// Runs the embedded program as the watchdog, its pipe on fd 3, stdin and stdout closed: the pid,
+// or -1 when it could not be started (the caller then forks one). vfork: no copy of our page
+// tables, no copy-on-write faults afterwards, and the exec maps a few pages of a static program.
+pid_t exec_watchdog(int read_end, const Messages& say) {
+    int program = watchdog_program();
+    if (program < 0) return -1;
+    char name[] = "rl-watchdog";
+    char* argv[] = {name, const_cast<char*>(say.lease_ended.c_str()),
+                    const_cast<char*>(say.parent_died.c_str()), nullptr};
+    char* envp[] = {nullptr};
+    sigset_t all;
+    sigfillset(&all);
+    // A failed exec is reported through a close-on-exec pipe: EOF means the exec happened. Not
+    // through shared memory, which a sanitizer that turns vfork into fork would not share.
+    int err[2];
+    if (pipe2(err, O_CLOEXEC) < 0) return -1;
+    // Its write end above the numbers the child arranges (0-3), like the program's.
+    Fd err_read(err[0]), err_low(err[1]), err_write(fcntl(err[1], F_DUPFD_CLOEXEC, 10));
+    err_low.reset();
+    if (!err_write) return -1;
+    pid_t pid = vfork();
+    if (pid == 0) {
+        // Its own process group, every signal blocked (a mask survives exec): only SIGKILL ends
+        // it, and the command's `kill 0`, a terminal's ^C or ^Z cannot reach it.
+        setpgid(0, 0);
+        sigprocmask(SIG_SETMASK, &all, nullptr);
+        if (read_end == watchdog_fd)
+            fcntl(watchdog_fd, F_SETFD, 0);  // pipe2 made it close-on-exec
+        else
+            dup2(read_end, watchdog_fd);  // the copy is not close-on-exec
+        // Nothing else of ours: not the Redis connection, the signalfd, or the write end (whose
+        // EOF tells it we died), nor our stdin and stdout, which a reader may wait to see closed.
+        // The program's descriptor and the error pipe close at the exec.
+        int keep_a = std::min(program, err_write.get()),
+            keep_b = std::max(program, err_write.get());
+        close_range(watchdog_fd + 1, static_cast<unsigned>(keep_a) - 1, 0);
+        close_range(static_cast<unsigned>(keep_a) + 1, static_cast<unsigned>(keep_b) - 1, 0);
+        close_range(static_cast<unsigned>(keep_b) + 1, ~0U, 0);
+        close(STDIN_FILENO);
+        close(STDOUT_FILENO);
+        syscall(SYS_execveat, program, "", argv, envp, AT_EMPTY_PATH);
+        char failed = 1;
+        while (::write(err_write.get(), &failed, 1) < 0 && errno == EINTR) {
+        }
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    err_write.reset();
+    char failed = 0;
+    ssize_t n;
+    while ((n = ::read(err_read.get(), &failed, 1)) < 0 && errno == EINTR) {
+    }
+    if (n > 0) {
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        return -1;
+    }
+    return pid;
+}
+
 }  // namespace
 
-// fork without exec: the watchdog needs nothing but the few system calls of watch() below, and an
-// exec of our own binary (dynamic linking, relocations) cost each run ~0.4 ms, a third of what a
-// locked `true` costs. After a fork only async-signal-safe calls are safe while other threads
-// may exist (a quorum's node workers): the child sets itself up and runs watch() with system
-// calls alone, its messages formatted before the fork. It never returns into our code: it _exits.
-Watchdog::Watchdog(const std::string& key, Deadline deadline) {
+// The embedded program when it can run, else fork without exec (an exec of our own binary, with
+// its dynamic linking and relocations, would cost more than the fork). After a fork only
+// async-signal-safe calls are safe while other threads may exist (a quorum's node workers): the
+// child sets itself up and runs watch() with system calls alone, its messages formatted before
+// the fork. It never returns into our code: it _exits.
+Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
         throw Error(fmt::format("cannot start the watchdog for lock '{}': pipe: {}", key,
@@ -90,6 +196,11 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline) {
         log::stderr_line(fmt::format("lock '{}': redlock-run (pid {}) died; the watchdog sent "
                                      "SIGKILL to the command's process group ",
                                      key, parent))};
+    if (pid_t pid = how == Start::fork ? -1 : exec_watchdog(read_end.get(), say); pid > 0) {
+        pid_ = pid;
+        setpgid(pid, pid);  // as for the command: the group exists before anyone could signal it
+        return;
+    }
     pid_t pid = fork();
     if (pid < 0)
         throw Error(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,

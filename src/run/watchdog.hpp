@@ -14,11 +14,14 @@ namespace redlock {
 
 class Watchdog {
   public:
-    // Starts the watchdog (a forked child of ours, in its own process group) for lock `key`; it
+    // How it starts: the embedded program (src/watchdog_main.cpp) where that can run, else a
+    // fork of ours; `fork` skips the first, so that the unit tests prove both.
+    enum class Start { exec_or_fork, fork };
+    // Starts the watchdog (a child of ours, in its own process group) for lock `key`; it
     // SIGKILLs the group announced through announce_fd() once `deadline` passes unextended, or
     // at once when redlock-run dies. Deadline::max() disables the deadline (--on-lost ignore).
     // Throws Error when it cannot be started.
-    Watchdog(const std::string& key, Deadline deadline);
+    Watchdog(const std::string& key, Deadline deadline, Start how = Start::exec_or_fork);
     Watchdog(const Watchdog&) = delete;
     Watchdog& operator=(const Watchdog&) = delete;
     ~Watchdog() { dismiss(); }

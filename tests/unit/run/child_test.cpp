@@ -211,3 +211,39 @@ TEST(Child, TheLeaderIsReapedOnlyAfterTheWatchdog) {
     EXPECT_EQ(state_of(dog), '?');
     EXPECT_EQ(state_of(leader), '?');
 }
+
+// The watchdog started either way (the embedded program, or the fork it falls back to) is named
+// rl-watchdog, in a group of its own, and SIGKILLs the command's group when the deadline passes
+// with nobody extending it, as when redlock-run is stopped.
+class WatchdogStart : public ::testing::TestWithParam<redlock::Watchdog::Start> {};
+
+TEST_P(WatchdogStart, KillsTheGroupAtAnUnextendedDeadline) {
+    using redlock::Watchdog;
+    Watchdog watchdog("child-test", redlock::BootClock::now() + std::chrono::milliseconds(300),
+                      GetParam());
+    pid_t dog = watchdog.pid();
+    ASSERT_GT(dog, 0);
+    EXPECT_EQ(getpgid(dog), dog);
+    std::string comm;
+    for (int i = 0; i < 500 && comm != "rl-watchdog"; ++i) {
+        std::ifstream in("/proc/" + std::to_string(dog) + "/comm");
+        std::getline(in, comm);
+        if (comm != "rl-watchdog") std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(comm, "rl-watchdog");
+    char exe[256] = {};
+    ssize_t n = readlink(("/proc/" + std::to_string(dog) + "/exe").c_str(), exe, sizeof exe - 1);
+    ASSERT_GT(n, 0);
+    // The embedded program runs from its memory file; the fork runs our own binary.
+    EXPECT_EQ(std::string(exe).find("memfd:rl-watchdog") != std::string::npos,
+              GetParam() == Watchdog::Start::exec_or_fork)
+        << exe;
+    Child child = Child::spawn({"sleep", "30"}, {}, empty_mask(), &watchdog);
+    run_to_end(child);
+    EXPECT_TRUE(WIFSIGNALED(child.wait_status()));
+    EXPECT_EQ(WTERMSIG(child.wait_status()), SIGKILL);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothWays, WatchdogStart,
+                         ::testing::Values(redlock::Watchdog::Start::exec_or_fork,
+                                           redlock::Watchdog::Start::fork));
