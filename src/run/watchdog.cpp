@@ -7,16 +7,13 @@
 // Its program is src/watchdog_main.cpp, built without the C library and embedded in ours: we
 // vfork and exec it from a sealed memory file. Where that program is missing (another
 // architecture) or cannot be executed (a seccomp or LSM policy that forbids executing memory
-// files), we fork instead and the child runs watch() below, the same loop.
+// files), we fork instead and the child runs the same loop (run/watch_loop.hpp).
 #include "run/watchdog.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "run/watch_loop.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
 #include "util/log.hpp"
@@ -34,23 +32,12 @@ extern char** environ;
 namespace redlock {
 namespace {
 
-// The pipe carries fixed records of 16 bytes: below PIPE_BUF, so each write is atomic and the
-// renewer thread and the command's vfork child can never interleave halves of two records.
-struct Record {
-    std::int64_t kind;
-    std::int64_t value;
-};
-enum : std::int64_t { kind_deadline = 1, kind_group = 2 };
-
-constexpr int watchdog_fd = 3;  // where the watchdog finds the read end
+using watch_loop::Record;
+constexpr int watchdog_fd = watch_loop::pipe_fd;  // where the watchdog finds the read end
 
 void write_record(int fd, Record r) noexcept {
     while (::write(fd, &r, sizeof r) < 0 && errno == EINTR) {
     }
-}
-
-Deadline deadline_of(std::int64_t ns) {
-    return Deadline(BootClock::duration(ns));
 }
 
 // The watchdog's two messages, formatted (and escaped) by the parent before the fork; the child
@@ -62,10 +49,6 @@ struct Messages {
     std::string lease_ended;
     std::string parent_died;
 };
-
-// The watchdog's whole life, in the forked child: reads the pipe until EOF and enforces the
-// deadline. Returns its exit status.
-int watch(const Messages& say, pid_t parent);
 
 #ifdef REDLOCK_WATCHDOG_IMAGE
 }  // namespace
@@ -170,7 +153,7 @@ pid_t exec_watchdog(int read_end, const Messages& say) {
 // The embedded program when it can run, else fork without exec (an exec of our own binary, with
 // its dynamic linking and relocations, would cost more than the fork). After a fork only
 // async-signal-safe calls are safe while other threads may exist (a quorum's node workers): the
-// child sets itself up and runs watch() with system calls alone, its messages formatted before
+// child sets itself up and runs the loop with system calls alone, its messages formatted before
 // the fork. It never returns into our code: it _exits.
 Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
     int fds[2];
@@ -210,8 +193,6 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
         // Its own process group: the command's `kill 0` (its own group) cannot reach it, nor
         // can a terminal's ^C/^Z or a `kill -STOP -PGID` aimed at redlock-run's job.
         setpgid(0, 0);
-        // A name of its own in ps and top, beside the command it guards.
-        prctl(PR_SET_NAME, "rl-watchdog", 0, 0, 0);
         // Every catchable signal blocked (they already are: SignalEvents blocked them before
         // any of this): only SIGKILL, from redlock-run once it no longer needs the watchdog or
         // from whoever kills everything, ends it.
@@ -225,7 +206,7 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
         close_range(watchdog_fd + 1, ~0U, 0);
         close(STDIN_FILENO);
         close(STDOUT_FILENO);
-        _exit(watch(say, parent));
+        watch_loop::run(say.lease_ended.c_str(), say.parent_died.c_str());
     }
     pid_ = pid;
     // Also from here, as for the command: the group exists before anyone could signal it.
@@ -233,7 +214,8 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
 }
 
 void Watchdog::extend(Deadline deadline) const noexcept {
-    write_record(to_watchdog_.get(), {kind_deadline, deadline.time_since_epoch().count()});
+    write_record(to_watchdog_.get(),
+                 {watch_loop::kind_deadline, deadline.time_since_epoch().count()});
 }
 
 void Watchdog::stop() noexcept {
@@ -254,65 +236,7 @@ void Watchdog::dismiss() noexcept {
 }
 
 void announce_process_group(int announce_fd, pid_t pgid) noexcept {
-    if (announce_fd >= 0) write_record(announce_fd, {kind_group, pgid});
+    if (announce_fd >= 0) write_record(announce_fd, {watch_loop::kind_group, pgid});
 }
-
-namespace {
-
-// Kills by process group id, which is safe only while that id cannot name another group: the id
-// stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
-// the leader before it has killed and reaped this watchdog (Child::reap), so every kill below
-// reaches the command's group or nobody. When redlock-run dies, the kernel closes its files (our
-// EOF) before it reparents the leader and sends it PR_SET_PDEATHSIG; the id could only be reused
-// after init reaped the leader, every other member died, and the pid counter wrapped around to it,
-// while this process, woken first, is a single poll(2) return away from its kill.
-// `line`, then `group` in decimal and a newline, on stderr: no allocation, no locks.
-void report(const std::string& line, pid_t group) noexcept {
-    char digits[16];
-    char* end = digits + sizeof digits;
-    char* p = end;
-    *--p = '\n';
-    auto g = static_cast<unsigned long>(group);
-    do *--p = static_cast<char>('0' + g % 10);
-    while ((g /= 10) != 0 && p > digits);
-    iovec parts[2] = {{const_cast<char*>(line.data()), line.size()},
-                      {p, static_cast<std::size_t>(end - p)}};
-    while (::writev(STDERR_FILENO, parts, 2) < 0 && errno == EINTR) {
-    }
-}
-
-int watch(const Messages& say, pid_t /*parent*/) {
-    Deadline deadline = Deadline::max();
-    pid_t group = 0;
-    for (;;) {
-        if (group > 0 && BootClock::now() >= deadline) {
-            ::kill(-group, SIGKILL);
-            report(say.lease_ended, group);
-            return exit_code::ok;
-        }
-        pollfd p{watchdog_fd, POLLIN, 0};
-        int timeout = group > 0 && deadline != Deadline::max() ? millis_until(deadline) : -1;
-        int n = ::poll(&p, 1, timeout);
-        if (n < 0 && errno != EINTR) return exit_code::internal;
-        if (n <= 0) continue;
-        Record r{};
-        ssize_t got = ::read(watchdog_fd, &r, sizeof r);
-        if (got < 0 && errno == EINTR) continue;
-        if (got == 0) {
-            // Every write end is gone: redlock-run died (ours is close-on-exec in the command,
-            // and the watchdog holds none). Nobody renews the lock any more.
-            if (group > 0) {
-                ::kill(-group, SIGKILL);
-                report(say.parent_died, group);
-            }
-            return exit_code::ok;
-        }
-        if (got != sizeof r) return exit_code::internal;
-        if (r.kind == kind_deadline) deadline = deadline_of(r.value);
-        if (r.kind == kind_group) group = static_cast<pid_t>(r.value);
-    }
-}
-
-}  // namespace
 
 }  // namespace redlock

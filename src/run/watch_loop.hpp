@@ -1,0 +1,140 @@
+// The watchdog's loop, shared by its two forms (run/watchdog.cpp says why there is a watchdog):
+// the program src/watchdog_main.cpp, built without the C library, and the child that
+// redlock-run forks where that program cannot run. Only system calls: the program has no
+// library, and the forked child may call nothing that takes a lock (another thread of
+// redlock-run, a quorum's node worker, may have held malloc's at the fork).
+//
+// Its inputs: fd 3, the read end of the pipe that carries 16-byte records (a deadline on
+// CLOCK_BOOTTIME in nanoseconds, or the command's process group), stderr for its two messages,
+// to which it appends the group.
+#pragma once
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#if __STDC_HOSTED__
+#include <unistd.h>
+
+#include <cerrno>
+#endif
+
+namespace redlock::watch_loop {
+
+// Below PIPE_BUF, so each write is atomic: the renewer thread and the command's vfork child never
+// interleave halves of two records.
+struct Record {
+    std::int64_t kind;
+    std::int64_t value;
+};
+enum : std::int64_t { kind_deadline = 1, kind_group = 2 };
+constexpr int pipe_fd = 3;
+constexpr std::int64_t no_deadline = INT64_MAX;  // Deadline::max(): --on-lost ignore
+
+// A system call; a negative errno on failure.
+#if __STDC_HOSTED__
+inline long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+    long r = ::syscall(n, a, b, c, d);
+    return r == -1 ? -errno : r;
+}
+#elif defined(__x86_64__)
+inline long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+    long ret;
+    register long r10 asm("r10") = d;
+    asm volatile("syscall"
+                 : "=a"(ret)
+                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                 : "rcx", "r11", "memory");
+    return ret;
+}
+#else
+#error "the watchdog program is built for x86-64 only; elsewhere redlock-run forks its watchdog"
+#endif
+
+constexpr long eintr = -4;
+
+[[noreturn]] inline void exit_now(int code) {
+    for (;;) sys(SYS_exit_group, code);
+}
+
+// CLOCK_BOOTTIME in nanoseconds: BootClock's clock (util/clock.hpp), which keeps counting while
+// the machine sleeps, as Redis's TTLs do.
+inline std::int64_t now_ns() {
+    timespec ts{};
+    sys(SYS_clock_gettime, CLOCK_BOOTTIME, reinterpret_cast<long>(&ts));
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// `line`, then `group` in decimal and a newline, on stderr.
+inline void report(const char* line, long group) {
+    std::size_t length = 0;
+    while (line[length] != '\0') ++length;
+    char digits[24];
+    char* end = digits + sizeof digits;
+    char* p = end;
+    *--p = '\n';
+    auto g = static_cast<unsigned long>(group);
+    do *--p = static_cast<char>('0' + g % 10);
+    while ((g /= 10) != 0 && p > digits);
+    iovec parts[2] = {{const_cast<char*>(line), length}, {p, static_cast<std::size_t>(end - p)}};
+    while (sys(SYS_writev, 2, reinterpret_cast<long>(parts), 2) == eintr) {
+    }
+}
+
+// Kills by process group id, which is safe only while that id cannot name another group: the id
+// stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
+// the leader before it has killed and reaped this watchdog (Child::reap), so every kill below
+// reaches the command's group or nobody. When redlock-run dies, the kernel closes its files (our
+// EOF) before it reparents the leader and sends it PR_SET_PDEATHSIG; the id could only be reused
+// after init reaped the leader, every other member died, and the pid counter wrapped around to it,
+// while this process, woken first, is a single poll(2) return away from its kill.
+[[noreturn]] inline void kill_group_and_exit(long group, const char* line) {
+    sys(SYS_kill, -group, SIGKILL);
+    report(line, group);
+    exit_now(0);
+}
+
+// The watchdog's whole life: reads the pipe until EOF and enforces the deadline. `lease_ended`
+// and `parent_died` are the two messages (redlock-run formats and escapes them).
+[[noreturn]] inline void run(const char* lease_ended, const char* parent_died) {
+    // A name of its own in ps and top, beside the command it guards.
+    sys(SYS_prctl, PR_SET_NAME, reinterpret_cast<long>("rl-watchdog"));
+    std::int64_t deadline = no_deadline;
+    long group = 0;
+    for (;;) {
+        int timeout = -1;
+        if (group > 0 && deadline != no_deadline) {
+            std::int64_t left = deadline - now_ns();
+            if (left <= 0) kill_group_and_exit(group, lease_ended);
+            std::int64_t ms = (left + 999'999) / 1'000'000;  // never wake before the deadline
+            timeout = ms > INT32_MAX ? INT32_MAX : static_cast<int>(ms);
+        }
+        pollfd p{pipe_fd, POLLIN, 0};
+        // ppoll, not poll: the only one every architecture has.
+        timespec wait{timeout / 1000, (timeout % 1000) * 1'000'000L};
+        long n = sys(SYS_ppoll, reinterpret_cast<long>(&p), 1,
+                     timeout < 0 ? 0 : reinterpret_cast<long>(&wait), 0);
+        if (n == eintr || n == 0) continue;
+        if (n < 0) exit_now(70);
+        Record r{};
+        long got = sys(SYS_read, pipe_fd, reinterpret_cast<long>(&r), sizeof r);
+        if (got == eintr) continue;
+        if (got == 0) {
+            // Every write end is gone: redlock-run died (its end is close-on-exec in the command,
+            // and this process holds none). Nobody renews the lock any more.
+            if (group > 0) kill_group_and_exit(group, parent_died);
+            exit_now(0);
+        }
+        if (got != sizeof r) exit_now(70);
+        if (r.kind == kind_deadline) deadline = r.value;
+        if (r.kind == kind_group) group = static_cast<long>(r.value);
+    }
+}
+
+}  // namespace redlock::watch_loop
