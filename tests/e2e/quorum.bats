@@ -18,6 +18,12 @@ teardown() {
     quorum_stop
 }
 
+# statuses_are N: at least N contenders of the "20 contenders" test have exited.
+statuses_are() {
+    local files=("$BATS_TEST_TMPDIR"/status.*)
+    [ -e "${files[0]}" ] && [ "${#files[@]}" -ge "$1" ]
+}
+
 # A command that records its pid, notes "ready" and then a heartbeat (Unix ms, replaced whole so
 # that a kill never leaves it half-written) every 20ms until the file "go" appears.
 BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
@@ -89,8 +95,10 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 
 @test "a node SIGSTOPped during renewal does not lose the lock" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 1s stopped -- bash -c "$BEATING" "$d"
-    wait_for 5 file_exists "$d/ready"
+    # --wait: an acquire whose nodes all answer later than the 100ms node timeout (ASan on a
+    # busy machine) is tried again, not given up with 69; the test is about the renewals.
+    rl_start -v -t 1s --wait 20s stopped -- bash -c "$BEATING" "$d"
+    wait_for 25 file_exists "$d/ready"
     q_freeze 0
     # Two and a half ttls with one node frozen: several renewals, each timing out on that node.
     sleep 2.5
@@ -142,19 +150,26 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 @test "20 contenders at once: exactly one runs, the others report busy" {
     local d=$BATS_TEST_TMPDIR i pids=()
     for i in $(seq 20); do
-        # --wait shorter than the run: split votes between contenders are retried, and the
-        # winner still holds the lock when every other contender gives up. A long ttl and node
-        # timeout: 20 runs at once on a loaded machine (or under a sanitizer) are slow, and a
-        # renewal missed for that would rightly lose the lock and let a second one in.
-        "$RL" -q -t 5s --node-timeout 300ms --wait 1500ms contended -- sh -c 'echo "$REDLOCK_FENCE" >> "$0/ran"; sleep 3' \
-            "$d" &
+        # The winner holds the lock until every other contender has given up, whenever each
+        # started: on a loaded machine (or under a sanitizer) one started seconds late would
+        # otherwise wait past a fixed-length run and rightly run after it. A long ttl and node
+        # timeout: a renewal missed for the load would rightly lose the lock and let one in.
+        (
+            status=0
+            "$RL" -q -t 5s --node-timeout 300ms --wait 1500ms contended -- sh -c \
+                'echo "$REDLOCK_FENCE" >> "$0/ran"; while [ ! -e "$0/go" ]; do sleep 0.05; done' \
+                "$d" || status=$?
+            echo "$status" >"$d/status.$i"
+        ) &
         pids+=($!)
     done
-    local ok=0 busy=0 other=0 status
-    for i in "${pids[@]}"; do
-        status=0
-        wait "$i" || status=$?
-        case $status in 0) ok=$((ok + 1)) ;; 75) busy=$((busy + 1)) ;; *) other=$((other + 1)) ;; esac
+    wait_for 60 statuses_are 19
+    touch "$d/go"
+    wait_for 30 statuses_are 20
+    wait "${pids[@]}"
+    local ok=0 busy=0 other=0 f
+    for f in "$d"/status.*; do
+        case $(cat "$f") in 0) ok=$((ok + 1)) ;; 75) busy=$((busy + 1)) ;; *) other=$((other + 1)) ;; esac
     done
     assert_equal "$(wc -l < "$d/ran")" 1
     assert_equal "$ok" 1
