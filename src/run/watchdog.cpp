@@ -21,13 +21,12 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "run/watch_loop.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
 #include "util/log.hpp"
-
-extern char** environ;
 
 namespace redlock {
 namespace {
@@ -49,6 +48,32 @@ struct Messages {
     std::string lease_ended;
     std::string parent_died;
 };
+
+// In the watchdog's child, before it runs the loop or execs the program. Its own process group,
+// every signal blocked (a mask survives exec): only SIGKILL ends it, and the command's `kill 0`,
+// a terminal's ^C or ^Z, or a `kill -STOP -PGID` aimed at redlock-run's job cannot reach it. It
+// keeps stderr for its message, the pipe's read end on fd 3, and the descriptors in `keep` (each
+// above 3, close-on-exec); nothing else of ours: not the Redis connection, the signalfd, or the
+// write end (whose EOF tells it we died), nor our stdin and stdout, which a reader may be waiting
+// to see closed. System calls only: it runs after fork or vfork.
+void become_watchdog(int read_end, std::initializer_list<int> keep) noexcept {
+    setpgid(0, 0);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    if (read_end == watchdog_fd)
+        fcntl(watchdog_fd, F_SETFD, 0);  // pipe2 made it close-on-exec
+    else
+        dup2(read_end, watchdog_fd);  // the copy is not close-on-exec
+    unsigned from = watchdog_fd + 1;
+    for (int fd : keep) {  // in increasing order
+        if (static_cast<unsigned>(fd) > from) close_range(from, static_cast<unsigned>(fd) - 1, 0);
+        from = static_cast<unsigned>(fd) + 1;
+    }
+    close_range(from, ~0U, 0);
+    close(STDIN_FILENO);
+    close(STDOUT_FILENO);
+}
 
 #ifdef REDLOCK_WATCHDOG_IMAGE
 }  // namespace
@@ -98,8 +123,6 @@ pid_t exec_watchdog(int read_end, const Messages& say) {
     char* argv[] = {name, const_cast<char*>(say.lease_ended.c_str()),
                     const_cast<char*>(say.parent_died.c_str()), nullptr};
     char* envp[] = {nullptr};
-    sigset_t all;
-    sigfillset(&all);
     // A failed exec is reported through a close-on-exec pipe: EOF means the exec happened. Not
     // through shared memory, which a sanitizer that turns vfork into fork would not share.
     int err[2];
@@ -110,24 +133,9 @@ pid_t exec_watchdog(int read_end, const Messages& say) {
     if (!err_write) return -1;
     pid_t pid = vfork();
     if (pid == 0) {
-        // Its own process group, every signal blocked (a mask survives exec): only SIGKILL ends
-        // it, and the command's `kill 0`, a terminal's ^C or ^Z cannot reach it.
-        setpgid(0, 0);
-        sigprocmask(SIG_SETMASK, &all, nullptr);
-        if (read_end == watchdog_fd)
-            fcntl(watchdog_fd, F_SETFD, 0);  // pipe2 made it close-on-exec
-        else
-            dup2(read_end, watchdog_fd);  // the copy is not close-on-exec
-        // Nothing else of ours: not the Redis connection, the signalfd, or the write end (whose
-        // EOF tells it we died), nor our stdin and stdout, which a reader may wait to see closed.
         // The program's descriptor and the error pipe close at the exec.
-        int keep_a = std::min(program, err_write.get()),
-            keep_b = std::max(program, err_write.get());
-        close_range(watchdog_fd + 1, static_cast<unsigned>(keep_a) - 1, 0);
-        close_range(static_cast<unsigned>(keep_a) + 1, static_cast<unsigned>(keep_b) - 1, 0);
-        close_range(static_cast<unsigned>(keep_b) + 1, ~0U, 0);
-        close(STDIN_FILENO);
-        close(STDOUT_FILENO);
+        become_watchdog(read_end,
+                        {std::min(program, err_write.get()), std::max(program, err_write.get())});
         syscall(SYS_execveat, program, "", argv, envp, AT_EMPTY_PATH);
         char failed = 1;
         while (::write(err_write.get(), &failed, 1) < 0 && errno == EINTR) {
@@ -190,22 +198,7 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
                                 std::strerror(errno)),
                     exit_code::internal);
     if (pid == 0) {
-        // Its own process group: the command's `kill 0` (its own group) cannot reach it, nor
-        // can a terminal's ^C/^Z or a `kill -STOP -PGID` aimed at redlock-run's job.
-        setpgid(0, 0);
-        // Every catchable signal blocked (they already are: SignalEvents blocked them before
-        // any of this): only SIGKILL, from redlock-run once it no longer needs the watchdog or
-        // from whoever kills everything, ends it.
-        sigset_t all;
-        sigfillset(&all);
-        sigprocmask(SIG_SETMASK, &all, nullptr);
-        // It keeps stderr for its message and the pipe's read end; nothing else of ours: not the
-        // Redis connection, the signalfd, or the write end (whose EOF tells it we died), nor our
-        // stdin and stdout, which a reader may be waiting to see closed.
-        if (read_end.get() != watchdog_fd) dup2(read_end.get(), watchdog_fd);
-        close_range(watchdog_fd + 1, ~0U, 0);
-        close(STDIN_FILENO);
-        close(STDOUT_FILENO);
+        become_watchdog(read_end.get(), {});
         watch_loop::run(say.lease_ended.c_str(), say.parent_died.c_str());
     }
     pid_ = pid;
