@@ -129,13 +129,22 @@ nap() {
     read -r -t "$1" -u "$_NAP_FD" _ || true
 }
 
-# wait_for SECONDS COMMAND...: polls COMMAND every 20ms until it succeeds; fails after SECONDS.
+# wait_for SECONDS COMMAND...: polls COMMAND every 20ms until it succeeds; fails after SECONDS,
+# saying what it waited for and, when a test's redlock-run was started by rl_start, whether it
+# still runs and what it printed: a CI log then tells a slow start from an early exit.
 wait_for() {
     local limit=$1
     shift
     local deadline=$((SECONDS + limit))
     until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            echo "wait_for: '$*' still false after ${limit}s" >&2
+            if [ -n "${RL_PID:-}" ] && [ -e "${RL_ERR:-}" ]; then
+                if kill -0 "$RL_PID" 2>/dev/null; then echo "redlock-run $RL_PID still runs; stderr:" >&2; else echo "redlock-run $RL_PID has exited; stderr:" >&2; fi
+                cat "$RL_ERR" >&2
+            fi
+            return 1
+        fi
         nap 0.02
     done
 }

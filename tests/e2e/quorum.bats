@@ -9,9 +9,10 @@ bats_require_minimum_version 1.5.0
 setup() {
     quorum_start 5
     export REDLOCK_URL=$QUORUM_URL
-    # Above the 50ms default: this machine runs many tests at once, and a node that answers
-    # late only costs an attempt, which these tests would misread.
-    export REDLOCK_NODE_TIMEOUT=100ms
+    # Well above the 50ms default: this machine runs many tests at once (a sanitizer build
+    # among them), and a single try whose nodes all answer late ends with 69, which these
+    # tests would misread. The tests with a ttl of 1s or 2s name a tenth of it themselves.
+    export REDLOCK_NODE_TIMEOUT=400ms
 }
 teardown() {
     rl_cleanup "$BATS_TEST_TMPDIR/cpid"
@@ -56,8 +57,8 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     q_down 0
     q_down 1
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 2s twodown -- bash -c "$BEATING" "$d"
-    wait_for 5 file_exists "$d/ready"
+    rl_start -t 2s --node-timeout 200ms --wait 20s twodown -- bash -c "$BEATING" "$d"
+    wait_for 25 file_exists "$d/ready"
     # The token in the command's environment is the one stored on each live node.
     local token
     token=$(tr '\0' '\n' < "/proc/$(cat "$d/cpid")/environ" | sed -n 's/^REDLOCK_TOKEN=//p')
@@ -97,7 +98,7 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     local d=$BATS_TEST_TMPDIR
     # --wait: an acquire whose nodes all answer later than the 100ms node timeout (ASan on a
     # busy machine) is tried again, not given up with 69; the test is about the renewals.
-    rl_start -v -t 1s --wait 20s stopped -- bash -c "$BEATING" "$d"
+    rl_start -v -t 1s --node-timeout 100ms --wait 20s stopped -- bash -c "$BEATING" "$d"
     wait_for 25 file_exists "$d/ready"
     q_freeze 0
     # Two and a half ttls with one node frozen: several renewals, each timing out on that node.
@@ -115,8 +116,8 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 @test "two of three nodes frozen past the validity stop the command before the lease ends" {
     local d=$BATS_TEST_TMPDIR
     export REDLOCK_URL=$(q_urls 3)
-    rl_start -t 1s --kill-after 200ms frozen -- bash -c "$BEATING" "$d"
-    wait_for 5 file_exists "$d/ready"
+    rl_start -t 1s --node-timeout 100ms --kill-after 200ms --wait 20s frozen -- bash -c "$BEATING" "$d"
+    wait_for 25 file_exists "$d/ready"
     q_freeze 0
     q_freeze 1
     local frozen_at
@@ -137,8 +138,9 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 
 @test "a lock deleted on a majority is lost at the next renewal (76)" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms deleted -- bash -c "$BEATING" "$d"
-    wait_for 5 file_exists "$d/ready"
+    # --wait: see the SIGSTOP test above.
+    rl_start -t 5s --renew-every 100ms --wait 20s deleted -- bash -c "$BEATING" "$d"
+    wait_for 25 file_exists "$d/ready"
     qcli 0 DEL deleted >/dev/null
     qcli 1 DEL deleted >/dev/null
     qcli 2 DEL deleted >/dev/null
@@ -180,7 +182,7 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 @test "20 waiting contenders run one at a time, with growing fences" {
     local d=$BATS_TEST_TMPDIR i pids=()
     for i in $(seq 20); do
-        "$RL" -t 2s --wait 60s serial -- sh -c '
+        "$RL" -t 2s --node-timeout 200ms --wait 60s serial -- sh -c '
             mkdir "$0/running" 2>/dev/null || echo overlap >> "$0/bad"
             echo "$REDLOCK_FENCE" >> "$0/fences"; sleep 0.05; rmdir "$0/running"' "$d" &
         pids+=($!)

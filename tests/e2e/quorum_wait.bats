@@ -35,9 +35,11 @@ teardown() {
 
 # hold_gate NAME GATE: a quorum holder of NAME until the file GATE exists; returns once it holds.
 hold_gate() {
-    "$RL" "$1" -- sh -c 'touch "$0.held"; while [ ! -e "$0" ]; do sleep 0.02; done' "$2" &
+    # --wait although the lock is free: an acquire whose nodes all answer after the 100ms node
+    # timeout (a sanitizer build on a busy machine) is tried again instead of ending with 69.
+    "$RL" --wait 20s "$1" -- sh -c 'touch "$0.held"; while [ ! -e "$0" ]; do sleep 0.02; done' "$2" &
     HOLDER=$!
-    wait_for 5 file_exists "$2.held"
+    wait_for 25 file_exists "$2.held"
 }
 
 # queued_on NODES NAME COUNT: COUNT waiters of NAME are queued on each of the nodes NODES.
