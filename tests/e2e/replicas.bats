@@ -60,7 +60,9 @@ teardown() {
 @test "a replica lost while the command runs: renewals are not confirmed, the command is stopped before the lease ends, exit 76" {
     # The acquire's WAIT gets a second (the most a 6s ttl allows): on a loaded machine 600ms was
     # not always enough for the one replica to acknowledge, and the command never started.
-    rl_start --min-replicas 1 --replica-timeout 1s -t 6s --kill-after 100ms job -- sh -c \
+    # --kill-after 1s: the TERM trap forks a touch, which on a loaded machine took longer than
+    # the 100ms this test gave it before the SIGKILL.
+    rl_start --min-replicas 1 --replica-timeout 1s -t 6s --kill-after 1s job -- sh -c \
         'touch "$0/started"; trap "touch \"\$0/termed\"; exit 143" TERM; while :; do sleep 0.05; done' \
         "$BATS_TEST_TMPDIR"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
