@@ -140,7 +140,9 @@ wait_for() {
         if [ "$SECONDS" -ge "$deadline" ]; then
             echo "wait_for: '$*' still false after ${limit}s" >&2
             if [ -n "${RL_PID:-}" ] && [ -e "${RL_ERR:-}" ]; then
-                if kill -0 "$RL_PID" 2>/dev/null; then echo "redlock-run $RL_PID still runs; stderr:" >&2; else echo "redlock-run $RL_PID has exited; stderr:" >&2; fi
+                local state="has exited"
+                kill -0 "$RL_PID" 2>/dev/null && state="still runs"
+                echo "redlock-run $RL_PID $state; stderr:" >&2
                 cat "$RL_ERR" >&2
             fi
             return 1
@@ -185,13 +187,11 @@ rl_start() {
 }
 
 # rl_finish SECONDS: waits up to SECONDS for the background redlock-run to exit and sets
-# RL_STATUS; kills it and fails when it does not exit in time.
+# RL_STATUS; kills it and fails when it does not exit in time (wait_for has printed its stderr).
 rl_finish() {
     if ! wait_for "$1" pid_gone "$RL_PID"; then
         kill -9 "$RL_PID" 2>/dev/null || true
         wait "$RL_PID" 2>/dev/null || true
-        echo "redlock-run did not exit within $1s; stderr:" >&2
-        cat "$RL_ERR" >&2
         return 1
     fi
     RL_STATUS=0
