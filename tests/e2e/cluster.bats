@@ -202,7 +202,10 @@ shared_holders_are() { [ "$("$RL" status --json "$1" | jq -r '.holders | length'
     from=$(slot_owner_port "$slot")
     to=$(other_port "$from")
     MOVING="$slot $from $to"
-    rl_start -v --ttl 6s job -- sh -c 'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
+    # A long lease renewed often: the renewals meet the migration at once, and their retries
+    # outlast however long the move takes on a loaded machine (a 6 s TTL left only ~3 s).
+    rl_start -v --ttl 30s --renew-every 500ms job -- sh -c \
+        'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
     wait_for 10 ckey_exists job
     # Without its holder info (recorded by default; deleted here) the renewal names an absent
     # key, so the source sends it to the target (ASK), which lacks the lock key until MIGRATE:
@@ -212,7 +215,7 @@ shared_holders_are() { [ "$("$RL" status --json "$1" | jq -r '.holders | length'
     wait_for 10 file_contains "$RL_ERR" "TRYAGAIN"
     slot_migrate_keys "$slot" "$from" "$to"
     slot_finish_migration "$slot" "$to"
-    wait_for 10 at_least_after "$RL_ERR" "TRYAGAIN" "renewed lock" 1
+    wait_for 25 at_least_after "$RL_ERR" "TRYAGAIN" "renewed lock" 1
     touch "$GATE"
     rl_finish 10
     assert_equal "$RL_STATUS" 0
