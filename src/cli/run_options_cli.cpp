@@ -55,7 +55,7 @@ void add_run_options(OptionTable& t, RawOptions& o) {
              "REDLOCK_REPLICA_TIMEOUT");
     t.option("--permits N", o.permits,
              "Let up to N runs hold NAME at once (default 1: a plain lock); each gets its "
-             "own permit REDLOCK_PERMIT (1..N) and fence; not with a quorum",
+             "own permit REDLOCK_PERMIT (1..N) and fence",
              "REDLOCK_PERMITS");
     t.flag("--shared", o.shared,
            "Hold NAME shared: any number of --shared runs together, none beside an exclusive "
@@ -153,7 +153,6 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.replicas = replica_policy(raw, scan, r);
     r.keep_env = raw.keep_env;
     r.permits = int_option(raw.permits, "--permits", 1, max_permits);
-    if (r.permits > 1 && !r.conn.quorum.empty()) throw UsageError(permits_quorum_refusal);
     r.shared = raw.shared;
     if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
     if (r.shared && !r.conn.quorum.empty()) throw UsageError(shared_quorum_refusal);

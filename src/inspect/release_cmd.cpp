@@ -38,6 +38,14 @@ std::string node_outcome(const NodeReleased& node, bool force, bool verbose) {
     if (!node.result) return fmt::format("unreachable ({})", node.error);
     switch (*node.result) {
         case ReleaseResult::released:
+            if (force && !node.removed.empty()) {
+                std::string permits;
+                for (const PermitHolder& h : node.removed)
+                    permits += fmt::format("{}{}", permits.empty() ? "" : ", ", h.permit);
+                return fmt::format("released {} permit holder{} (permit{} {})", node.removed.size(),
+                                   node.removed.size() == 1 ? "" : "s",
+                                   node.removed.size() == 1 ? "" : "s", permits);
+            }
             if (force) return fmt::format("released (token {})", shown_token(node.token, verbose));
             return "released";
         case ReleaseResult::absent:
@@ -67,6 +75,10 @@ int report_per_node(const ReleaseReport& report, const InspectOptions& options) 
         }
     }
     const std::size_t n = report.per_node.size();
+    // --force on a permits lock: every holder that some node had, once.
+    for (const PermitHolder& h : report.removed)
+        say(fmt::format("released lock '{}' {}", printable(keys.name),
+                        permit_holder_line(report.lock, h, verbose)));
     say(fmt::format("lock '{}': released on {} of {} nodes", printable(keys.name), released, n));
     if (first_failed)
         throw RedisUnavailable(fmt::format(

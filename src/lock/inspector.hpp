@@ -70,6 +70,7 @@ struct NodeReleased {
     std::optional<ReleaseResult> result;  // null when the node did not answer
     std::string token;                    // --force, when released: the token that held it
     std::string error;                    // when it did not answer: why
+    std::vector<PermitHolder> removed;    // --force on a permits lock: the holders removed here
 };
 
 // release --token T or --force.

@@ -20,6 +20,10 @@ bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
 
 void LockNode::step_back(const LockKeys& keys, const std::string& token, long long ticket,
                          Millis alive) {
+    if (permits_ > 1) {
+        abandon_permit(keys, token, fmt::format("ticket:{}", ticket), alive);
+        return;
+    }
     Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
                                          {token, std::to_string(wake_linger.count()), keys.wake,
                                           std::to_string(ticket), std::to_string(alive.count())},
@@ -37,7 +41,7 @@ void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
 
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing, long long ticket) {
-    if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing);
+    if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing, ticket);
     if (shared_) return acquire_shared(keys, token, ttl, info, queueing);
     std::string queue_arg;
     if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";

@@ -92,6 +92,10 @@ class LockNode {
     // A quorum waiter that holds the lock on a majority: leaves this node's queue, keeping its
     // key here if this node took it (abandon.lua).
     void leave_queue(const LockKeys& keys, const std::string& token);
+    // Permits on a quorum: the majority agreed on `permit`. From now on this node renews and
+    // releases that permit; a different one that this node gave the token (it chose otherwise,
+    // or answered late) is given back here and now, and the queue left.
+    void settle_permit(const LockKeys& keys, const std::string& token, int permit);
 
     // Permits: whether `token` holds one of the lock's permits, whatever N this node was given.
     bool holds_permit(const LockKeys& keys, const std::string& token);
@@ -106,13 +110,14 @@ class LockNode {
   private:
     // The permits protocol (permits.cpp).
     AcquireResult acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
-                                 const HolderInfo* info, Queueing queueing);
+                                 const HolderInfo* info, Queueing queueing, long long ticket);
     RenewResult renew_permit(const LockKeys& keys, const std::string& token, Millis ttl,
                              Deadline deadline);
     ReleaseResult release_permit(const LockKeys& keys, const std::string& token, Millis keep);
     FinishResult finish_permit(const LockKeys& keys, const std::string& token, Millis keep,
                                const RunRecord& record);
-    bool abandon_permit(const LockKeys& keys, const std::string& token);
+    bool abandon_permit(const LockKeys& keys, const std::string& token,
+                        const std::string& mode = "", Millis alive = Millis(0));
     // The shared protocol (shared.cpp).
     AcquireResult acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
                                  const HolderInfo* info, Queueing queueing);

@@ -84,8 +84,8 @@ class NodeBackend final : public LockBackend {
             else if (node_.shared())
                 a.busy = shared_busy(keys(), w.last);
             else
-                a.busy = fmt::format("lock '{}' is held by {}", keys().key,
-                                     describe_holder(w.last));
+                a.busy =
+                    fmt::format("lock '{}' is held by {}", keys().key, describe_holder(w.last));
             return a;
         }
         if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
@@ -208,13 +208,11 @@ std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const Conne
 }
 
 std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
-                                          const ReplicaPolicy& replicas, int permits,
-                                          bool shared) {
+                                          const ReplicaPolicy& replicas, int permits, bool shared) {
     if (permits > 1 && shared) throw UsageError(shared_permits_refusal);
     if (!conn.quorum.empty()) {
-        if (permits > 1) throw UsageError(permits_quorum_refusal);
         if (shared) throw UsageError(shared_quorum_refusal);
-        return make_quorum_backend(keys, conn, replicas);
+        return make_quorum_backend(keys, conn, replicas, permits);
     }
     return make_node_backend(keys, conn, replicas, permits, shared);
 }

@@ -93,12 +93,15 @@ void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys) {
 }
 
 AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
-                                       const HolderInfo* info, Queueing queueing) {
+                                       const HolderInfo* info, Queueing queueing,
+                                       long long ticket) {
     // As LockNode::acquire: a waiter's ':alive' outlasts its block plus the retry after it.
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
+    std::string queue_arg;
+    if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
     std::vector<std::string> args{token,
                                   std::to_string(ttl.count()),
-                                  queueing == Queueing::wait ? "1" : "",
+                                  queue_arg,
                                   std::to_string(alive_grace.count()),
                                   std::to_string(no_ttl_recheck.count()),
                                   std::to_string(permits_)};
@@ -150,10 +153,16 @@ FinishResult LockNode::finish_permit(const LockKeys& keys, const std::string& to
     return finish_result(reply, keys.key, /*released=*/true);
 }
 
-bool LockNode::abandon_permit(const LockKeys& keys, const std::string& token) {
-    Reply reply =
-        run_permits(conn_, keys, "abandon", {token}, BootClock::now() + conn_.timeouts().command);
+bool LockNode::abandon_permit(const LockKeys& keys, const std::string& token,
+                              const std::string& mode, Millis alive) {
+    Reply reply = run_permits(conn_, keys, "abandon", {token, mode, std::to_string(alive.count())},
+                              BootClock::now() + conn_.timeouts().command);
     return abandon_result(reply, keys.key);
+}
+
+void LockNode::settle_permit(const LockKeys& keys, const std::string& token, int permit) {
+    permit_ = permit;
+    abandon_permit(keys, token, fmt::format("keep:{}", permit));
 }
 
 bool LockNode::holds_permit(const LockKeys& keys, const std::string& token) {

@@ -19,12 +19,6 @@ namespace redlock {
 // latency of every other client of the server.
 inline constexpr int max_permits = 1000;
 
-// Why a quorum (several -u) refuses --permits N > 1, for the UsageError.
-inline constexpr const char* permits_quorum_refusal =
-    "--permits above 1 does not work with a quorum (several -u): a holder would need the same "
-    "permit on a majority of nodes, which nodes that choose freely cannot promise; use one "
-    "Redis (or Sentinel, or Cluster)";
-
 // The lock key's value while permits are held: the record of N ("redlock-permits/N").
 std::string permits_record(int permits);
 // N when `value` is such a record.
@@ -43,7 +37,7 @@ struct PermitHolder {
 // Also what a shared lock (--shared, lock/shared.hpp) reads as: `shared` set, every holder's
 // permit 0.
 struct PermitsState {
-    int permits = 0;  // N, 0 when the lock is not a permits lock right now
+    int permits = 0;      // N, 0 when the lock is not a permits lock right now
     bool shared = false;  // a shared lock's marker was there
     std::optional<long long> fence;
     long long redis_now_ms = 0;

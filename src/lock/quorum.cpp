@@ -15,10 +15,12 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "lock/lock_replies.hpp"
+#include "lock/permits.hpp"
 #include "lock/quorum_math.hpp"
 #include "lock/replicas.hpp"
 #include "lock/scripts.hpp"
@@ -70,7 +72,8 @@ struct QuorumLock::Worker {
         int cancel_fd;
     };
 
-    Worker(const Endpoint& endpoint, Timeouts timeouts) : conn(endpoint, timeouts), node(conn) {}
+    Worker(const Endpoint& endpoint, Timeouts timeouts, int permits)
+        : conn(endpoint, timeouts), node(conn, permits) {}
 
     // The thread starts with every signal blocked, whatever the creating thread's mask: the run
     // reads its signals from a signalfd (SignalEvents), which sees only signals that no thread
@@ -221,10 +224,10 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
 }
 
 QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node,
-                       ReplicaPolicy replicas)
-    : timeouts_(per_node), replicas_(replicas) {
+                       ReplicaPolicy replicas, int permits)
+    : timeouts_(per_node), replicas_(replicas), permits_(permits) {
     for (const Endpoint& ep : endpoints) {
-        workers_.push_back(std::make_shared<Worker>(ep, per_node));
+        workers_.push_back(std::make_shared<Worker>(ep, per_node, permits));
         workers_.back()->start(workers_.back());
     }
 }
@@ -284,6 +287,22 @@ std::size_t count_if(const Answers<T>& seen, Pred pred) {
     return k;
 }
 
+// The permit that the most nodes gave us so far (the lowest of a tie), and on how many: a plain
+// lock's every acceptance is "permit 1".
+struct Pick {
+    int permit = 1;
+    std::size_t nodes = 0;
+};
+Pick best_permit(const Answers<AcquireResult>& seen) {
+    std::map<int, std::size_t> votes;
+    for (const auto& r : seen.results)
+        if (r && r->acquired && !r->slot_done) ++votes[r->permit];
+    Pick best;
+    for (const auto& [permit, nodes] : votes)
+        if (nodes > best.nodes) best = {permit, nodes};
+    return best;
+}
+
 }  // namespace
 
 // Waiting across a quorum (a waiter's `ticket` > 0). Each node keeps its own queue of the same
@@ -305,6 +324,13 @@ std::size_t count_if(const Answers<T>& seen, Pred pred) {
 //   answers, W holds the lock. Two waiters cannot each hold the other's majority hostage: a split
 //   vote (each took a minority) ends with both queued everywhere, and the lower ticket wins next.
 //   A waiter that dies leaves by itself: its ':alive' mark expires and the nodes skip it.
+// - Permits (--permits N): a holder holds permit i when a majority gave it permit i; what other
+//   nodes gave it does not count, and is given back. Permit i is then a Redlock lock of its own,
+//   held by one token at a time, so at most N holders hold the name at once. (Counting any
+//   permit on a majority would not do: with N = 2 on three nodes, holders of {1,2}, {2,3} and
+//   {1,3} fill no node beyond 2, yet make three.) Each node gives its k-th queued waiter the
+//   k-th free permit (permits.lua), and orders the waiters by ticket, so nodes that agree on
+//   which permits are free agree on each waiter's permit, whatever order the requests came in.
 // - Fairness across hosts is only as good as their clocks: waiters whose start times are closer
 //   than the clocks' skew may be served in either order; on one host, in the order they began.
 QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -337,10 +363,10 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
             if (r.acquired) checked_fence(r.fence + 1, keys.key);
             return r;
         },
-        [need](const Answers<AcquireResult>& seen) {
-            return count_if(seen, [](const AcquireResult& r) { return r.acquired; }) >= need;
-        },
+        [need](const Answers<AcquireResult>& seen) { return best_permit(seen).nodes >= need; },
         Early::on_success);
+    const Pick pick = best_permit(seen);
+    a.permit = pick.permit;
     long long max_counter = 0;
     std::vector<long long> slots;
     a.holder_pttl.assign(n, -1);
@@ -361,7 +387,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                 a.slot_done = r.slot_done;
             a.slot = r.slot;
         } else if (r.acquired) {
-            ++a.accepted;
+            if (r.permit == pick.permit) ++a.accepted;
             max_counter = std::max(max_counter, r.fence);
             if (r.slot) slots.push_back(*r.slot);
         } else {
@@ -389,17 +415,27 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         long long fence = quorum_fence(max_counter);
         // A waiter also leaves the queue on every other node (busy there, or not yet answered:
         // this runs after its acquire on that node's worker, and keeps a key it took late).
+        // Permits: on every other node, a permit other than ours is given back (settle_permit).
         std::vector<char> accepted(n, 0);
         for (std::size_t i = 0; i < n; ++i)
-            accepted[i] = seen.results[i] && seen.results[i]->acquired;
+            accepted[i] = seen.results[i] && seen.results[i]->acquired &&
+                          seen.results[i]->permit == pick.permit;
         Millis command = timeouts_.command;
+        const int permits = permits_, permit = pick.permit;
+        // What holds our token on each node: the lock key, or for permits permit i's key.
+        std::string held_key = keys.key, held_info = keys.info;
+        if (permits > 1) {
+            held_key = permit_key_prefix(keys) + std::to_string(permit);
+            held_info = held_key + ":info";
+        }
         auto raised = gather<bool>(
             workers_, cancel_fd_, give_up,
-            [keys, token, fence, accepted, command, ticket](std::size_t i, LockNode& node,
-                                                            Connection& conn) {
-                if (!accepted[i] && ticket > 0) node.leave_queue(keys, token);
+            [keys, token, fence, accepted, command, ticket, permits, permit, held_key, held_info](
+                std::size_t i, LockNode& node, Connection& conn) {
+                if (!accepted[i] && permits > 1) node.settle_permit(keys, token, permit);
+                if (!accepted[i] && ticket > 0 && permits == 1) node.leave_queue(keys, token);
                 if (!accepted[i]) return false;
-                Reply r = scripts::raise_fence().run(conn, {keys.key, keys.fence, keys.info},
+                Reply r = scripts::raise_fence().run(conn, {held_key, keys.fence, held_info},
                                                      {token, std::to_string(fence)},
                                                      BootClock::now() + command);
                 const redisReply& reply = check(r, "raising the fence");
@@ -703,10 +739,14 @@ bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {
     const std::size_t need = majority();
     auto seen = gather<bool>(
         workers_, cancel_fd_, BootClock::now() + timeouts_.connect + timeouts_.command,
-        [keys, token](std::size_t, LockNode&, Connection& conn) {
+        [keys, token](std::size_t, LockNode& node, Connection& conn) {
             Reply reply = conn.command({"GET", keys.key});
             const redisReply& r = check(reply, fmt::format("checking lock '{}'", keys.key));
-            return r.type == REDIS_REPLY_STRING && std::string(r.str, r.len) == token;
+            if (r.type != REDIS_REPLY_STRING) return false;
+            std::string value(r.str, r.len);
+            // A permits lock: the parent holds one of its permits, whatever N this run has.
+            if (permits_of(value)) return node.holds_permit(keys, token);
+            return value == token;
         },
         [need](const Answers<bool>& seen) {
             return count_if(seen, [](bool b) { return b; }) >= need;

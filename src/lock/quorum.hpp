@@ -33,7 +33,8 @@ struct QuorumAttempt {
     long long fence = 0;       // when acquired: the quorum's fence (above every earlier one)
     std::size_t nodes = 0;     // N
     std::size_t answered = 0;  // nodes that replied to the acquire at all
-    std::size_t accepted = 0;  // nodes that gave us the lock
+    std::size_t accepted = 0;  // nodes that gave us the lock (permits: the same permit)
+    int permit = 1;            // --permits N: the permit the most nodes gave us, 1..N
     Deadline started{};        // when the attempt began: the validity counts from here
     Millis elapsed{0};
     std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
@@ -57,8 +58,10 @@ class QuorumLock {
   public:
     // Each node gets its own connection, bounded by `per_node` (connect and each command).
     // --min-replicas (`replicas`) is counted per node: a node whose WAIT falls short after an
-    // acquire or a renewal does not count towards the majority.
-    QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas);
+    // acquire or a renewal does not count towards the majority. `permits` > 1 (--permits N): a
+    // holder holds one permit, the same one on a majority (QuorumLock::acquire says why).
+    QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas,
+               int permits = 1);
 
     // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
     // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
@@ -137,6 +140,7 @@ class QuorumLock {
     std::vector<std::shared_ptr<Worker>> workers_;
     Timeouts timeouts_;
     ReplicaPolicy replicas_;
+    int permits_ = 1;
     std::atomic<int> cancel_fd_{-1};
     std::optional<OncePer> once_;
     bool busy_holder_ = true;

@@ -36,10 +36,16 @@ namespace {
 
 // "lock 'k' is held elsewhere: 1 of 5 nodes accepted it (5 answered, 3 needed), held by ..."
 // for an attempt that reached a majority but did not get the lock.
-std::string busy_message(const LockKeys& keys, const QuorumAttempt& a) {
+// With --permits N: "all 3 permits of lock 'k' are held or promised to waiting runs: ...".
+std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permits) {
     if (!a.why.empty())
         return fmt::format("lock '{}' not taken: {} of {} nodes accepted it ({} answered) but {}",
                            keys.key, a.accepted, a.nodes, a.answered, a.why);
+    if (permits > 1)
+        return fmt::format(
+            "all {} permits of lock '{}' are held or promised to waiting runs: no permit was "
+            "given to this run by a majority ({} of {} nodes at most, {} answered, {} needed)",
+            permits, keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
     std::string holder = a.busy ? fmt::format(", held by {}", describe_holder(*a.busy)) : "";
     return fmt::format(
         "lock '{}' is held elsewhere: only {} of {} nodes accepted it ({} answered, {} needed){}",
@@ -135,10 +141,11 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
 class QuorumBackend final : public LockBackend {
   public:
     QuorumBackend(const LockKeys& keys, const ConnectionOptions& conn,
-                  const ReplicaPolicy& replicas)
+                  const ReplicaPolicy& replicas, int permits)
         : LockBackend(keys),
-          lock_(conn.quorum, quorum_timeouts(conn), replicas),
-          identity_(quorum_identity(conn.quorum)) {}
+          lock_(conn.quorum, quorum_timeouts(conn), replicas, permits),
+          identity_(quorum_identity(conn.quorum)),
+          permits_(permits) {}
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
@@ -154,11 +161,12 @@ class QuorumBackend final : public LockBackend {
             return a;
         }
         if (!w.last.acquired) {
-            a.busy = busy_message(keys(), w.last);
+            a.busy = busy_message(keys(), w.last, permits_);
             return a;
         }
         a.acquired = true;
         a.fence = w.last.fence;
+        a.permit = w.last.permit;
         // The validity counts from when the attempt began (QuorumLock::lease_end).
         a.lease_start = w.last.started;
         a.where = fmt::format("on {} of {} nodes", w.last.accepted, w.last.nodes);
@@ -194,9 +202,9 @@ class QuorumBackend final : public LockBackend {
         for (const auto& r : lock_.record_run(keys(), token, record))
             if (r) recorded.push_back(*r);
         if (recorded.size() < lock_.majority())
-            throw RedisUnavailable(fmt::format(
-                "recording the run of lock '{}': only {} of {} nodes wrote it", keys().key,
-                recorded.size(), lock_.size()));
+            throw RedisUnavailable(
+                fmt::format("recording the run of lock '{}': only {} of {} nodes wrote it",
+                            keys().key, recorded.size(), lock_.size()));
         return majority_record(recorded);
     }
 
@@ -259,14 +267,15 @@ class QuorumBackend final : public LockBackend {
 
     QuorumLock lock_;
     std::string identity_;
+    int permits_ = 1;
 };
 
 }  // namespace
 
 std::unique_ptr<LockBackend> make_quorum_backend(const LockKeys& keys,
                                                  const ConnectionOptions& conn,
-                                                 const ReplicaPolicy& replicas) {
-    return std::make_unique<QuorumBackend>(keys, conn, replicas);
+                                                 const ReplicaPolicy& replicas, int permits) {
+    return std::make_unique<QuorumBackend>(keys, conn, replicas, permits);
 }
 
 }  // namespace redlock

@@ -18,6 +18,42 @@
 namespace redlock {
 namespace {
 
+// A permits lock (--permits N) as a quorum decides it, from each node's reading (null where a
+// node did not answer or holds no permits record): the N that a majority recorded, and the
+// holders that hold the same permit with the same token on a majority (as an acquire decides;
+// a permit on a minority is an attempt that failed, or one being cleaned up). Null when no
+// majority of nodes recorded the same N: then it is not a permits lock, as far as anyone holds.
+std::optional<PermitsState> majority_permits(const std::vector<std::optional<PermitsState>>& nodes,
+                                             std::size_t majority) {
+    std::map<int, std::size_t> records;
+    for (const auto& node : nodes)
+        if (node && node->permits > 0) ++records[node->permits];
+    std::optional<PermitsState> out;
+    for (const auto& [permits, count] : records)
+        if (count >= majority) {
+            out.emplace();
+            out->permits = permits;
+        }
+    if (!out) return out;
+    std::map<std::pair<int, std::string>, std::size_t> votes;
+    for (const auto& node : nodes) {
+        if (!node || node->permits != out->permits) continue;
+        if (out->redis_now_ms == 0) out->redis_now_ms = node->redis_now_ms;
+        if (node->fence) out->fence = std::max(out->fence.value_or(0), *node->fence);
+        for (const PermitHolder& h : node->holders)
+            if (++votes[{h.permit, h.token}] == majority) out->holders.push_back(h);
+    }
+    std::sort(out->holders.begin(), out->holders.end(),
+              [](const PermitHolder& a, const PermitHolder& b) { return a.permit < b.permit; });
+    return out;
+}
+
+// Node i's permits, when its lock key holds a permits record.
+std::optional<PermitsState> permits_on(Connection& conn, const LockState& lock) {
+    if (!lock.held() || !permits_of(lock.token)) return std::nullopt;
+    return read_permits(conn, lock.keys);
+}
+
 class QuorumInspector final : public LockInspector {
   public:
     explicit QuorumInspector(const ConnectionOptions& conn)
@@ -27,9 +63,11 @@ class QuorumInspector final : public LockInspector {
         const std::size_t n = quorum_.size();
         std::vector<NodeReading> nodes(n);
         std::vector<LastRuns> copies(n);
+        std::vector<std::optional<PermitsState>> permits(n);
         quorum_.in_parallel([&](std::size_t i) {
             std::optional<NodeError> error = node_failure([&] {
                 nodes[i].lock = read_lock_state(quorum_.connection(i), keys);
+                permits[i] = permits_on(quorum_.connection(i), *nodes[i].lock);
                 copies[i] = last_runs_or_none(quorum_.connection(i), keys);
             });
             if (error) nodes[i].error = error->message;
@@ -53,6 +91,11 @@ class QuorumInspector final : public LockInspector {
         for (const auto& [t, count] : votes)
             if (count > report.holding) std::tie(token, report.holding) = std::tie(t, count);
         report.held = report.holding >= a.majority;
+        // A permits lock: its key holds the record of N on every node; the holders are its own.
+        if (report.held && permits_of(token)) {
+            report.holders = majority_permits(permits, a.majority);
+            if (report.holders) report.held = !report.holders->holders.empty();
+        }
         if (!report.held && a.answered < a.majority)
             throw RedisUnavailable(fmt::format(
                 "cannot tell whether lock '{}' is held: only {} of {} Redis nodes answered ({} "
@@ -120,6 +163,16 @@ class QuorumInspector final : public LockInspector {
                 if (last_runs) v.listed.runs = newest_last_runs(v.runs);
                 report.locks.push_back(std::move(v.listed));
             }
+        // Permits locks: their holders, read from every node (one more round trip each).
+        for (ListedLock& listed : report.locks) {
+            if (!permits_of(listed.lock.token)) continue;
+            std::vector<std::optional<PermitsState>> permits(n);
+            quorum_.in_parallel([&](std::size_t i) {
+                node_failure(
+                    [&] { permits[i] = read_permits(quorum_.connection(i), listed.lock.keys); });
+            });
+            listed.holders = majority_permits(permits, a.majority);
+        }
         return report;
     }
 
@@ -128,18 +181,39 @@ class QuorumInspector final : public LockInspector {
         throw UsageError("list --names reads one Redis: give one -u URL, not a quorum");
     }
 
+    // Each node through the protocol its lock key says it has (a permits record, or a plain
+    // token), as a single node's release does.
     ReleaseReport release_token(const LockKeys& keys, const std::string& token) override {
         return release_everywhere(keys, [&](std::size_t i, NodeReleased& out) {
-            out.result = quorum_.node(i).release(keys, token);
+            Connection& conn = quorum_.connection(i);
+            LockState now = read_lock_state(conn, keys);
+            int permits = now.held() ? permits_of(now.token).value_or(1) : 1;
+            LockNode node(conn, permits);
+            out.result = node.release(keys, token);
         });
     }
 
     ReleaseReport force_release(const LockKeys& keys) override {
-        return release_everywhere(keys, [&](std::size_t i, NodeReleased& out) {
-            std::optional<LockState> was = force_release_lock(quorum_.connection(i), keys);
+        ReleaseReport report = release_everywhere(keys, [&](std::size_t i, NodeReleased& out) {
+            Connection& conn = quorum_.connection(i);
+            LockState now = read_lock_state(conn, keys);
+            if (now.held() && permits_of(now.token)) {
+                out.removed = force_release_permits(conn, keys);
+                out.result = out.removed.empty() ? ReleaseResult::absent : ReleaseResult::released;
+                return;
+            }
+            std::optional<LockState> was = force_release_lock(conn, keys);
             out.result = was ? ReleaseResult::released : ReleaseResult::absent;
             if (was) out.token = was->token;
         });
+        // Every holder removed from some node, once: what the operator ended.
+        std::set<std::pair<int, std::string>> seen;
+        for (const NodeReleased& node : report.per_node)
+            for (const PermitHolder& h : node.removed)
+                if (seen.emplace(h.permit, h.token).second) report.removed.push_back(h);
+        std::sort(report.removed.begin(), report.removed.end(),
+                  [](const PermitHolder& a, const PermitHolder& b) { return a.permit < b.permit; });
+        return report;
     }
 
     std::vector<LedgerEntry> history(const LockKeys& keys, std::size_t limit) override {

@@ -141,7 +141,7 @@ gated() {
     [ "${lines[0]} 1" = "${lines[1]}" ]
 }
 
-@test "--permits is range-checked, read from REDLOCK_PERMITS, and refused with a quorum" {
+@test "--permits is range-checked and read from REDLOCK_PERMITS" {
     run "$RL" --permits 0 x -- true
     assert_failure 64
     assert_output --partial "invalid value '0' for --permits: expected 1-1000"
@@ -150,9 +150,6 @@ gated() {
     REDLOCK_PERMITS=2 run "$RL" envp -- sh -c 'redis-cli -p "$0" GET envp' "$REDIS_PORT"
     assert_success
     assert_output "redlock-permits/2"
-    run "$RL" -u "$REDIS_URL" -u redis://127.0.0.1:1 -u redis://127.0.0.1:2 --permits 2 q -- true
-    assert_failure 64
-    assert_output --partial "does not work with a quorum"
 }
 
 @test "status shows every holder, list one line, release --token one holder, --force all" {

@@ -10,8 +10,10 @@
 --                      so a holder that dies frees its permit when the TTL ends, without help.
 --   P .. i .. ':info'  permit i's holder info (--hold-info), same TTL.
 --   fence counter      shared by all holders: every holder's fence is above every earlier one.
---   waiters' queue     as for the plain lock: the first F live waiters have the F free permits
---                      reserved, and a freed permit wakes exactly the waiter it admits.
+--   waiters' queue     as for the plain lock (a list in arrival order, or for a quorum's waiters
+--                      a sorted set by ticket, lib/queue.lua): the first F live waiters have the
+--                      F free permits reserved, the k-th of them the k-th free permit, and a
+--                      freed permit wakes exactly the waiter it admits.
 -- Deleting the lock key by hand ends every permit (renewals fail, the next acquire clears them).
 --
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue (and for 'finish' KEYS[4],
@@ -66,20 +68,25 @@ local function refit(n)
 end
 
 -- Whether `token` may take one of `free` permits: the first `free` live waiters have them
--- reserved, so it may when it is one of them, or when fewer than `free` live runs wait.
--- Entries of waiters that died (':alive' expired) are dropped on the way.
+-- reserved, so it may when it is one of them, or when fewer than `free` live runs wait. Returns
+-- how many live waiters are ahead of it when it may (the free permit it takes is the next one
+-- after theirs), nil when it may not. Entries of waiters that died (':alive' expired) are
+-- dropped on the way.
+-- Taking the permit by place, not the first free one, is what lets a quorum agree: every node
+-- orders a quorum's waiters by ticket, so nodes that have the same permits free give the same
+-- waiter the same permit, whatever order the waiters' requests reached them in.
 local function admitted(token, free)
   local ahead, i = 0, 0
   while ahead < free do
-    local w = redis.call('LINDEX', KEYS[3], i)
-    if not w or w == token then return true end
+    local w = queue_at(KEYS[3], i)
+    if not w or w == token then return ahead end
     if redis.call('EXISTS', wprefix .. w .. ':alive') == 1 then
       ahead, i = ahead + 1, i + 1
     else
-      redis.call('LREM', KEYS[3], 1, w)
+      queue_remove(KEYS[3], w)
     end
   end
-  return false
+  return nil
 end
 
 -- Wakes the k-th live waiter: the one a newly freed permit admits (the k-1 before it have the
@@ -87,7 +94,7 @@ end
 local function wake_nth(k)
   local seen, i = 0, 0
   while true do
-    local w = redis.call('LINDEX', KEYS[3], i)
+    local w = queue_at(KEYS[3], i)
     if not w then return nil end
     if redis.call('EXISTS', wprefix .. w .. ':alive') == 1 then
       seen = seen + 1
@@ -98,7 +105,7 @@ local function wake_nth(k)
       end
       i = i + 1
     else
-      redis.call('LREM', KEYS[3], 1, w)
+      queue_remove(KEYS[3], w)
     end
   end
 end
@@ -122,13 +129,16 @@ local function holder_info(i)
   return redis.call('HGETALL', info)
 end
 
--- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '1' when this run waits, ARGV[8] how long
+-- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '' when this run does not wait, '1' when it
+-- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
+-- lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] N, ARGV[11..] holder-info field/value pairs.
 -- Returns {1, fence, 'permit', i} when acquired (fence a decimal string); {0, pttl} when busy,
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
+  local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
   local kind, have = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -169,30 +179,41 @@ if op == 'acquire' then
       return {1, redis.call('GET', KEYS[2]), 'permit', i}
     end
   end
-  if s.free == 0 or not admitted(token, s.free) then
+  local ahead = s.free > 0 and admitted(token, s.free) or nil
+  if not ahead then
     local reply
     if s.free == 0 then
       reply = {0, s.min}
     else
       -- Reserved for the waiters ahead: wait no longer than the first could still be alive.
-      reply = {0, redis.call('PTTL', wprefix .. redis.call('LINDEX', KEYS[3], 0) .. ':alive')}
+      reply = {0, redis.call('PTTL', wprefix .. queue_first(KEYS[3]) .. ':alive')}
     end
     if waits then
-      if not redis.call('LPOS', KEYS[3], token) then redis.call('RPUSH', KEYS[3], token) end
+      queue_join(KEYS[3], token, ticket)
       local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + tonumber(ttl))
     end
     return reply
   end
+  -- The free permit after those reserved for the `ahead` waiters before us (admitted).
   local i = s.first
+  for k = i, n do
+    if not s.values[k] then
+      if ahead == 0 then
+        i = k
+        break
+      end
+      ahead = ahead - 1
+    end
+  end
   redis.call('SET', P .. i, token, 'PX', ttl)
   if kind == 'none' then
     redis.call('SET', KEYS[1], MARK .. n, 'PX', ttl)
   else
     stretch(tonumber(ttl))
   end
-  redis.call('LREM', KEYS[3], 0, token)
+  queue_remove(KEYS[3], token)
   redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
   -- Never below this master's clock in microseconds, as with a plain lock.
   local fence = next_fence(KEYS[2])
@@ -273,16 +294,32 @@ if op == 'finish' then
   return {string.format('%d', now), held and 1 or 0, marked, released, problem}
 end
 
--- abandon: ARGV[5] token. Leaves the queue, deletes a permit the token holds (an acquire whose
--- reply was lost), and passes a reserved permit on. Returns 1 when it deleted a permit.
+-- abandon: ARGV[5] token, ARGV[6] '' to give up, 'ticket:T' to step back, or 'keep:K' to
+-- settle on permit K. Giving up leaves the queue, deletes a permit the token holds (an acquire
+-- whose reply was lost), and passes a reserved permit on. A quorum waiter whose attempt took no
+-- majority steps back: gives back the permit it took here but keeps its place at ticket T,
+-- marked alive for ARGV[7] ms, in one step (abandon.lua says why). A quorum holder settles: the
+-- majority agreed on permit K, so on every other node it leaves the queue and gives back a
+-- permit other than K that it took there (a node that chose differently, or answered late).
+-- Returns 1 when it deleted a permit.
 if op == 'abandon' then
-  local token = ARGV[5]
-  redis.call('LREM', KEYS[3], 0, token)
-  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  local token, mode = ARGV[5], ARGV[6] or ''
+  local ticket = string.match(mode, '^ticket:(%d+)$')
+  local keep = tonumber(string.match(mode, '^keep:(%d+)$'))
+  if ticket then
+    queue_join(KEYS[3], token, ticket)
+    redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', ARGV[7])
+    -- Stale: the next block must wait for a real hand-off.
+    redis.call('DEL', wprefix .. token)
+  else
+    queue_remove(KEYS[3], token)
+    redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  end
   local _, n = recorded()
   if not n then return 0 end
   local deleted = 0
   local i = find(token, n, nil)
+  if i == keep then return 0 end
   if i then
     redis.call('DEL', P .. i, P .. i .. ':info')
     deleted = 1

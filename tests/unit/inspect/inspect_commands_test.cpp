@@ -123,9 +123,9 @@ TEST(InspectCommands, ReleaseSaysWhatEachNodeDidThenFailsOnAnUnansweredOne) {
     r.lock.keys = keys;
     r.result = ReleaseResult::released;
     r.agreement = Agreement{3, 2, 2};
-    r.per_node = {{"n1:1", ReleaseResult::released, "t1aaaaaaaaaa", ""},
-                  {"n2:2", ReleaseResult::absent, "", ""},
-                  {"n3:3", std::nullopt, "", "timed out"}};
+    r.per_node = {{"n1:1", ReleaseResult::released, "t1aaaaaaaaaa", "", {}},
+                  {"n2:2", ReleaseResult::absent, "", "", {}},
+                  {"n3:3", std::nullopt, "", "timed out", {}}};
     InspectOptions o = options_for("job");
     o.force = true;
     testing::internal::CaptureStdout();
@@ -145,9 +145,9 @@ TEST(InspectCommands, ReleaseByTokenThatNoNodeHeldIsNotOwner) {
     r.lock.keys = keys;
     r.result = ReleaseResult::not_owner;
     r.agreement = Agreement{3, 2, 3};
-    r.per_node = {{"n1:1", ReleaseResult::not_owner, "", ""},
-                  {"n2:2", ReleaseResult::not_owner, "", ""},
-                  {"n3:3", ReleaseResult::absent, "", ""}};
+    r.per_node = {{"n1:1", ReleaseResult::not_owner, "", "", {}},
+                  {"n2:2", ReleaseResult::not_owner, "", "", {}},
+                  {"n3:3", ReleaseResult::absent, "", "", {}}};
     InspectOptions o = options_for("job");
     o.token = "mine";
     testing::internal::CaptureStdout();

@@ -241,6 +241,48 @@ TEST_F(Lock, APermitsFinishReleasesThePermitAndJudgesTheRunByIt) {
     EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
 }
 
+// A quorum's permits (permits.lua with tickets): each node gives its k-th queued waiter the k-th
+// free permit, whatever order the waiters' requests reach it in, so that nodes with the same
+// permits free give a waiter the same permit. Stepping back keeps the waiter's place; settling
+// on a permit gives back any other this node gave the token.
+TEST_F(Lock, QuorumWaitersTakePermitsByTicketNotByArrival) {
+    LockNode h1{conn, 3}, h2{conn, 3}, h3{conn, 3}, early{conn, 3}, late{conn, 3};
+    std::string t1 = new_token(), t2 = new_token(), t3 = new_token();
+    std::string te = new_token(), tl = new_token();
+    ASSERT_TRUE(h1.acquire(keys, t1, milliseconds(5000)).acquired);
+    ASSERT_TRUE(h2.acquire(keys, t2, milliseconds(5000)).acquired);
+    ASSERT_TRUE(h3.acquire(keys, t3, milliseconds(5000)).acquired);
+    // The later ticket queues first.
+    EXPECT_FALSE(late.acquire(keys, tl, milliseconds(5000), nullptr, Queueing::wait, 200).acquired);
+    EXPECT_FALSE(
+        early.acquire(keys, te, milliseconds(5000), nullptr, Queueing::wait, 100).acquired);
+    EXPECT_EQ(raw({"ZSCORE", keys.wait, te}), "100");
+    EXPECT_EQ(raw({"ZSCORE", keys.wait, tl}), "200");
+    ASSERT_EQ(h1.release(keys, t1), ReleaseResult::released);
+    ASSERT_EQ(h3.release(keys, t3), ReleaseResult::released);
+    // Permits 1 and 3 are free; the later ticket asks first and still gets the second of them.
+    AcquireResult l = late.acquire(keys, tl, milliseconds(5000), nullptr, Queueing::wait, 200);
+    ASSERT_TRUE(l.acquired);
+    EXPECT_EQ(l.permit, 3);
+    AcquireResult e = early.acquire(keys, te, milliseconds(5000), nullptr, Queueing::wait, 100);
+    ASSERT_TRUE(e.acquired);
+    EXPECT_EQ(e.permit, 1);
+    EXPECT_EQ(raw({"EXISTS", keys.wait}), "0");
+
+    // Settling on permit 1 gives back permit 3 here (a node that chose otherwise)...
+    std::string p = permit_key_prefix(keys);
+    late.settle_permit(keys, tl, 1);
+    EXPECT_EQ(raw({"EXISTS", p + "3"}), "0");
+    // ...and keeps the permit that was agreed on.
+    early.settle_permit(keys, te, 1);
+    EXPECT_EQ(raw({"GET", p + "1"}), te);
+
+    // A step back gives the permit back and keeps the place at the ticket.
+    early.step_back(keys, te, 100, milliseconds(5000));
+    EXPECT_EQ(raw({"EXISTS", p + "1"}), "0");
+    EXPECT_EQ(raw({"ZSCORE", keys.wait, te}), "100");
+}
+
 // The same for a shared hold (shared.lua 'finish'), judged by the run's own hold in the holders.
 TEST_F(Lock, ASharedFinishEndsTheHoldAndJudgesTheRunByIt) {
     LockNode first{conn, 1, true}, second{conn, 1, true};

@@ -59,6 +59,14 @@ local function queue_first(queue)
   return redis.call('LINDEX', queue, 0)
 end
 
+-- The entry at `index` (from 0), or nil past the end: permits.lua walks the queue by place.
+local function queue_at(queue, index)
+  if queue_is_ordered(queue) then
+    return redis.call('ZRANGE', queue, index, index)[1]
+  end
+  return redis.call('LINDEX', queue, index) or nil
+end
+
 -- Returns how many entries it removed (0 or 1).
 local function queue_remove(queue, token)
   if queue_is_ordered(queue) then
