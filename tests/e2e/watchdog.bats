@@ -218,7 +218,9 @@ next_or_none_left() {
             wait_for 5 group_dead "$(cat "$d/pgid.$2")"
             n=$(grep -c '^start' "$d/log" || true)
             wait_for 10 next_or_none_left "$n"  # the next holder runs while this one is frozen
-            kill -CONT "$1"
+            # It may have been exiting when it was found (a zombie takes SIGSTOP and is then
+            # reaped): nothing to continue then.
+            kill -CONT "$1" 2>/dev/null || true
         fi
     done
     for i in $pids; do wait_for 60 pid_gone "$i"; done
