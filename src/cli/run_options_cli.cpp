@@ -60,7 +60,7 @@ void add_run_options(OptionTable& t, RawOptions& o) {
     t.flag("--shared", o.shared,
            "Hold NAME shared: any number of --shared runs together, none beside an exclusive "
            "run (one without --shared), which waiting shared runs let go first; not with "
-           "--permits or a quorum",
+           "--permits",
            "REDLOCK_SHARED");
     t.flag("--keep-env", o.keep_env,
            "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
@@ -155,7 +155,6 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.permits = int_option(raw.permits, "--permits", 1, max_permits);
     r.shared = raw.shared;
     if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
-    if (r.shared && !r.conn.quorum.empty()) throw UsageError(shared_quorum_refusal);
     r.job = job_options(raw.job, scan.given);
     // The acquire script reads the slot; permits.lua does not, and with several holders at once
     // two runs of one slot could run side by side anyway.

@@ -38,6 +38,9 @@ std::string node_outcome(const NodeReleased& node, bool force, bool verbose) {
     if (!node.result) return fmt::format("unreachable ({})", node.error);
     switch (*node.result) {
         case ReleaseResult::released:
+            if (force && !node.removed.empty() && node.removed.front().permit == 0)
+                return fmt::format("released {} shared holder{}", node.removed.size(),
+                                   node.removed.size() == 1 ? "" : "s");
             if (force && !node.removed.empty()) {
                 std::string permits;
                 for (const PermitHolder& h : node.removed)

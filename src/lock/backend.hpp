@@ -131,8 +131,8 @@ class LockBackend {
 // The backend for `conn`'s topology: a quorum when it names several nodes, else a single node.
 // --min-replicas is honoured by both: a quorum node whose WAIT falls short does not count.
 // `permits` > 1 (--permits) lets that many holders in at once, on every topology (a quorum's
-// holder holds the same permit on a majority). `shared` (--shared) makes this run a shared holder;
-// a quorum refuses it (lock/shared.hpp says why), and so does permits > 1.
+// holder holds the same permit on a majority). `shared` (--shared) makes this run a shared holder
+// (permits > 1 refuses it: UsageError).
 std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const ConnectionOptions& conn,
                                           const ReplicaPolicy& replicas, int permits = 1,
                                           bool shared = false);
@@ -141,6 +141,7 @@ std::unique_ptr<LockBackend> make_node_backend(const LockKeys& keys, const Conne
                                                bool shared = false);
 std::unique_ptr<LockBackend> make_quorum_backend(const LockKeys& keys,
                                                  const ConnectionOptions& conn,
-                                                 const ReplicaPolicy& replicas, int permits = 1);
+                                                 const ReplicaPolicy& replicas, int permits = 1,
+                                                 bool shared = false);
 
 }  // namespace redlock

@@ -24,6 +24,10 @@ void LockNode::step_back(const LockKeys& keys, const std::string& token, long lo
         abandon_permit(keys, token, fmt::format("ticket:{}", ticket), alive);
         return;
     }
+    if (shared_) {
+        abandon_shared(keys, token, fmt::format("ticket:{}", ticket), alive);
+        return;
+    }
     Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
                                          {token, std::to_string(wake_linger.count()), keys.wake,
                                           std::to_string(ticket), std::to_string(alive.count())},
@@ -42,7 +46,7 @@ void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing, long long ticket) {
     if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing, ticket);
-    if (shared_) return acquire_shared(keys, token, ttl, info, queueing);
+    if (shared_) return acquire_shared(keys, token, ttl, info, queueing, ticket);
     std::string queue_arg;
     if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
     // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry

@@ -120,13 +120,14 @@ class LockNode {
                         const std::string& mode = "", Millis alive = Millis(0));
     // The shared protocol (shared.cpp).
     AcquireResult acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
-                                 const HolderInfo* info, Queueing queueing);
+                                 const HolderInfo* info, Queueing queueing, long long ticket);
     RenewResult renew_shared(const LockKeys& keys, const std::string& token, Millis ttl,
                              Deadline deadline);
     ReleaseResult release_shared(const LockKeys& keys, const std::string& token, Millis keep);
     FinishResult finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
                                const RunRecord& record);
-    bool abandon_shared(const LockKeys& keys, const std::string& token);
+    bool abandon_shared(const LockKeys& keys, const std::string& token,
+                        const std::string& mode = "", Millis alive = Millis(0));
 
     Connection& conn_;
     int permits_ = 1;

@@ -211,8 +211,7 @@ std::unique_ptr<LockBackend> make_backend(const LockKeys& keys, const Connection
                                           const ReplicaPolicy& replicas, int permits, bool shared) {
     if (permits > 1 && shared) throw UsageError(shared_permits_refusal);
     if (!conn.quorum.empty()) {
-        if (shared) throw UsageError(shared_quorum_refusal);
-        return make_quorum_backend(keys, conn, replicas, permits);
+        return make_quorum_backend(keys, conn, replicas, permits, shared);
     }
     return make_node_backend(keys, conn, replicas, permits, shared);
 }

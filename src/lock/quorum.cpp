@@ -24,6 +24,7 @@
 #include "lock/quorum_math.hpp"
 #include "lock/replicas.hpp"
 #include "lock/scripts.hpp"
+#include "lock/shared.hpp"
 #include "redis/socket.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -72,8 +73,8 @@ struct QuorumLock::Worker {
         int cancel_fd;
     };
 
-    Worker(const Endpoint& endpoint, Timeouts timeouts, int permits)
-        : conn(endpoint, timeouts), node(conn, permits) {}
+    Worker(const Endpoint& endpoint, Timeouts timeouts, int permits, bool shared)
+        : conn(endpoint, timeouts), node(conn, permits, shared) {}
 
     // The thread starts with every signal blocked, whatever the creating thread's mask: the run
     // reads its signals from a signalfd (SignalEvents), which sees only signals that no thread
@@ -224,10 +225,10 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
 }
 
 QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node,
-                       ReplicaPolicy replicas, int permits)
-    : timeouts_(per_node), replicas_(replicas), permits_(permits) {
+                       ReplicaPolicy replicas, int permits, bool shared)
+    : timeouts_(per_node), replicas_(replicas), permits_(permits), shared_(shared) {
     for (const Endpoint& ep : endpoints) {
-        workers_.push_back(std::make_shared<Worker>(ep, per_node, permits));
+        workers_.push_back(std::make_shared<Worker>(ep, per_node, permits, shared));
         workers_.back()->start(workers_.back());
     }
 }
@@ -331,6 +332,12 @@ Pick best_permit(const Answers<AcquireResult>& seen) {
 //   {1,3} fill no node beyond 2, yet make three.) Each node gives its k-th queued waiter the
 //   k-th free permit (permits.lua), and orders the waiters by ticket, so nodes that agree on
 //   which permits are free agree on each waiter's permit, whatever order the requests came in.
+// - Shared holders (--shared): a shared holder holds the name when it is among the shared
+//   holders on a majority. Each node keeps shared and exclusive holders apart, and any two
+//   majorities share a node, so a shared and an exclusive holder (or two exclusive ones) never
+//   hold at once. Writer preference works as the order above: every node queues both kinds by
+//   ticket, and a shared run is not let in on a node where an exclusive waiter is queued ahead
+//   of it, so once an exclusive waiter is queued on a majority no later shared run can be.
 // - Fairness across hosts is only as good as their clocks: waiters whose start times are closer
 //   than the clocks' skew may be served in either order; on one host, in the order they began.
 QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
@@ -427,6 +434,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         if (permits > 1) {
             held_key = permit_key_prefix(keys) + std::to_string(permit);
             held_info = held_key + ":info";
+        } else if (shared_) {
+            // A shared holder's record (a hash naming its token) lasts as long as its hold.
+            held_key = held_info = shared_record_prefix(keys) + token;
         }
         auto raised = gather<bool>(
             workers_, cancel_fd_, give_up,
@@ -744,8 +754,10 @@ bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {
             const redisReply& r = check(reply, fmt::format("checking lock '{}'", keys.key));
             if (r.type != REDIS_REPLY_STRING) return false;
             std::string value(r.str, r.len);
-            // A permits lock: the parent holds one of its permits, whatever N this run has.
+            // A permits lock: the parent holds one of its permits, whatever N this run has; a
+            // shared lock: the parent is one of its shared holders, whatever mode this run has.
             if (permits_of(value)) return node.holds_permit(keys, token);
+            if (value == shared_marker) return node.holds_shared(keys, token);
             return value == token;
         },
         [need](const Answers<bool>& seen) {

@@ -60,8 +60,10 @@ class QuorumLock {
     // --min-replicas (`replicas`) is counted per node: a node whose WAIT falls short after an
     // acquire or a renewal does not count towards the majority. `permits` > 1 (--permits N): a
     // holder holds one permit, the same one on a majority (QuorumLock::acquire says why).
+    // `shared` (--shared): a shared holder, one on a majority (per node, shared and exclusive
+    // holders exclude each other, and any two majorities share a node).
     QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas,
-               int permits = 1);
+               int permits = 1, bool shared = false);
 
     // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
     // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
@@ -141,6 +143,7 @@ class QuorumLock {
     Timeouts timeouts_;
     ReplicaPolicy replicas_;
     int permits_ = 1;
+    bool shared_ = false;
     std::atomic<int> cancel_fd_{-1};
     std::optional<OncePer> once_;
     bool busy_holder_ = true;

@@ -37,7 +37,8 @@ namespace {
 // "lock 'k' is held elsewhere: 1 of 5 nodes accepted it (5 answered, 3 needed), held by ..."
 // for an attempt that reached a majority but did not get the lock.
 // With --permits N: "all 3 permits of lock 'k' are held or promised to waiting runs: ...".
-std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permits) {
+// With --shared: "lock 'k' is held by an exclusive holder, or an exclusive run waits ...".
+std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permits, bool shared) {
     if (!a.why.empty())
         return fmt::format("lock '{}' not taken: {} of {} nodes accepted it ({} answered) but {}",
                            keys.key, a.accepted, a.nodes, a.answered, a.why);
@@ -46,6 +47,11 @@ std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permi
             "all {} permits of lock '{}' are held or promised to waiting runs: no permit was "
             "given to this run by a majority ({} of {} nodes at most, {} answered, {} needed)",
             permits, keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
+    if (shared)
+        return fmt::format(
+            "lock '{}' is held by an exclusive holder, or an exclusive run waits for it ahead of "
+            "shared ones: only {} of {} nodes let this run in ({} answered, {} needed)",
+            keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
     std::string holder = a.busy ? fmt::format(", held by {}", describe_holder(*a.busy)) : "";
     return fmt::format(
         "lock '{}' is held elsewhere: only {} of {} nodes accepted it ({} answered, {} needed){}",
@@ -141,11 +147,12 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
 class QuorumBackend final : public LockBackend {
   public:
     QuorumBackend(const LockKeys& keys, const ConnectionOptions& conn,
-                  const ReplicaPolicy& replicas, int permits)
+                  const ReplicaPolicy& replicas, int permits, bool shared)
         : LockBackend(keys),
-          lock_(conn.quorum, quorum_timeouts(conn), replicas, permits),
+          lock_(conn.quorum, quorum_timeouts(conn), replicas, permits, shared),
           identity_(quorum_identity(conn.quorum)),
-          permits_(permits) {}
+          permits_(permits),
+          shared_(shared) {}
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
@@ -161,7 +168,7 @@ class QuorumBackend final : public LockBackend {
             return a;
         }
         if (!w.last.acquired) {
-            a.busy = busy_message(keys(), w.last, permits_);
+            a.busy = busy_message(keys(), w.last, permits_, shared_);
             return a;
         }
         a.acquired = true;
@@ -268,14 +275,16 @@ class QuorumBackend final : public LockBackend {
     QuorumLock lock_;
     std::string identity_;
     int permits_ = 1;
+    bool shared_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<LockBackend> make_quorum_backend(const LockKeys& keys,
                                                  const ConnectionOptions& conn,
-                                                 const ReplicaPolicy& replicas, int permits) {
-    return std::make_unique<QuorumBackend>(keys, conn, replicas, permits);
+                                                 const ReplicaPolicy& replicas, int permits,
+                                                 bool shared) {
+    return std::make_unique<QuorumBackend>(keys, conn, replicas, permits, shared);
 }
 
 }  // namespace redlock

@@ -12,32 +12,42 @@
 #include "lock/inspector.hpp"
 #include "lock/lock_scan.hpp"
 #include "lock/quorum.hpp"
+#include "lock/shared.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 
 namespace redlock {
 namespace {
 
-// A permits lock (--permits N) as a quorum decides it, from each node's reading (null where a
-// node did not answer or holds no permits record): the N that a majority recorded, and the
-// holders that hold the same permit with the same token on a majority (as an acquire decides;
-// a permit on a minority is an attempt that failed, or one being cleaned up). Null when no
-// majority of nodes recorded the same N: then it is not a permits lock, as far as anyone holds.
-std::optional<PermitsState> majority_permits(const std::vector<std::optional<PermitsState>>& nodes,
+// What a node's lock key says the lock is: N for a permits lock, -1 for a shared one.
+int kind_of(const PermitsState& s) {
+    return s.shared ? -1 : s.permits;
+}
+
+// A permits lock (--permits N) or a shared lock (--shared) as a quorum decides it, from each
+// node's reading (null where a node did not answer or holds neither): the kind that a majority
+// recorded, and the holders that hold the same permit (shared: permit 0) with the same token on
+// a majority (as an acquire decides; a hold on a minority is an attempt that failed, or one
+// being cleaned up). Null when no majority recorded the same kind: then, as far as anyone holds
+// it, it is neither.
+std::optional<PermitsState> majority_holders(const std::vector<std::optional<PermitsState>>& nodes,
                                              std::size_t majority) {
     std::map<int, std::size_t> records;
     for (const auto& node : nodes)
-        if (node && node->permits > 0) ++records[node->permits];
+        if (node && kind_of(*node) != 0) ++records[kind_of(*node)];
     std::optional<PermitsState> out;
-    for (const auto& [permits, count] : records)
+    int kind = 0;
+    for (const auto& [k, count] : records)
         if (count >= majority) {
+            kind = k;
             out.emplace();
-            out->permits = permits;
+            out->permits = std::max(k, 0);
+            out->shared = k < 0;
         }
     if (!out) return out;
     std::map<std::pair<int, std::string>, std::size_t> votes;
     for (const auto& node : nodes) {
-        if (!node || node->permits != out->permits) continue;
+        if (!node || kind_of(*node) != kind) continue;
         if (out->redis_now_ms == 0) out->redis_now_ms = node->redis_now_ms;
         if (node->fence) out->fence = std::max(out->fence.value_or(0), *node->fence);
         for (const PermitHolder& h : node->holders)
@@ -48,9 +58,15 @@ std::optional<PermitsState> majority_permits(const std::vector<std::optional<Per
     return out;
 }
 
-// Node i's permits, when its lock key holds a permits record.
-std::optional<PermitsState> permits_on(Connection& conn, const LockState& lock) {
-    if (!lock.held() || !permits_of(lock.token)) return std::nullopt;
+// A permits or shared lock's key holds a record or a marker; its holders are listed apart.
+bool has_holders(const LockState& lock) {
+    return lock.held() && (permits_of(lock.token) || lock.token == shared_marker);
+}
+
+// A node's holders, when its lock key holds a permits record or the shared marker.
+std::optional<PermitsState> holders_on(Connection& conn, const LockState& lock) {
+    if (!has_holders(lock)) return std::nullopt;
+    if (lock.token == shared_marker) return read_shared(conn, lock.keys);
     return read_permits(conn, lock.keys);
 }
 
@@ -67,7 +83,7 @@ class QuorumInspector final : public LockInspector {
         quorum_.in_parallel([&](std::size_t i) {
             std::optional<NodeError> error = node_failure([&] {
                 nodes[i].lock = read_lock_state(quorum_.connection(i), keys);
-                permits[i] = permits_on(quorum_.connection(i), *nodes[i].lock);
+                permits[i] = holders_on(quorum_.connection(i), *nodes[i].lock);
                 copies[i] = last_runs_or_none(quorum_.connection(i), keys);
             });
             if (error) nodes[i].error = error->message;
@@ -91,11 +107,6 @@ class QuorumInspector final : public LockInspector {
         for (const auto& [t, count] : votes)
             if (count > report.holding) std::tie(token, report.holding) = std::tie(t, count);
         report.held = report.holding >= a.majority;
-        // A permits lock: its key holds the record of N on every node; the holders are its own.
-        if (report.held && permits_of(token)) {
-            report.holders = majority_permits(permits, a.majority);
-            if (report.holders) report.held = !report.holders->holders.empty();
-        }
         if (!report.held && a.answered < a.majority)
             throw RedisUnavailable(fmt::format(
                 "cannot tell whether lock '{}' is held: only {} of {} Redis nodes answered ({} "
@@ -107,6 +118,12 @@ class QuorumInspector final : public LockInspector {
                     report.lock = *node.lock;
                     break;
                 }
+        // A permits or shared lock: its key holds the record of N or the shared marker on every
+        // node; the holders are its own.
+        if (report.held && has_holders(report.lock)) {
+            report.holders = majority_holders(permits, a.majority);
+            if (report.holders) report.held = !report.holders->holders.empty();
+        }
         report.per_node = std::move(nodes);
         return report;
     }
@@ -163,15 +180,15 @@ class QuorumInspector final : public LockInspector {
                 if (last_runs) v.listed.runs = newest_last_runs(v.runs);
                 report.locks.push_back(std::move(v.listed));
             }
-        // Permits locks: their holders, read from every node (one more round trip each).
+        // Permits and shared locks: their holders, read from every node (one more round trip
+        // each).
         for (ListedLock& listed : report.locks) {
-            if (!permits_of(listed.lock.token)) continue;
-            std::vector<std::optional<PermitsState>> permits(n);
+            if (!has_holders(listed.lock)) continue;
+            std::vector<std::optional<PermitsState>> holders(n);
             quorum_.in_parallel([&](std::size_t i) {
-                node_failure(
-                    [&] { permits[i] = read_permits(quorum_.connection(i), listed.lock.keys); });
+                node_failure([&] { holders[i] = holders_on(quorum_.connection(i), listed.lock); });
             });
-            listed.holders = majority_permits(permits, a.majority);
+            listed.holders = majority_holders(holders, a.majority);
         }
         return report;
     }
@@ -188,7 +205,7 @@ class QuorumInspector final : public LockInspector {
             Connection& conn = quorum_.connection(i);
             LockState now = read_lock_state(conn, keys);
             int permits = now.held() ? permits_of(now.token).value_or(1) : 1;
-            LockNode node(conn, permits);
+            LockNode node(conn, permits, now.held() && now.token == shared_marker);
             out.result = node.release(keys, token);
         });
     }
@@ -197,8 +214,9 @@ class QuorumInspector final : public LockInspector {
         ReleaseReport report = release_everywhere(keys, [&](std::size_t i, NodeReleased& out) {
             Connection& conn = quorum_.connection(i);
             LockState now = read_lock_state(conn, keys);
-            if (now.held() && permits_of(now.token)) {
-                out.removed = force_release_permits(conn, keys);
+            if (has_holders(now)) {
+                out.removed = now.token == shared_marker ? force_release_shared(conn, keys)
+                                                         : force_release_permits(conn, keys);
                 out.result = out.removed.empty() ? ReleaseResult::absent : ReleaseResult::released;
                 return;
             }
@@ -224,9 +242,13 @@ class QuorumInspector final : public LockInspector {
             errors[i] = node_failure(
                 [&] { per_node[i] = read_ledger(quorum_.connection(i), keys, limit); });
         });
-        // A run wrote the same entry to every node it reached; only the node clocks differ.
-        std::set<std::tuple<std::string, long long, long long, std::string, long long>> seen;
-        std::vector<LedgerEntry> out;
+        // A run wrote its entry to every node it reached, with the duration it measured itself:
+        // host, pid, fence and duration name the run. The node clocks differ, and so can the
+        // outcome each node judged by what it held: a node that a slow acquire never reached
+        // says "lost" for a run that the majority says "ran". Each run is shown once, with the
+        // outcome most of its copies give.
+        using RunId = std::tuple<std::string, long long, long long, long long>;
+        std::map<RunId, std::vector<LedgerEntry>> copies;
         std::size_t answered = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (errors[i]) {
@@ -236,11 +258,22 @@ class QuorumInspector final : public LockInspector {
             }
             ++answered;
             for (LedgerEntry& e : per_node[i])
-                if (seen.emplace(e.host, e.pid, e.fence, e.outcome, e.duration_ms).second)
-                    out.push_back(std::move(e));
+                copies[RunId{e.host, e.pid, e.fence, e.duration_ms}].push_back(std::move(e));
         }
         if (answered == 0)
             throw RedisUnavailable(fmt::format("history of lock '{}': no node answered", keys.key));
+        std::vector<LedgerEntry> out;
+        for (auto& [id, same_run] : copies) {
+            std::map<std::string, std::size_t> outcomes;
+            for (const LedgerEntry& e : same_run) ++outcomes[e.outcome];
+            std::size_t best = 0;
+            for (const LedgerEntry& e : same_run) best = std::max(best, outcomes[e.outcome]);
+            for (LedgerEntry& e : same_run)
+                if (outcomes[e.outcome] == best) {
+                    out.push_back(std::move(e));
+                    break;
+                }
+        }
         std::stable_sort(out.begin(), out.end(), [](const LedgerEntry& a, const LedgerEntry& b) {
             return a.end_ms > b.end_ms;
         });

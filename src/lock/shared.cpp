@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-
 #include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
@@ -41,11 +40,13 @@ std::string shared_record_prefix(const LockKeys& keys) {
 }
 
 AcquireResult LockNode::acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
-                                       const HolderInfo* info, Queueing queueing) {
+                                       const HolderInfo* info, Queueing queueing,
+                                       long long ticket) {
     // As LockNode::acquire: a waiter's ':alive' outlasts its block plus the retry after it.
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
-    std::vector<std::string> args{token, std::to_string(ttl.count()),
-                                  queueing == Queueing::wait ? "1" : "",
+    std::string queue_arg;
+    if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
+    std::vector<std::string> args{token, std::to_string(ttl.count()), queue_arg,
                                   std::to_string(alive_grace.count()),
                                   std::to_string(no_ttl_recheck.count())};
     if (info) {
@@ -82,9 +83,10 @@ FinishResult LockNode::finish_shared(const LockKeys& keys, const std::string& to
     return finish_result(reply, keys.key, /*released=*/true);
 }
 
-bool LockNode::abandon_shared(const LockKeys& keys, const std::string& token) {
-    Reply reply =
-        run_shared(conn_, keys, "abandon", {token}, BootClock::now() + conn_.timeouts().command);
+bool LockNode::abandon_shared(const LockKeys& keys, const std::string& token,
+                              const std::string& mode, Millis alive) {
+    Reply reply = run_shared(conn_, keys, "abandon", {token, mode, std::to_string(alive.count())},
+                             BootClock::now() + conn_.timeouts().command);
     return abandon_result(reply, keys.key);
 }
 

@@ -20,12 +20,6 @@ inline constexpr const char* shared_permits_refusal =
     "--shared does not combine with --permits above 1: a name is either a permits lock or a "
     "shared/exclusive lock; give one of them";
 
-// Why a quorum (several -u) refuses --shared, for the UsageError.
-inline constexpr const char* shared_quorum_refusal =
-    "--shared does not work with a quorum (several -u): its holders' set and writer preference "
-    "are kept on one node, and a quorum would need both agreed by a majority, which is not built; "
-    "use one Redis (or Sentinel, or Cluster)";
-
 // The sorted set of a shared lock's holders, and the prefix of each holder's record.
 std::string shared_holders_key(const LockKeys& keys);
 std::string shared_record_prefix(const LockKeys& keys);

@@ -204,7 +204,7 @@ gated() {
     assert_output --regexp '^inner [0-9]+$'
 }
 
-@test "--shared from REDLOCK_SHARED, with --min-hold and --max-runtime; refused with --permits or a quorum (64)" {
+@test "--shared from REDLOCK_SHARED, with --min-hold and --max-runtime; refused with --permits (64)" {
     REDLOCK_SHARED=1 gated env
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 1
     REDLOCK_SHARED=1 run "$RL" env -- true
@@ -226,9 +226,6 @@ gated() {
     run "$RL" --shared --permits 2 mixed -- true
     assert_failure 64
     assert_output --partial "--shared does not combine with --permits"
-    run "$RL" --shared -u "$REDIS_URL" -u "$REDIS_URL/1" -u "$REDIS_URL/2" q -- true
-    assert_failure 64
-    assert_output --partial "--shared does not work with a quorum"
 }
 
 @test "the run ledger records a shared run (and a permit's) as ran, and the hold is released" {

@@ -1,10 +1,15 @@
 -- The second step of a quorum acquire (several -u): raises this node's fence counter to the fence
 -- the quorum hands out, while the lock still holds our token. Done on a majority, it puts that
 -- value on at least one node of every later majority, so every later holder's INCR lands above it.
--- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash (all in one slot).
+-- KEYS[1] what holds the token: the lock key, or a permit's key (permits.lua), or a shared
+-- holder's record (shared.lua, a hash whose 'token' field is the token, which lasts as long as
+-- the hold); KEYS[2] fence counter, KEYS[3] holder-info hash (all in one slot).
 -- ARGV[1] token, ARGV[2] the quorum's fence (decimal).
 -- Returns 1 when the counter is now at least ARGV[2], 0 when the lock is not ours (unchanged).
-if redis.call('TYPE', KEYS[1]).ok ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'hash' then
+  if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
+elseif kind ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 -- Both are compared as decimal strings (length, then digits), not as Lua doubles, which are

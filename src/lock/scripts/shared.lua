@@ -13,8 +13,9 @@
 --                   and its holder info.
 --   fence counter   shared with the exclusive holders: every fence is above every earlier one, so
 --                   an exclusive holder's fence is above every shared holder's admitted before it.
---   waiters' queue  shared with exclusive waiters (acquire.lua); a shared waiter's ':alive' mark
---                   is 'shared'. A shared run enters a free or shared-held lock unless a live
+--   waiters' queue  shared with exclusive waiters (acquire.lua): a list in arrival order, or for a
+--                   quorum's waiters a sorted set by ticket (lib/queue.lua); a shared waiter's
+--                   ':alive' mark is 'shared'. A shared run enters a free or shared-held lock unless a live
 --                   exclusive waiter is queued ahead of it (writer preference).
 -- Deleting the lock key by hand ends every shared hold (renewals fail, the next acquire clears
 -- the holders).
@@ -86,11 +87,11 @@ end
 local function admitted(token)
   local i = 0
   while true do
-    local w = redis.call('LINDEX', KEYS[3], i)
+    local w = queue_at(KEYS[3], i)
     if not w or w == token then return true, nil end
     local mode = redis.call('GET', wprefix .. w .. ':alive')
     if not mode then
-      redis.call('LREM', KEYS[3], 1, w)
+      queue_remove(KEYS[3], w)
     elseif mode ~= 'shared' then
       return false, w
     else
@@ -114,13 +115,16 @@ local function holders(now)
   return out
 end
 
--- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '1' when this run waits, ARGV[8] how long a
+-- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '' when this run does not wait, '1' when it
+-- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
+-- lib/queue.lua), ARGV[8] how long a
 -- waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10..] holder-info field/value pairs.
 -- Returns {1, fence} when acquired (fence a decimal string); {0, pttl} when busy, pttl bounding
 -- the caller's wait; an error 'PERMITS ...' when the name is held with --permits.
 if op == 'acquire' then
   local token, ttl, waits = ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= ''
+  local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
   local kind, shared = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -165,7 +169,7 @@ if op == 'acquire' then
       end
     end
     if waits then
-      if not redis.call('LPOS', KEYS[3], token) then redis.call('RPUSH', KEYS[3], token) end
+      queue_join(KEYS[3], token, ticket)
       local block = pttl >= 0 and pttl or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + ttl)
@@ -173,7 +177,7 @@ if op == 'acquire' then
     return {0, pttl}
   end
   if not shared then redis.call('SET', KEYS[1], MARK, 'PX', ttl) end
-  redis.call('LREM', KEYS[3], 0, token)
+  queue_remove(KEYS[3], token)
   redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
   -- Never below this master's clock in microseconds, as with a plain lock.
   local fence = next_fence(KEYS[2])
@@ -246,12 +250,23 @@ if op == 'finish' then
   return {string.format('%d', now), held and 1 or 0, marked, released, problem}
 end
 
--- abandon: ARGV[5] token. Leaves the queue and ends a hold the token has (an acquire whose reply
--- was lost); whoever can enter now is woken. Returns 1 when it ended a hold.
+-- abandon: ARGV[5] token, ARGV[6] '' to give up or 'ticket:T' to step back. Giving up leaves
+-- the queue and ends a hold the token has (an acquire whose reply was lost); whoever can enter
+-- now is woken. A quorum waiter whose attempt took no majority steps back: it ends the hold it
+-- took here but keeps its place at ticket T, marked alive ('shared') for ARGV[7] ms, in one
+-- step (abandon.lua says why). Returns 1 when it ended a hold.
 if op == 'abandon' then
   local token = ARGV[5]
-  redis.call('LREM', KEYS[3], 0, token)
-  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  local ticket = string.match(ARGV[6] or '', '^ticket:(%d+)$')
+  if ticket then
+    queue_join(KEYS[3], token, ticket)
+    redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', ARGV[7])
+    -- Stale: the next block must wait for a real hand-off.
+    redis.call('DEL', wprefix .. token)
+  else
+    queue_remove(KEYS[3], token)
+    redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  end
   local now = now_ms()
   local kind, shared = recorded()
   local deleted = 0

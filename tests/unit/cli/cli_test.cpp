@@ -218,16 +218,16 @@ TEST_F(Cli, SharedFromFlagOrEnvironment) {
     expect_usage_error({"job", "true"}, "REDLOCK_SHARED");
 }
 
-TEST_F(Cli, SharedRefusesPermitsAndAQuorum) {
+TEST_F(Cli, SharedRefusesPermitsButNotAQuorum) {
     EXPECT_TRUE(parse({"--shared", "--permits", "1", "job", "true"}).run.shared);
     expect_usage_error({"--shared", "--permits", "2", "job", "true"},
                        "--shared does not combine with --permits");
     setenv("REDLOCK_PERMITS", "3", 1);
     expect_usage_error({"--shared", "job", "true"}, "--shared does not combine with --permits");
     unsetenv("REDLOCK_PERMITS");
-    expect_usage_error({"--shared", "-u", "redis://a", "-u", "redis://b", "-u", "redis://c", "job",
-                        "true"},
-                       "--shared does not work with a quorum");
+    EXPECT_TRUE(
+        parse({"--shared", "-u", "redis://a", "-u", "redis://b", "-u", "redis://c", "job", "true"})
+            .run.shared);
 }
 
 TEST_F(Cli, BadEnvironmentValuesAreUsageErrors) {

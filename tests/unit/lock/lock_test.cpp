@@ -283,6 +283,34 @@ TEST_F(Lock, QuorumWaitersTakePermitsByTicketNotByArrival) {
     EXPECT_EQ(raw({"ZSCORE", keys.wait, te}), "100");
 }
 
+// A quorum's shared waiters (shared.lua with tickets): queued by ticket beside exclusive ones,
+// kept out behind an exclusive waiter with an earlier ticket whatever the arrival order, and a
+// step back keeps the place with the shared mark.
+TEST_F(Lock, QuorumSharedWaitersQueueByTicketBehindAnEarlierExclusiveWaiter) {
+    LockNode holder{conn}, writer{conn}, reader{conn, 1, true};
+    std::string th = new_token(), tw = new_token(), tr = new_token();
+    ASSERT_TRUE(holder.acquire(keys, th, milliseconds(5000)).acquired);
+    // The reader's later ticket arrives first; the writer's earlier one after it.
+    EXPECT_FALSE(
+        reader.acquire(keys, tr, milliseconds(5000), nullptr, Queueing::wait, 200).acquired);
+    EXPECT_FALSE(
+        writer.acquire(keys, tw, milliseconds(5000), nullptr, Queueing::wait, 100).acquired);
+    ASSERT_EQ(holder.release(keys, th), ReleaseResult::released);
+    // Free now, but the writer is queued ahead of the reader: the reader stays out.
+    EXPECT_FALSE(
+        reader.acquire(keys, tr, milliseconds(5000), nullptr, Queueing::wait, 200).acquired);
+    ASSERT_TRUE(
+        writer.acquire(keys, tw, milliseconds(5000), nullptr, Queueing::wait, 100).acquired);
+    ASSERT_EQ(writer.release(keys, tw), ReleaseResult::released);
+    ASSERT_TRUE(
+        reader.acquire(keys, tr, milliseconds(5000), nullptr, Queueing::wait, 200).acquired);
+    // A step back ends the hold and keeps the place, marked as a shared waiter.
+    reader.step_back(keys, tr, 200, milliseconds(5000));
+    EXPECT_EQ(raw({"EXISTS", keys.key}), "0");
+    EXPECT_EQ(raw({"ZSCORE", keys.wait, tr}), "200");
+    EXPECT_EQ(raw({"GET", keys.wake + tr + ":alive"}), "shared");
+}
+
 // The same for a shared hold (shared.lua 'finish'), judged by the run's own hold in the holders.
 TEST_F(Lock, ASharedFinishEndsTheHoldAndJudgesTheRunByIt) {
     LockNode first{conn, 1, true}, second{conn, 1, true};

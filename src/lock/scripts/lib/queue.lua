@@ -121,11 +121,11 @@ end
 local function wake_admissible(queue, prefix, linger_ms, free)
   local i = 0
   while true do
-    local w = redis.call('LINDEX', queue, i)
+    local w = queue_at(queue, i)
     if not w then return end
     local mode = redis.call('GET', prefix .. w .. ':alive')
     if not mode then
-      redis.call('LREM', queue, 1, w)
+      queue_remove(queue, w)
     else
       if mode ~= 'shared' and not free then return end
       if redis.call('LLEN', prefix .. w) == 0 then

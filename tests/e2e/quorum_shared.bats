@@ -1,0 +1,221 @@
+#!/usr/bin/env bats
+# --shared over a quorum (several -u): a shared holder is among the shared holders on a majority,
+# an exclusive holder holds the plain lock on a majority; every node keeps the two apart and any
+# two majorities share a node, so they never hold at once. Waiters of both kinds queue by ticket
+# on every node, with writer preference. The commands' own start/end log (permit_probe.py) is the
+# proof. The three servers are shared by the whole file (each test uses its own lock names).
+load helpers
+load quorum_helpers
+bats_require_minimum_version 1.5.0
+
+PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
+
+setup_file() {
+    quorum_start 3
+    export QUORUM_URL Q_PORTS="${Q_PORT[*]}" Q_PIDS="${Q_PID[*]}"
+}
+teardown_file() {
+    read -ra Q_PORT <<<"$Q_PORTS"
+    read -ra Q_PID <<<"$Q_PIDS"
+    quorum_stop
+}
+
+setup() {
+    read -ra Q_PORT <<<"$Q_PORTS"
+    read -ra Q_PID <<<"$Q_PIDS"
+    export REDLOCK_URL=$QUORUM_URL
+    # As quorum.bats: a node timeout that a sanitizer build on a busy machine still meets.
+    export REDLOCK_NODE_TIMEOUT=400ms
+    PIDS=()
+}
+teardown() {
+    local i
+    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/go2" "$BATS_TEST_TMPDIR/stop"
+    for i in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$i" 2>/dev/null || true; done
+    for i in ${PIDS[@]+"${PIDS[@]}"}; do wait "$i" 2>/dev/null || true; done
+}
+
+lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
+nothing_left() {
+    local i
+    for i in 0 1 2; do
+        [ "$(qcli "$i" EXISTS "$1" "{$1}:shared")" = 0 ] || return 1
+    done
+}
+starts_at_least() { [ -e "$1" ] && [ "$(grep -c '^start' "$1")" -ge "$2" ]; }
+# queued_on_majority NAME K: K waiters are in NAME's queue on a majority of the nodes (a node
+# that a loaded machine let time out may lack one until its next attempt; the order that the
+# tests check is promised to waiters queued on a majority).
+queued_on_majority() {
+    local i k=0
+    for i in "${!Q_PORT[@]}"; do
+        [ "$(qcli "$i" ZCARD "{$1}:wait")" != "$2" ] || k=$((k + 1))
+    done
+    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
+}
+# held_on_majority NAME: NAME's key exists on a majority of the nodes.
+held_on_majority() {
+    local i k=0
+    for i in "${!Q_PORT[@]}"; do
+        [ "$(qcli "$i" EXISTS "$1")" != 1 ] || k=$((k + 1))
+    done
+    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
+}
+# shared_on_majority NAME K: K shared holders of NAME on a majority of the nodes.
+shared_on_majority() {
+    local i k=0
+    for i in "${!Q_PORT[@]}"; do
+        [ "$(qcli "$i" ZCARD "{$1}:shared")" != "$2" ] || k=$((k + 1))
+    done
+    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
+}
+
+# gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
+# redlock-run pid and fence to $BATS_TEST_TMPDIR/holders once it runs. (--wait although the lock
+# may be free: an attempt whose nodes answer after the node timeout is tried again.)
+gated() {
+    local name=$1
+    shift
+    "$RL" --wait 20s "$@" "$name" -- sh -c \
+        'echo "$PPID $REDLOCK_FENCE" >> "$0/holders"; while [ ! -e "$0/go" ]; do sleep 0.02; done' \
+        "$BATS_TEST_TMPDIR" &
+    PIDS+=($!)
+}
+
+@test "8 shared and 3 exclusive contenders x 3 rounds over three nodes: never shared beside exclusive, never two exclusive, fences in admission order" {
+    local i mode flag
+    for i in $(seq 11); do
+        if [ "$i" -le 8 ]; then mode=S; else mode=X; fi
+        (for round in 1 2 3; do
+            if [ "$mode" = S ]; then flag=--shared; else flag=; fi
+            "$RL" $flag --wait 90s --ttl 5s qmix -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" 0.1 "$mode" ||
+                echo "run $i ($mode) failed: $?" >>"$BATS_TEST_TMPDIR/failed"
+        done) &
+        PIDS+=($!)
+    done
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    PIDS=()
+    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+    run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log" 33
+    echo "$output"
+    assert_success
+    # Released on every node (a node a loaded machine let time out is left to the 5s TTL).
+    wait_for 15 nothing_left qmix
+}
+
+@test "shared quorum runs hold together; an exclusive run is busy beside them, and they beside it" {
+    gated qtogether --shared
+    gated qtogether --shared
+    wait_for 25 lines_are "$BATS_TEST_TMPDIR/holders" 2
+    wait_for 25 shared_on_majority qtogether 2
+    run "$RL" qtogether -- true
+    assert_failure 75
+    touch "$BATS_TEST_TMPDIR/go"
+    for p in "${PIDS[@]}"; do wait "$p"; done
+    PIDS=()
+    rm "$BATS_TEST_TMPDIR/go"
+    gated qtogether
+    wait_for 25 held_on_majority qtogether
+    run "$RL" --shared qtogether -- true
+    assert_failure 75
+    assert_output --partial "held by an exclusive holder, or an exclusive run waits for it"
+}
+
+@test "over the quorum, shared waiters ahead of a waiting exclusive run are admitted together; shared runs after it wait for it" {
+    local dir=$BATS_TEST_TMPDIR/barrier order=$BATS_TEST_TMPDIR/order s
+    mkdir "$dir"
+    gated qqueue
+    wait_for 25 held_on_majority qqueue
+    for s in S1 S2; do
+        "$RL" --shared --wait 60s qqueue -- sh -c \
+            'echo "$0" >> "$1"; touch "$2/$0"; n=0; while [ "$(ls "$2" | wc -l)" -lt 2 ]; do
+                 n=$((n + 1)); [ "$n" -lt 1000 ] || exit 9; sleep 0.02; done
+             while [ ! -e "$3/go2" ]; do sleep 0.02; done' "$s" "$order" "$dir" "$BATS_TEST_TMPDIR" &
+        PIDS+=($!)
+    done
+    wait_for 25 queued_on_majority qqueue 2
+    "$RL" --wait 60s qqueue -- sh -c 'echo X1 >> "$0"; sleep 0.2; echo X1-end >> "$0"' "$order" &
+    PIDS+=($!)
+    wait_for 25 queued_on_majority qqueue 3
+    touch "$BATS_TEST_TMPDIR/go"
+    wait_for 25 lines_are "$order" 2
+    # S1 and S2 hold it shared and X1 waits on every node: a new shared run is kept out.
+    queued_on_majority qqueue 1
+    run "$RL" --shared qqueue -- true
+    assert_failure 75
+    "$RL" --shared --wait 60s qqueue -- sh -c 'echo S3 >> "$0"' "$order" &
+    PIDS+=($!)
+    wait_for 25 queued_on_majority qqueue 2
+    touch "$BATS_TEST_TMPDIR/go2"
+    local p
+    for p in "${PIDS[@]}"; do wait "$p"; done
+    PIDS=()
+    cat "$order"
+    [ "$(head -n 2 "$order" | sort | tr '\n' ' ')" = "S1 S2 " ]
+    [ "$(tail -n 3 "$order" | tr '\n' ' ')" = "X1 X1-end S3 " ]
+}
+
+@test "over the quorum, a steady stream of shared runs does not starve a waiting exclusive run" {
+    local log=$BATS_TEST_TMPDIR/log i
+    for i in 1 2 3 4; do
+        (while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
+            "$RL" --shared --wait 60s qstream -- "$PROBE" hold "$log" 0.4 S || exit 1
+        done) &
+        PIDS+=($!)
+        sleep 0.1
+    done
+    wait_for 25 starts_at_least "$log" 6
+    run "$RL" --wait 60s qstream -- "$PROBE" hold "$log" 0.1 X
+    assert_success
+    local ended
+    ended=$(grep -c '^start' "$log")
+    wait_for 25 starts_at_least "$log" $((ended + 2))
+    touch "$BATS_TEST_TMPDIR/stop"
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    PIDS=()
+    run "$PROBE" check-shared "$log"
+    echo "$output"
+    assert_success
+    [ "$(grep -c '^start .* X ' "$log")" = 1 ]
+}
+
+@test "a SIGKILLed shared quorum holder's hold returns when its TTL ends, without help" {
+    gated qdead --shared --ttl 4s
+    wait_for 25 lines_are "$BATS_TEST_TMPDIR/holders" 1
+    kill -9 "${PIDS[0]}"
+    run "$RL" --wait 20s qdead -- echo exclusive
+    assert_success
+    assert_output exclusive
+}
+
+@test "status, list, release --token and --force on shared quorum holders; a nested run" {
+    gated qinspect --shared --hold-info
+    gated qinspect --shared --hold-info
+    wait_for 25 lines_are "$BATS_TEST_TMPDIR/holders" 2
+    run "$RL" status qinspect
+    assert_success
+    assert_line --regexp '^state: +held$'
+    assert_line --regexp '^holders: +2 shared holders$'
+    run "$RL" list
+    assert_success
+    assert_line --regexp '^qinspect +[23] of 3 .*2 shared holders'
+    local token
+    token=$(qcli 0 ZRANGE '{qinspect}:shared' 0 0)
+    [ -n "$token" ] || token=$(qcli 1 ZRANGE '{qinspect}:shared' 0 0)
+    run "$RL" release --token "$token" qinspect
+    assert_success
+    assert_output --regexp "released on [23] of 3 nodes"
+    run "$RL" release --force qinspect
+    assert_success
+    assert_line --regexp "^node 127\.0\.0\.1:[0-9]+: released 1 shared holder$"
+    assert_output --regexp "released on [23] of 3 nodes"
+    local p
+    for p in "${PIDS[@]}"; do wait_for 25 pid_gone "$p"; done
+    PIDS=()
+
+    run "$RL" -v --shared --wait 20s qinspect -- env REDLOCK_URL="$QUORUM_URL" "$RL" -v \
+        qinspect -- echo nested
+    assert_success
+    assert_output --partial "is held by a parent redlock-run (token verified)"
+    assert_line nested
+}
