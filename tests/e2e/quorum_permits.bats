@@ -242,3 +242,15 @@ gated() {
     assert_success
     assert_output "permit 1"
 }
+
+@test "on the quorum, --min-hold keeps the permit, --max-runtime frees it, and status --json lists it" {
+    run "$RL" --permits 2 --wait 20s --min-hold 10s --hold-info qmh -- true
+    assert_success
+    # Kept on a majority after the run: status counts the holder there.
+    run "$RL" status --json qmh
+    assert_success
+    echo "$output" | jq -e '.permits == 2 and .held_permits == 1 and .holders[0].permit == 1'
+    run "$RL" --permits 2 --wait 20s --max-runtime 300ms --kill-after 200ms qmr -- sleep 5
+    assert_failure 124
+    nothing_left qmr
+}

@@ -219,3 +219,16 @@ gated() {
     assert_output --partial "is held by a parent redlock-run (token verified)"
     assert_line nested
 }
+
+@test "on the quorum, --min-hold keeps a shared hold (an exclusive run is busy) and --max-runtime ends one" {
+    run "$RL" --shared --wait 20s --min-hold 10s qsmh -- true
+    assert_success
+    run "$RL" status --json qsmh
+    assert_success
+    echo "$output" | jq -e '.shared == true and (.holders | length) == 1'
+    run "$RL" qsmh -- true
+    assert_failure 75
+    run "$RL" --shared --wait 20s --max-runtime 300ms --kill-after 200ms qsmr -- sleep 5
+    assert_failure 124
+    nothing_left qsmr
+}
