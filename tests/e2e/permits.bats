@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # --permits N: up to N holders of one name at once, each with its own permit, token and fence.
 load helpers
+load holders_helpers
 
 PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
 
@@ -31,16 +32,8 @@ gated() {
 
 @test "12 contenders x 3 rounds with --permits 3: never more than 3 at once, never a permit twice, fences unique" {
     local i
-    for i in $(seq 12); do
-        (for round in 1 2 3; do
-            "$RL" --permits 3 --wait 60s --ttl 5s crowd -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" 0.15 ||
-                echo "run $i failed: $?" >> "$BATS_TEST_TMPDIR/failed"
-        done) &
-        PIDS+=($!)
-    done
-    for i in "${PIDS[@]}"; do wait "$i"; done
-    PIDS=()
-    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+    for i in $(seq 12); do crowd 3 0.15 - crowd --permits 3 --wait 60s --ttl 5s; done
+    crowd_wait
     run "$PROBE" check "$BATS_TEST_TMPDIR/log" 3 36
     echo "$output"
     assert_success

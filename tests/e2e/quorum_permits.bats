@@ -5,23 +5,16 @@
 # three servers are shared by the whole file (each test uses its own lock names).
 load helpers
 load quorum_helpers
+load holders_helpers
 bats_require_minimum_version 1.5.0
 
 PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
 
-setup_file() {
-    quorum_start 3
-    export QUORUM_URL Q_PORTS="${Q_PORT[*]}" Q_PIDS="${Q_PID[*]}"
-}
-teardown_file() {
-    read -ra Q_PORT <<<"$Q_PORTS"
-    read -ra Q_PID <<<"$Q_PIDS"
-    quorum_stop
-}
+setup_file() { quorum_file_start 3; }
+teardown_file() { quorum_file_stop; }
 
 setup() {
-    read -ra Q_PORT <<<"$Q_PORTS"
-    read -ra Q_PID <<<"$Q_PIDS"
+    quorum_file_restore
     export REDLOCK_URL=$QUORUM_URL
     # As quorum.bats: a node timeout that a sanitizer build on a busy machine still meets.
     export REDLOCK_NODE_TIMEOUT=400ms
@@ -35,22 +28,8 @@ teardown() {
     for i in ${PIDS[@]+"${PIDS[@]}"}; do wait "$i" 2>/dev/null || true; done
 }
 
-nothing_left() {
-    local i
-    for i in 0 1 2; do [ "$(qcli "$i" EXISTS "$1")" = 0 ] || return 1; done
-}
 permit_gone() { [ "$(qcli "$1" EXISTS "$2")" = 0 ]; }
 lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
-# queued_on_majority NAME K: K waiters are in NAME's queue on a majority of the nodes (a node
-# that a loaded machine let time out may lack one until its next attempt; the order that the
-# tests check is promised to waiters queued on a majority).
-queued_on_majority() {
-    local i k=0
-    for i in "${!Q_PORT[@]}"; do
-        [ "$(qcli "$i" ZCARD "{$1}:wait")" != "$2" ] || k=$((k + 1))
-    done
-    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
-}
 
 # gated NAME N [OPTIONS...]: a --permits N holder of NAME until $BATS_TEST_TMPDIR/go exists;
 # appends "PID PERMIT" to $BATS_TEST_TMPDIR/owners and its permit to .../permits once it runs.
@@ -67,23 +46,15 @@ gated() {
 
 @test "12 contenders x 3 rounds with --permits 3 over three nodes: never more than 3 at once, never a permit twice, fences unique" {
     local i
-    for i in $(seq 12); do
-        (for round in 1 2 3; do
-            "$RL" --permits 3 --wait 90s --ttl 5s qcrowd -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" 0.15 ||
-                echo "run $i failed: $?" >>"$BATS_TEST_TMPDIR/failed"
-        done) &
-        PIDS+=($!)
-    done
-    for i in "${PIDS[@]}"; do wait "$i"; done
-    PIDS=()
-    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+    for i in $(seq 12); do crowd 3 0.15 - qcrowd --permits 3 --wait 90s --ttl 5s; done
+    crowd_wait
     run "$PROBE" check "$BATS_TEST_TMPDIR/log" 3 36
     echo "$output"
     assert_success
     # 12 contenders on 3 permits: the permits were used together, not one at a time.
     assert_output --partial "peak 3"
     # Released on every node (a node a loaded machine let time out is left to the 5s TTL).
-    wait_for 15 nothing_left qcrowd
+    wait_for 15 q_nothing_left qcrowd
 }
 
 @test "N quorum runs with --permits N hold the lock together (each waits for all N)" {
@@ -252,5 +223,5 @@ gated() {
     echo "$output" | jq -e '.permits == 2 and .held_permits == 1 and .holders[0].permit == 1'
     run "$RL" --permits 2 --wait 20s --max-runtime 300ms --kill-after 200ms qmr -- sleep 5
     assert_failure 124
-    nothing_left qmr
+    q_nothing_left qmr
 }

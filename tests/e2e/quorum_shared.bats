@@ -6,23 +6,16 @@
 # proof. The three servers are shared by the whole file (each test uses its own lock names).
 load helpers
 load quorum_helpers
+load holders_helpers
 bats_require_minimum_version 1.5.0
 
 PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
 
-setup_file() {
-    quorum_start 3
-    export QUORUM_URL Q_PORTS="${Q_PORT[*]}" Q_PIDS="${Q_PID[*]}"
-}
-teardown_file() {
-    read -ra Q_PORT <<<"$Q_PORTS"
-    read -ra Q_PID <<<"$Q_PIDS"
-    quorum_stop
-}
+setup_file() { quorum_file_start 3; }
+teardown_file() { quorum_file_stop; }
 
 setup() {
-    read -ra Q_PORT <<<"$Q_PORTS"
-    read -ra Q_PID <<<"$Q_PIDS"
+    quorum_file_restore
     export REDLOCK_URL=$QUORUM_URL
     # As quorum.bats: a node timeout that a sanitizer build on a busy machine still meets.
     export REDLOCK_NODE_TIMEOUT=400ms
@@ -36,39 +29,6 @@ teardown() {
 }
 
 lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
-nothing_left() {
-    local i
-    for i in 0 1 2; do
-        [ "$(qcli "$i" EXISTS "$1" "{$1}:shared")" = 0 ] || return 1
-    done
-}
-starts_at_least() { [ -e "$1" ] && [ "$(grep -c '^start' "$1")" -ge "$2" ]; }
-# queued_on_majority NAME K: K waiters are in NAME's queue on a majority of the nodes (a node
-# that a loaded machine let time out may lack one until its next attempt; the order that the
-# tests check is promised to waiters queued on a majority).
-queued_on_majority() {
-    local i k=0
-    for i in "${!Q_PORT[@]}"; do
-        [ "$(qcli "$i" ZCARD "{$1}:wait")" != "$2" ] || k=$((k + 1))
-    done
-    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
-}
-# held_on_majority NAME: NAME's key exists on a majority of the nodes.
-held_on_majority() {
-    local i k=0
-    for i in "${!Q_PORT[@]}"; do
-        [ "$(qcli "$i" EXISTS "$1")" != 1 ] || k=$((k + 1))
-    done
-    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
-}
-# shared_on_majority NAME K: K shared holders of NAME on a majority of the nodes.
-shared_on_majority() {
-    local i k=0
-    for i in "${!Q_PORT[@]}"; do
-        [ "$(qcli "$i" ZCARD "{$1}:shared")" != "$2" ] || k=$((k + 1))
-    done
-    [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
-}
 
 # gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
 # redlock-run pid and fence to $BATS_TEST_TMPDIR/holders once it runs. (--wait although the lock
@@ -83,24 +43,15 @@ gated() {
 }
 
 @test "8 shared and 3 exclusive contenders x 3 rounds over three nodes: never shared beside exclusive, never two exclusive, fences in admission order" {
-    local i mode flag
-    for i in $(seq 11); do
-        if [ "$i" -le 8 ]; then mode=S; else mode=X; fi
-        (for round in 1 2 3; do
-            if [ "$mode" = S ]; then flag=--shared; else flag=; fi
-            "$RL" $flag --wait 90s --ttl 5s qmix -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" 0.1 "$mode" ||
-                echo "run $i ($mode) failed: $?" >>"$BATS_TEST_TMPDIR/failed"
-        done) &
-        PIDS+=($!)
-    done
-    for i in "${PIDS[@]}"; do wait "$i"; done
-    PIDS=()
-    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+    local i
+    for i in $(seq 8); do crowd 3 0.1 S qmix --shared --wait 90s --ttl 5s; done
+    for i in $(seq 3); do crowd 3 0.1 X qmix --wait 90s --ttl 5s; done
+    crowd_wait
     run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log" 33
     echo "$output"
     assert_success
     # Released on every node (a node a loaded machine let time out is left to the 5s TTL).
-    wait_for 15 nothing_left qmix
+    wait_for 15 q_nothing_left qmix '{qmix}:shared'
 }
 
 @test "shared quorum runs hold together; an exclusive run is busy beside them, and they beside it" {
@@ -156,27 +107,7 @@ gated() {
 }
 
 @test "over the quorum, a steady stream of shared runs does not starve a waiting exclusive run" {
-    local log=$BATS_TEST_TMPDIR/log i
-    for i in 1 2 3 4; do
-        (while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
-            "$RL" --shared --wait 60s qstream -- "$PROBE" hold "$log" 0.4 S || exit 1
-        done) &
-        PIDS+=($!)
-        sleep 0.1
-    done
-    wait_for 25 starts_at_least "$log" 6
-    run "$RL" --wait 60s qstream -- "$PROBE" hold "$log" 0.1 X
-    assert_success
-    local ended
-    ended=$(grep -c '^start' "$log")
-    wait_for 25 starts_at_least "$log" $((ended + 2))
-    touch "$BATS_TEST_TMPDIR/stop"
-    for i in "${PIDS[@]}"; do wait "$i"; done
-    PIDS=()
-    run "$PROBE" check-shared "$log"
-    echo "$output"
-    assert_success
-    [ "$(grep -c '^start .* X ' "$log")" = 1 ]
+    writer_through_readers qstream 60s 25
 }
 
 @test "a SIGKILLed shared quorum holder's hold returns when its TTL ends, without help" {
@@ -230,5 +161,5 @@ gated() {
     assert_failure 75
     run "$RL" --shared --wait 20s --max-runtime 300ms --kill-after 200ms qsmr -- sleep 5
     assert_failure 124
-    nothing_left qsmr
+    q_nothing_left qsmr
 }

@@ -9,19 +9,11 @@ bats_require_minimum_version 1.5.0
 
 PROBE="$BATS_TEST_DIRNAME/lease_probe.py"
 
-setup_file() {
-    quorum_start 3
-    export QUORUM_URL Q_PORTS="${Q_PORT[*]}" Q_PIDS="${Q_PID[*]}"
-}
-teardown_file() {
-    read -ra Q_PORT <<<"$Q_PORTS"
-    read -ra Q_PID <<<"$Q_PIDS"
-    quorum_stop
-}
+setup_file() { quorum_file_start 3; }
+teardown_file() { quorum_file_stop; }
 
 setup() {
-    read -ra Q_PORT <<<"$Q_PORTS"
-    read -ra Q_PID <<<"$Q_PIDS"
+    quorum_file_restore
     export REDLOCK_URL=$QUORUM_URL
     export REDLOCK_NODE_TIMEOUT=100ms  # see quorum.bats
     PIDS=()

@@ -3,6 +3,7 @@
 # --shared, or any plain SET NX PX client) alone, and writer preference in the waiters' queue.
 # One redis-server for the whole file (every test uses its own lock names and starts from FLUSHALL).
 load helpers
+load holders_helpers
 
 PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
 
@@ -21,7 +22,6 @@ teardown() {
 
 blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
 lines_are() { [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -eq "$2" ]; }
-starts_at_least() { [ "$(grep -c '^start' "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 
 # gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
 # redlock-run pid and its fence to $BATS_TEST_TMPDIR/holders once it runs.
@@ -35,19 +35,10 @@ gated() {
 }
 
 @test "10 shared and 4 exclusive contenders x 3 rounds: never shared beside exclusive, never two exclusive, fences in admission order" {
-    local i mode
-    for i in $(seq 14); do
-        if [ "$i" -le 10 ]; then mode=S; else mode=X; fi
-        (for round in 1 2 3; do
-            if [ "$mode" = S ]; then flag=--shared; else flag=; fi
-            "$RL" $flag --wait 60s --ttl 5s mix -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" 0.1 "$mode" ||
-                echo "run $i ($mode) failed: $?" >> "$BATS_TEST_TMPDIR/failed"
-        done) &
-        PIDS+=($!)
-    done
-    for i in "${PIDS[@]}"; do wait "$i"; done
-    PIDS=()
-    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+    local i
+    for i in $(seq 10); do crowd 3 0.1 S mix --shared --wait 60s --ttl 5s; done
+    for i in $(seq 4); do crowd 3 0.1 X mix --wait 60s --ttl 5s; done
+    crowd_wait
     run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log" 42
     echo "$output"
     assert_success
@@ -94,30 +85,7 @@ gated() {
 }
 
 @test "a steady stream of shared runs does not starve a waiting exclusive run" {
-    local log=$BATS_TEST_TMPDIR/log i
-    # Four overlapping readers, each starting its next run as soon as its last one ends: without
-    # writer preference the name would never be free for the exclusive run.
-    for i in 1 2 3 4; do
-        (while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
-            "$RL" --shared --wait 30s stream -- "$PROBE" hold "$log" 0.4 S || exit 1
-        done) &
-        PIDS+=($!)
-        sleep 0.1
-    done
-    wait_for 10 starts_at_least "$log" 6
-    run "$RL" --wait 15s stream -- "$PROBE" hold "$log" 0.1 X
-    assert_success
-    local ended
-    ended=$(grep -c '^start' "$log")
-    # The readers go on after it.
-    wait_for 10 starts_at_least "$log" $((ended + 2))
-    touch "$BATS_TEST_TMPDIR/stop"
-    for i in "${PIDS[@]}"; do wait "$i"; done
-    PIDS=()
-    run "$PROBE" check-shared "$log"
-    echo "$output"
-    assert_success
-    [ "$(grep -c '^start .* X ' "$log")" = 1 ]
+    writer_through_readers stream 30s 10
 }
 
 @test "a SIGKILLed shared holder's hold returns when its TTL ends, without help" {

@@ -17,15 +17,7 @@
 local token, mode = ARGV[1], ARGV[4]
 local queue_only = mode == 'queue-only'
 local ticket = not queue_only and mode or nil
-if ticket then
-  queue_join(KEYS[3], token, ticket)
-  redis.call('SET', ARGV[3] .. token .. ':alive', '1', 'PX', ARGV[5])
-  -- Stale: the next block must wait for a real hand-off.
-  redis.call('DEL', ARGV[3] .. token)
-else
-  queue_remove(KEYS[3], token)
-  redis.call('DEL', ARGV[3] .. token, ARGV[3] .. token .. ':alive')
-end
+queue_leave_or_keep(KEYS[3], ARGV[3], token, ticket, '1', ARGV[5])
 local deleted = 0
 local kind = redis.call('TYPE', KEYS[1]).ok
 if kind == 'string' and redis.call('GET', KEYS[1]) == token then

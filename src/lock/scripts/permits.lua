@@ -306,15 +306,7 @@ if op == 'abandon' then
   local token, mode = ARGV[5], ARGV[6] or ''
   local ticket = string.match(mode, '^ticket:(%d+)$')
   local keep = tonumber(string.match(mode, '^keep:(%d+)$'))
-  if ticket then
-    queue_join(KEYS[3], token, ticket)
-    redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', ARGV[7])
-    -- Stale: the next block must wait for a real hand-off.
-    redis.call('DEL', wprefix .. token)
-  else
-    queue_remove(KEYS[3], token)
-    redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
-  end
+  queue_leave_or_keep(KEYS[3], wprefix, token, ticket, '1', ARGV[7])
   local _, n = recorded()
   if not n then return 0 end
   local deleted = 0

@@ -258,15 +258,7 @@ end
 if op == 'abandon' then
   local token = ARGV[5]
   local ticket = string.match(ARGV[6] or '', '^ticket:(%d+)$')
-  if ticket then
-    queue_join(KEYS[3], token, ticket)
-    redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', ARGV[7])
-    -- Stale: the next block must wait for a real hand-off.
-    redis.call('DEL', wprefix .. token)
-  else
-    queue_remove(KEYS[3], token)
-    redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
-  end
+  queue_leave_or_keep(KEYS[3], wprefix, token, ticket, 'shared', ARGV[7])
   local now = now_ms()
   local kind, shared = recorded()
   local deleted = 0

@@ -86,6 +86,21 @@ local function queue_join(queue, token, ticket)
   end
 end
 
+-- A waiter that gives up leaves the queue (`ticket` nil); a quorum waiter whose attempt took no
+-- majority steps back instead: it keeps its place at `ticket`, marked alive (`mark`: 'shared'
+-- for a --shared run, '1' otherwise) for `alive_ms`, so that no later waiter can take the node
+-- before it looks again (abandon.lua). Either way a wake-up it had is stale.
+local function queue_leave_or_keep(queue, prefix, token, ticket, mark, alive_ms)
+  if ticket then
+    queue_join(queue, token, ticket)
+    redis.call('SET', prefix .. token .. ':alive', mark, 'PX', alive_ms)
+    redis.call('DEL', prefix .. token)
+  else
+    queue_remove(queue, token)
+    redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+  end
+end
+
 -- The longest-waiting run that is still waiting; entries of waiters that died without leaving
 -- (their ':alive' mark expired) are dropped on the way.
 local function live_head(queue, prefix)

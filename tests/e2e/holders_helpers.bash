@@ -1,0 +1,56 @@
+# Many holders of one name (--permits N, --shared) under the commands' own start/end log
+# (permit_probe.py), for permits.bats, shared.bats and their quorum twins: the same scenarios,
+# on one node or on a quorum. Load after helpers.bash; PROBE names permit_probe.py.
+# shellcheck shell=bash
+
+starts_at_least() { [ -e "$1" ] && [ "$(grep -c '^start' "$1")" -ge "$2" ]; }
+
+# crowd ROUNDS SECONDS MODE NAME [OPTIONS...]: in the background, ROUNDS runs in a row of
+# `redlock-run OPTIONS NAME -- permit_probe.py hold $BATS_TEST_TMPDIR/log SECONDS [MODE]` (MODE
+# '-' for none); a run that fails is noted in $BATS_TEST_TMPDIR/failed. Adds its pid to PIDS.
+crowd() {
+    local rounds=$1 seconds=$2 mode=$3 name=$4 round
+    shift 4
+    [ "$mode" != - ] || mode=
+    (for round in $(seq "$rounds"); do
+        "$RL" "$@" "$name" -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" "$seconds" $mode ||
+            echo "a run of $* $name${mode:+ ($mode)} failed: $?" >>"$BATS_TEST_TMPDIR/failed"
+    done) &
+    PIDS+=($!)
+}
+
+# crowd_wait: waits for every crowd, and fails naming the runs that failed.
+crowd_wait() {
+    local p
+    for p in "${PIDS[@]}"; do wait "$p"; done
+    PIDS=()
+    [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
+}
+
+# writer_through_readers NAME WAIT BOUND: four overlapping --shared readers of NAME, each
+# starting its next run as soon as its last one ends (without writer preference the name would
+# never be free), then one exclusive run with --wait WAIT, which must get in; the readers go on
+# after it. wait_for bounds are BOUND seconds. Checks the log.
+writer_through_readers() {
+    local name=$1 wait=$2 bound=$3 log=$BATS_TEST_TMPDIR/log i
+    for i in 1 2 3 4; do
+        (while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
+            "$RL" --shared --wait "$wait" "$name" -- "$PROBE" hold "$log" 0.4 S || exit 1
+        done) &
+        PIDS+=($!)
+        sleep 0.1
+    done
+    wait_for "$bound" starts_at_least "$log" 6
+    run "$RL" --wait "$wait" "$name" -- "$PROBE" hold "$log" 0.1 X
+    assert_success
+    local ended
+    ended=$(grep -c '^start' "$log")
+    wait_for "$bound" starts_at_least "$log" $((ended + 2))
+    touch "$BATS_TEST_TMPDIR/stop"
+    for i in "${PIDS[@]}"; do wait "$i"; done
+    PIDS=()
+    run "$PROBE" check-shared "$log"
+    echo "$output"
+    assert_success
+    [ "$(grep -c '^start .* X ' "$log")" = 1 ]
+}
