@@ -374,6 +374,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         Early::on_success);
     const Pick pick = best_permit(seen);
     a.permit = pick.permit;
+    std::size_t took = 0;  // nodes that gave us a permit, whichever
     long long max_counter = 0;
     std::vector<long long> slots;
     a.holder_pttl.assign(n, -1);
@@ -394,6 +395,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                 a.slot_done = r.slot_done;
             a.slot = r.slot;
         } else if (r.acquired) {
+            ++took;
             if (r.permit == pick.permit) ++a.accepted;
             max_counter = std::max(max_counter, r.fence);
             if (r.slot) slots.push_back(*r.slot);
@@ -404,6 +406,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     }
     if (!a.first_error && a.answered < n)
         a.first_error = NodeError{"no answer in time", exit_code::unavailable};
+    a.split = permits_ > 1 && a.accepted < need && took > a.accepted;
 
     // --once-per: a node that holds the record of this slot's completed run says the slot is
     // done. The record was written to the majority that held the lock at the end of that run, and

@@ -35,7 +35,12 @@ struct QuorumAttempt {
     std::size_t answered = 0;  // nodes that replied to the acquire at all
     std::size_t accepted = 0;  // nodes that gave us the lock (permits: the same permit)
     int permit = 1;            // --permits N: the permit the most nodes gave us, 1..N
-    Deadline started{};        // when the attempt began: the validity counts from here
+    // --permits N: nodes gave us permits, but no one permit on a majority. Their free permits
+    // differed for a moment (a release reached some nodes first), so each gave its k-th free
+    // one, not the same: worth trying again at once, not waiting for a wake-up that may never
+    // come (what the attempt took it gave back, which woke someone else).
+    bool split = false;
+    Deadline started{};  // when the attempt began: the validity counts from here
     Millis elapsed{0};
     std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
     std::vector<long long> holder_pttl;    // per node: a busy reply's bound on the wait, else -1

@@ -87,6 +87,9 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
     const long long ticket = waiting ? wait_ticket() : 0;
     // Between attempts that reached too few nodes to decide anything (an outage).
     Backoff outage(Millis(50), Millis(1000));
+    // Between attempts whose permits split (QuorumAttempt::split): short, and jittered so that
+    // two runs that split each other do not meet again in step.
+    Backoff split(Millis(5), Millis(100));
     // Each attempt says who holds the lock: the status line needs no read of its own. It is
     // redrawn after each attempt (a block lasts until a release or the holder's TTL).
     WaitView view(progress, keys.key, start, give_up);
@@ -128,6 +131,15 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
             continue;
         }
         outage.reset();
+        if (result.last.split) {
+            Millis delay = split.next();
+            log::verbose("lock '{}': the nodes gave this run different permits; trying again in {}",
+                         keys.key, format_duration(delay));
+            pollfd p{signals.fd(), POLLIN, 0};
+            ::poll(&p, 1, millis_until(std::min(give_up, now + delay)));  // a signal cuts it short
+            continue;
+        }
+        split.reset();
         if (attempt == 1)
             log::verbose(
                 "lock '{}' is busy ({} of {} nodes accepted, {} answered); waiting (up "
