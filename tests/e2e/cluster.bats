@@ -91,6 +91,35 @@ shared_holders_are() { [ "$("$RL" status --json "$1" | jq -r '.holders | length'
     done
 }
 
+permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "$2" ]; }
+
+@test "--permits on a cluster: two holders together, a third busy, every key in the lock's slot" {
+    for name in 'jobs:{eu}:weekly' 'p}q'; do
+        rm -f "$GATE"
+        cluster_hold "$name" "$GATE" --permits 2 --hold-info
+        cluster_hold "$name" "$GATE" --permits 2 --hold-info
+        wait_for 10 permits_held_are "$name" 2
+        run "$RL" --permits 2 "$name" -- true
+        assert_equal "$status" 75
+        assert_output --partial "all 2 permits of lock"
+        slot=$(cluster_keyslot "$name")
+        owner=$(slot_owner_port "$slot")
+        # lock key (the record), fence, 2 permits and their holder info
+        wait_for 10 dbsize_at_least "$owner" 6
+        for port in $CLUSTER_PORTS; do
+            while IFS= read -r key; do
+                [ -n "$key" ] || continue
+                assert_equal "$port" "$owner"
+                assert_equal "$(cluster_keyslot "$key")" "$slot"
+            done < <(ccli "$port" --scan)
+        done
+        touch "$GATE"
+        cluster_holders_stop
+        ckey_absent "$name"
+        cluster_flush
+    done
+}
+
 @test "a seed that does not own the lock's slot leads the run to the slot's master" {
     owner=$(slot_owner_port "$(cluster_keyslot job)")
     seed=$(other_port "$owner")

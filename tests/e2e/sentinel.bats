@@ -21,9 +21,15 @@ teardown_file() {
 
 setup() {
     NODE_PIDS=()  # nodes a test starts for itself; the shared ones are the file's
+    PIDS=()
 }
 
+lines_in() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
+
 teardown() {
+    touch "$BATS_TEST_TMPDIR/go"
+    local p
+    for p in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     rl_cleanup
     nodes_stop_all
     ncli "$MASTER_PORT" FLUSHALL >/dev/null
@@ -98,6 +104,28 @@ teardown() {
     assert_output --partial "released lock 'job'"
     [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
     stop_holder
+}
+
+@test "--permits and --shared through the sentinels: holders together on the master, a third kept out" {
+    local d=$BATS_TEST_TMPDIR mode
+    for mode in "--permits 2" --shared; do
+        rm -f "$d/go" "$d/held"
+        # shellcheck disable=SC2086
+        for i in 1 2; do
+            "$RL" -u "$SENTINEL_URL" $mode --wait 10s multi -- sh -c \
+                'echo x >> "$0/held"; while [ ! -e "$0/go" ]; do sleep 0.02; done' "$d" &
+            PIDS+=($!)
+        done
+        wait_for 10 lines_in "$d/held" 2
+        [ "$(ncli "$MASTER_PORT" EXISTS multi)" = 1 ]
+        # shellcheck disable=SC2086
+        run "$RL" -u "$SENTINEL_URL" $([ "$mode" = --shared ] || echo $mode) multi -- true
+        assert_failure 75
+        touch "$d/go"
+        for i in "${PIDS[@]}"; do wait "$i"; done
+        PIDS=()
+        [ "$(ncli "$MASTER_PORT" EXISTS multi)" = 0 ]
+    done
 }
 
 @test "sentinels with a password: --sentinel-password-file logs in, without it exit 77" {
