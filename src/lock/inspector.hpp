@@ -118,6 +118,10 @@ class LockInspector {
     virtual std::vector<LedgerEntry> history(const LockKeys& keys, std::size_t limit) = 0;
 };
 
+// A permits lock's or a shared lock's holders on one node, when `lock` (as read there) says it
+// is one: its key then holds only the record of N or a marker. Both inspectors read them so.
+std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock);
+
 // The inspector for `conn`'s topology: a quorum when it names several nodes, else one node, as
 // make_backend decides.
 std::unique_ptr<LockInspector> make_inspector(const ConnectionOptions& conn);

@@ -8,16 +8,15 @@
 #include "lock/shared.hpp"
 
 namespace redlock {
-namespace {
 
-// A permits lock's or a shared lock's holders, when `lock`'s value says it is one: its key then
-// holds only the record of N or a marker.
 std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock) {
     if (!lock.held()) return std::nullopt;
     if (permits_of(lock.token)) return read_permits(conn, lock.keys);
     if (lock.token == shared_marker) return read_shared(conn, lock.keys);
     return std::nullopt;
 }
+
+namespace {
 
 class NodeInspector final : public LockInspector {
   public:

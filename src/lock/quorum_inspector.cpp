@@ -63,13 +63,6 @@ bool has_holders(const LockState& lock) {
     return lock.held() && (permits_of(lock.token) || lock.token == shared_marker);
 }
 
-// A node's holders, when its lock key holds a permits record or the shared marker.
-std::optional<PermitsState> holders_on(Connection& conn, const LockState& lock) {
-    if (!has_holders(lock)) return std::nullopt;
-    if (lock.token == shared_marker) return read_shared(conn, lock.keys);
-    return read_permits(conn, lock.keys);
-}
-
 class QuorumInspector final : public LockInspector {
   public:
     explicit QuorumInspector(const ConnectionOptions& conn)
@@ -83,7 +76,7 @@ class QuorumInspector final : public LockInspector {
         quorum_.in_parallel([&](std::size_t i) {
             std::optional<NodeError> error = node_failure([&] {
                 nodes[i].lock = read_lock_state(quorum_.connection(i), keys);
-                permits[i] = holders_on(quorum_.connection(i), *nodes[i].lock);
+                permits[i] = holders_of(quorum_.connection(i), *nodes[i].lock);
                 copies[i] = last_runs_or_none(quorum_.connection(i), keys);
             });
             if (error) nodes[i].error = error->message;
@@ -186,7 +179,7 @@ class QuorumInspector final : public LockInspector {
             if (!has_holders(listed.lock)) continue;
             std::vector<std::optional<PermitsState>> holders(n);
             quorum_.in_parallel([&](std::size_t i) {
-                node_failure([&] { holders[i] = holders_on(quorum_.connection(i), listed.lock); });
+                node_failure([&] { holders[i] = holders_of(quorum_.connection(i), listed.lock); });
             });
             listed.holders = majority_holders(holders, a.majority);
         }
