@@ -34,13 +34,7 @@ teardown() {
         owner=$(slot_owner_port "$slot")
         wait_for 10 dbsize_at_least "$owner" 5
         # Every key of the lock is on the lock key's master, in the lock key's slot.
-        for port in $CLUSTER_PORTS; do
-            while IFS= read -r key; do
-                [ -n "$key" ] || continue
-                assert_equal "$port" "$owner"
-                assert_equal "$(cluster_keyslot "$key")" "$slot"
-            done < <(ccli "$port" --scan)
-        done
+        keys_only_in_slot "$slot" "$owner"
         touch "$GATE"
         rl_finish 10
         assert_equal "$RL_STATUS" 0
@@ -72,13 +66,7 @@ shared_holders_are() { [ "$("$RL" status --json "$1" | jq -r '.holders | length'
         owner=$(slot_owner_port "$slot")
         # lock key, fence, holders set, 2 holder records, queue, waiter's mark
         wait_for 10 dbsize_at_least "$owner" 7
-        for port in $CLUSTER_PORTS; do
-            while IFS= read -r key; do
-                [ -n "$key" ] || continue
-                assert_equal "$port" "$owner"
-                assert_equal "$(cluster_keyslot "$key")" "$slot"
-            done < <(ccli "$port" --scan)
-        done
+        keys_only_in_slot "$slot" "$owner"
         [ ! -e "$BATS_TEST_TMPDIR/x" ]
         touch "$GATE"
         rl_finish 10
@@ -106,13 +94,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
         owner=$(slot_owner_port "$slot")
         # lock key (the record), fence, 2 permits and their holder info
         wait_for 10 dbsize_at_least "$owner" 6
-        for port in $CLUSTER_PORTS; do
-            while IFS= read -r key; do
-                [ -n "$key" ] || continue
-                assert_equal "$port" "$owner"
-                assert_equal "$(cluster_keyslot "$key")" "$slot"
-            done < <(ccli "$port" --scan)
-        done
+        keys_only_in_slot "$slot" "$owner"
         touch "$GATE"
         cluster_holders_stop
         ckey_absent "$name"

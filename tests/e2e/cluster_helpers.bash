@@ -301,3 +301,16 @@ clear_passwords() {
     done
     AUTH_SET=
 }
+
+# keys_only_in_slot SLOT OWNER: every key on every master is on OWNER (a port), in SLOT: a lock's
+# keys, all of them, where the lock key is.
+keys_only_in_slot() {
+    local port key
+    for port in $CLUSTER_PORTS; do
+        while IFS= read -r key; do
+            [ -n "$key" ] || continue
+            assert_equal "$port" "$2"
+            assert_equal "$(cluster_keyslot "$key")" "$1"
+        done < <(ccli "$port" --scan)
+    done
+}
