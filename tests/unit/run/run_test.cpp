@@ -182,7 +182,9 @@ TEST_F(RunTest, AnAcquireThatCannotDecideThrowsWithoutStartingTheCommand) {
 TEST_F(RunTest, RenewsAtTheIntervalWhileTheCommandRunsAndNeverAfterTheRelease) {
     opt_.ttl = Millis(2000);
     opt_.renew_every = Millis(100);
-    EXPECT_EQ(run({"sleep", "0.35"}), 0);
+    // Ten renewal periods, so that a renewer thread scheduled late on a loaded machine (under
+    // ThreadSanitizer) still renews at least twice.
+    EXPECT_EQ(run({"sleep", "1"}), 0);
     std::vector<Call> renews = lock_.calls(Call::Kind::renew);
     Call g = giveback();
     ASSERT_GE(renews.size(), 2u);
@@ -233,7 +235,9 @@ TEST_F(RunTest, ARenewalAnsweredNotOwnerStopsTheCommandWithTermThenKillAndExits7
 // (SIGTERM) while the lease still holds, term_lead before its end, and kill it by the end however
 // long --kill-after is, since after that Redis may give the lock to someone else.
 TEST_F(RunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeTheLeaseEnds) {
-    opt_.ttl = Millis(600);
+    // A lease of 30 renewal periods: with 6 (600 ms), a ThreadSanitizer build on a loaded machine
+    // once got the renewer thread scheduled only once before the margin.
+    opt_.ttl = Millis(3000);
     opt_.renew_every = Millis(100);
     opt_.kill_after = Millis(10'000);
     lock_.script_renewals({}, {Renew::unavailable});
@@ -256,13 +260,14 @@ TEST_F(RunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeTheLeaseEn
 }
 
 TEST_F(RunTest, RenewalsThatFailOnlyForAWhileKeepTheCommandRunning) {
-    opt_.ttl = Millis(1000);
+    opt_.ttl = Millis(3000);
     opt_.renew_every = Millis(100);
     lock_.script_renewals({{Renew::unavailable}, {Renew::unavailable}}, {Renew::renewed});
-    // Longer than the lease the acquire alone gave (stopped at about 480ms without a renewal;
-    // the third renewal, the first to succeed, is sent at about 200ms): only the renewals that
-    // did succeed keep it running.
-    EXPECT_EQ(run({"sleep", "0.6"}), 0);
+    // Longer than the lease the acquire alone gave (stopped at about half the ttl without a
+    // renewal; the third renewal, the first to succeed, is sent at about 200ms, with a second
+    // and more to spare for a renewer thread scheduled late on a loaded machine): only the
+    // renewals that did succeed keep it running.
+    EXPECT_EQ(run({"sleep", "2"}), 0);
     Call g = giveback();
     ASSERT_TRUE(g.record);
     EXPECT_EQ(g.record->outcome, Outcome::ran);
