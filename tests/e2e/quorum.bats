@@ -181,8 +181,11 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 
 @test "20 waiting contenders run one at a time, with growing fences" {
     local d=$BATS_TEST_TMPDIR i pids=()
+    # A 10s lease with a 1s node timeout: the runs hold the lock for 50ms each, so nothing here
+    # is about renewals; with -t 2s and 200ms, one of twenty ThreadSanitizer runs starting at
+    # once on two cores missed its renewals' majority for 700ms and lost the lock (76).
     for i in $(seq 20); do
-        "$RL" -t 2s --node-timeout 200ms --wait 60s serial -- sh -c '
+        "$RL" -t 10s --node-timeout 1s --wait 60s serial -- sh -c '
             mkdir "$0/running" 2>/dev/null || echo overlap >> "$0/bad"
             echo "$REDLOCK_FENCE" >> "$0/fences"; sleep 0.05; rmdir "$0/running"' "$d" &
         pids+=($!)
