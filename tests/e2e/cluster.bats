@@ -181,8 +181,8 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     from=$(slot_owner_port "$slot")
     to=$(other_port "$from")
     MOVING="$slot $from $to"
-    rl_start -v --hold-info --ttl 3s job -- sh -c \
-        'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
+    rl_start -v --hold-info --ttl 3s job -- bash -c \
+        'g=$0; '"$AWAIT" "$GATE"
     wait_for 10 ckey_exists job
     slot_begin_migration "$slot" "$from" "$to"
     slot_migrate_keys "$slot" "$from" "$to"
@@ -215,8 +215,8 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     MOVING="$slot $from $to"
     # A long lease renewed often: the renewals meet the migration at once, and their retries
     # outlast however long the move takes on a loaded machine (a 6 s TTL left only ~3 s).
-    rl_start -v --ttl 30s --renew-every 500ms job -- sh -c \
-        'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
+    rl_start -v --ttl 30s --renew-every 500ms job -- bash -c \
+        'g=$0; '"$AWAIT" "$GATE"
     wait_for 10 ckey_exists job
     # Without its holder info (recorded by default; deleted here) the renewal names an absent
     # key, so the source sends it to the target (ASK), which lacks the lock key until MIGRATE:
@@ -240,7 +240,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     to=$(other_port "$from")
     MOVING="$slot $from $to"
     # A long TTL: no renewal comes between the move and the release.
-    rl_start -v --ttl 60s job -- sh -c 'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
+    rl_start -v --ttl 60s job -- bash -c 'g=$0; '"$AWAIT" "$GATE"
     wait_for 10 ckey_exists job
     move_slot "$slot" "$from" "$to"
     assert_equal "$(ccli "$to" EXISTS job)" 1

@@ -28,7 +28,7 @@ teardown() {
     owner=$(slot_owner_port "$(cluster_keyslot job)")
     replica=$(replica_port "$owner")
     [ -n "$replica" ]
-    rl_start -v --ttl 15s job -- sh -c 'while [ ! -e "$0" ]; do sleep 0.02; done' "$GATE"
+    rl_start -v --ttl 15s job -- bash -c 'g=$0; '"$AWAIT" "$GATE"
     wait_for 10 ckey_exists job
     # The lock reached the replica before the failover (replication is asynchronous: had it not,
     # the lock would be lost, which the man page documents).
@@ -55,21 +55,21 @@ teardown() {
     name=$(name_on_port "$PAIR_MASTER" churn)
     slot=$(cluster_keyslot "$name")
     contenders_start 4 "$name" --wait 30s -t 1s
-    contenders_progress 10 3
+    contenders_progress 60 3
     run ccli "$PAIR_REPLICA" CLUSTER FAILOVER
     assert_output OK
     wait_for 20 owner_everywhere "$slot" "$PAIR_REPLICA"
-    contenders_progress 15 4
+    contenders_progress 60 4
     contenders_stop
     contenders_check
 
     # The old master is the new one's replica now; kill the new one.
     wait_for 20 replica_linked "$PAIR_MASTER"
     contenders_start 4 "$name" --wait 30s -t 1s
-    contenders_progress 10 3
+    contenders_progress 60 3
     kill -9 "$(node_pid "$PAIR_REPLICA")"
     wait_for 30 owner_everywhere "$slot" "$PAIR_MASTER"
-    contenders_progress 15 4
+    contenders_progress 60 4
     contenders_stop
     contenders_check --admit-key-lost
 }

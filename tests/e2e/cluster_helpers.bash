@@ -199,7 +199,7 @@ askcli() {
 cluster_hold() {
     local name=$1 gate=$2
     shift 2
-    "$RL" "$@" "$name" -- sh -c "while [ ! -e '$gate' ]; do sleep 0.02; done" \
+    "$RL" "$@" "$name" -- bash -c "g=\$0; $AWAIT" "$gate" \
         2>"$BATS_TEST_TMPDIR/$name.err" 3>&- &
     HOLDERS="${HOLDERS:-} $!"
     wait_for 10 ckey_exists "$name"

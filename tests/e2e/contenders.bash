@@ -49,7 +49,9 @@ contender_loop() {
 
 starts_logged() { grep -c '^start' "$CONT_DIR/log" || true; }
 
-# contenders_progress SECONDS N: waits until N more commands have started than had so far.
+# contenders_progress SECONDS N: waits until N more commands have started than had so far. The
+# callers give 60s: a bound for a stuck loop, not a speed; under ThreadSanitizer, beside the
+# heaviest files, four contenders once took more than 10s to start three commands.
 contenders_progress() {
     local target=$(($(starts_logged) + $2))
     wait_for "$1" starts_reach "$target"

@@ -35,7 +35,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_success
     assert_line --regexp '^state: +held$'
     assert_line --regexp "^holder: +$(id -un)@.+ pid $HOLDER_PID\$"
-    assert_line --regexp '^command: +sh -c .*started'
+    assert_line --regexp '^command: +bash -c .*started'
     assert_line --regexp '^acquired: +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} [-+][0-9]{4} \(.+ ago\)$'
     assert_line --regexp '^ttl left: +[0-9.]+s$'
     assert_line "fence:    $(rcli GET '{job}:fence')"
@@ -77,7 +77,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
         and (.ttl_ms | type) == "number" and .ttl_ms > 0 and .ttl_ms <= 30000
         and .fence == $fence and (.redis_time_ms | type) == "number"
         and .holder.pid == $pid and (.holder.host | type) == "string" and .holder.user != ""
-        and (.holder.command | startswith("sh -c")) and .holder.fence == $fence
+        and (.holder.command | startswith("bash -c")) and .holder.fence == $fence
         and .holder.lease_ms == 30000 and .holder.acquired_ms <= .redis_time_ms
         and .holder.held_ms == .redis_time_ms - .holder.acquired_ms'
 }
@@ -220,7 +220,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_equal "${#lines[@]}" 4
     assert_line --index 0 --regexp '^NAME     TTL +FENCE +HOLDER +HELD FOR +COMMAND$'
     assert_line --index 1 --regexp '^a-other  [0-9.]+s +- +unknown +- +-$'
-    assert_line --index 2 --regexp "^b-job    [0-9.]+s +$(rcli GET '{b-job}:fence') +$(id -un)@.+ pid $HOLDER_PID +[0-9.]+m?s +sh -c"
+    assert_line --index 2 --regexp "^b-job    [0-9.]+s +$(rcli GET '{b-job}:fence') +$(id -un)@.+ pid $HOLDER_PID +[0-9.]+m?s +bash -c"
     assert_line --index 3 --regexp '^c:x      [0-9.]+s +- +unknown'
     # The TTL column starts at the same offset on every line.
     local col=$(( $(expr index "${lines[0]}" T) ))
@@ -400,7 +400,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     key_exists '{job}:info'
     run "$RL" release job --force
     assert_success
-    assert_output --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \\(command 'sh -c .*token [0-9a-f]{8}\\.\\.\\.\\), which had .+ left$"
+    assert_output --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \\(command 'bash -c .*token [0-9a-f]{8}\\.\\.\\.\\), which had .+ left$"
     key_absent job
     key_absent '{job}:info'
     # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.

@@ -24,8 +24,8 @@ lines_are() { [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -eq "$2" ]; }
 gated() {
     local name=$1 n=$2
     shift 2
-    "$RL" --permits "$n" "$@" "$name" -- sh -c \
-        'echo "$PPID $REDLOCK_PERMIT" >> "$0/owners"; echo "$REDLOCK_PERMIT" >> "$0/permits"; while [ ! -e "$0/go" ]; do sleep 0.02; done' \
+    "$RL" --permits "$n" "$@" "$name" -- bash -c \
+        'echo "$PPID $REDLOCK_PERMIT" >> "$0/owners"; echo "$REDLOCK_PERMIT" >> "$0/permits"; g=$0/go; '"$AWAIT" \
         "$BATS_TEST_TMPDIR" &
     PIDS+=($!)
 }
@@ -148,8 +148,8 @@ gated() {
 @test "status shows every holder, list one line, release --token one holder, --force all" {
     local i
     for i in 1 2; do
-        "$RL" --permits 3 --hold-info ops -- sh -c \
-            'echo "$REDLOCK_TOKEN" > "$0/token.$REDLOCK_PERMIT"; while [ ! -e "$0/stop" ]; do sleep 0.02; done' \
+        "$RL" --permits 3 --hold-info ops -- bash -c \
+            'echo "$REDLOCK_TOKEN" > "$0/token.$REDLOCK_PERMIT"; g=$0/stop; '"$AWAIT" \
             "$BATS_TEST_TMPDIR" &
         PIDS+=($!)
         wait_for 5 file_exists "$BATS_TEST_TMPDIR/token.$i"

@@ -38,8 +38,8 @@ gated() {
     shift 2
     # --wait although permits are free: an attempt whose nodes answer after the node timeout
     # (a loaded machine) is tried again instead of ending with 69.
-    "$RL" --permits "$n" --wait 20s "$@" "$name" -- sh -c \
-        'echo "$PPID $REDLOCK_PERMIT" >> "$0/owners"; echo "$REDLOCK_PERMIT" >> "$0/permits"; while [ ! -e "$0/go" ]; do sleep 0.02; done' \
+    "$RL" --permits "$n" --wait 20s "$@" "$name" -- bash -c \
+        'echo "$PPID $REDLOCK_PERMIT" >> "$0/owners"; echo "$REDLOCK_PERMIT" >> "$0/permits"; g=$0/go; '"$AWAIT" \
         "$BATS_TEST_TMPDIR" &
     PIDS+=($!)
 }

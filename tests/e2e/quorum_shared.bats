@@ -36,8 +36,8 @@ lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
 gated() {
     local name=$1
     shift
-    "$RL" --wait 20s "$@" "$name" -- sh -c \
-        'echo "$PPID $REDLOCK_FENCE" >> "$0/holders"; while [ ! -e "$0/go" ]; do sleep 0.02; done' \
+    "$RL" --wait 20s "$@" "$name" -- bash -c \
+        'echo "$PPID $REDLOCK_FENCE" >> "$0/holders"; g=$0/go; '"$AWAIT" \
         "$BATS_TEST_TMPDIR" &
     PIDS+=($!)
 }

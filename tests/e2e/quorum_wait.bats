@@ -31,7 +31,7 @@ teardown() {
 hold_gate() {
     # --wait although the lock is free: an acquire whose nodes all answer after the 100ms node
     # timeout (a sanitizer build on a busy machine) is tried again instead of ending with 69.
-    "$RL" --wait 20s "$1" -- sh -c 'touch "$0.held"; while [ ! -e "$0" ]; do sleep 0.02; done' "$2" &
+    "$RL" --wait 20s "$1" -- bash -c 'touch "$0.held"; g=$0; '"$AWAIT" "$2" &
     HOLDER=$!
     wait_for 25 file_exists "$2.held"
 }

@@ -76,11 +76,11 @@ script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
 @test "contenders across restarts without persistence: no overlap but the admitted one, fences unique and growing" {
     redis_start
     contenders_start 4 churn --wait 30s -t 1s
-    contenders_progress 10 3
+    contenders_progress 60 3
     redis_restart
-    contenders_progress 10 3
+    contenders_progress 60 3
     redis_restart
-    contenders_progress 10 3
+    contenders_progress 60 3
     contenders_stop
     contenders_check --admit-key-lost
 }

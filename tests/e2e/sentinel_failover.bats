@@ -184,9 +184,9 @@ fail_over_to_replica() {
 # up with time left fails.
 @test "contenders across a SENTINEL FAILOVER: no overlap but the admitted one, fences unique and growing" {
     contenders_start 4 churn -u "$SENTINEL_URL" --wait 30s -t 1s
-    contenders_progress 10 3
+    contenders_progress 60 3
     fail_over_to_replica
-    contenders_progress 15 4
+    contenders_progress 60 4
     contenders_stop
     contenders_check --admit-key-lost
 }
@@ -195,10 +195,10 @@ fail_over_to_replica() {
     wait_for 20 sentinels_know_each_other "$S1_PORT"
     wait_for 20 sentinel_sees_replica "$S1_PORT"
     contenders_start 4 churn -u "$SENTINEL_URL" --wait 30s -t 1s
-    contenders_progress 10 3
+    contenders_progress 60 3
     kill -9 "$MASTER_PID"
     wait_for 30 sentinel_points_to "$S1_PORT" "$REPLICA_PORT"
-    contenders_progress 15 4
+    contenders_progress 60 4
     contenders_stop
     contenders_check --admit-key-lost
 }

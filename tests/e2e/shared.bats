@@ -28,8 +28,8 @@ lines_are() { [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -eq "$2" ]; }
 gated() {
     local name=$1
     shift
-    "$RL" "$@" "$name" -- sh -c \
-        'echo "$PPID $REDLOCK_FENCE" >> "$0/holders"; while [ ! -e "$0/go" ]; do sleep 0.02; done' \
+    "$RL" "$@" "$name" -- bash -c \
+        'echo "$PPID $REDLOCK_FENCE" >> "$0/holders"; g=$0/go; '"$AWAIT" \
         "$BATS_TEST_TMPDIR" &
     PIDS+=($!)
 }

@@ -17,7 +17,7 @@ teardown() {
 }
 
 # A command that runs until the file "go" appears, notes "termed" on SIGTERM (then exits 0).
-GATED='trap "touch \"$0/termed\"; exit 0" TERM; touch "$0/ready"; while [ ! -e "$0/go" ]; do sleep 0.02; done'
+GATED='trap "touch \"$0/termed\"; exit 0" TERM; touch "$0/ready"; g=$0/go; '"$AWAIT"
 
 # Lines of redlock-run's stderr after the first one matching $1.
 stderr_after() { sed -n "/$1/,\$p" "$RL_ERR"; }
@@ -25,7 +25,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "READONLY renewals while demoted to a replica for less than the ttl: retried, the lock kept" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 10s --renew-every 200ms demoted -- sh -c "$GATED" "$d"
+    rl_start -v -t 10s --renew-every 200ms demoted -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     local token
     token=$(rcli GET demoted)
@@ -44,7 +44,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 @test "MASTERDOWN renewals (a replica that will not serve stale data): retried, the lock kept" {
     local d=$BATS_TEST_TMPDIR
     rcli CONFIG SET replica-serve-stale-data no >/dev/null
-    rl_start -v -t 10s --renew-every 200ms stale -- sh -c "$GATED" "$d"
+    rl_start -v -t 10s --renew-every 200ms stale -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 5 file_contains "$RL_ERR" "renewing lock 'stale' failed, retrying in .*MASTERDOWN"
@@ -64,7 +64,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     rcli EVAL "for i = 1, 5000 do redis.call('SET', 'filler' .. i, string.rep('x', 100)) end" 0 \
         >/dev/null
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 30s --renew-every 200ms loading -- sh -c "$GATED" "$d"
+    rl_start -v -t 30s --renew-every 200ms loading -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     local token
     token=$(rcli GET loading)
@@ -83,7 +83,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "a demotion that outlasts the lease stops the command at the local deadline, exit 76" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 2s --renew-every 200ms gone-replica -- sh -c "$GATED" "$d"
+    rl_start -v -t 2s --renew-every 200ms gone-replica -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 5 file_exists "$d/termed"
@@ -97,7 +97,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "CLIENT PAUSE shorter than the ttl: the renewal waits it out and the lock is kept" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 10s --renew-every 200ms paused -- sh -c "$GATED" "$d"
+    rl_start -v -t 10s --renew-every 200ms paused -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli CLIENT PAUSE 800 ALL >/dev/null
     # A renewal sent during the pause is answered only after it: it took hundreds of ms.
@@ -111,7 +111,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "CLIENT PAUSE longer than the ttl: the command is stopped before Redis answers again, exit 76" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms long-pause -- sh -c "$GATED" "$d"
+    rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms long-pause -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli CLIENT PAUSE 6000 ALL >/dev/null
     local paused
@@ -129,7 +129,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "DEBUG SLEEP shorter than the ttl: the lock is kept" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 10s --renew-every 200ms sleepy -- sh -c "$GATED" "$d"
+    rl_start -v -t 10s --renew-every 200ms sleepy -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli DEBUG SLEEP 0.8 >/dev/null
     wait_for 5 file_matches "$RL_ERR" "renewed lock 'sleepy' in ([3-9][0-9][0-9]ms|[0-9]+s)"
@@ -142,7 +142,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "DEBUG SLEEP longer than the ttl: the command is stopped at the local deadline, exit 76" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms asleep -- sh -c "$GATED" "$d"
+    rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms asleep -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli DEBUG SLEEP 5 >/dev/null &
     local sleeper=$! slept
