@@ -57,12 +57,15 @@ script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
 @test "a primary demoted to a replica (failover): READONLY renewals stop the command in time" {
     redis_start
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 2s --renew-every 200ms demoted -- sh -c \
+    # A 6s lease: the command's TERM trap (a forked touch) then has about 2.9s before the SIGKILL
+    # at the lease end. With 2s it had 770ms, which an ASan pass beside the TSan build once
+    # did not leave it (ciO).
+    rl_start -t 6s --renew-every 200ms demoted -- sh -c \
         "trap 'touch \"$d/termed\"; exit 0' TERM; touch '$d/ready'; while :; do sleep 0.02; done"
     wait_for 5 file_exists "$d/ready"
     # Pointing it at a master that does not exist keeps its data but refuses every write.
     rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
-    wait_for 5 file_exists "$d/termed"
+    wait_for 15 file_exists "$d/termed"
     rl_finish 10
     assert_equal "$RL_STATUS" 76
     run cat "$RL_ERR"
