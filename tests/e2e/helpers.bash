@@ -178,6 +178,8 @@ key_count() {
     if [ -z "${RCLI_OPTS:-}" ]; then resp "$REDIS_PORT" EXISTS "$1"; else REPLY=:$(rcli EXISTS "$1"); fi
 }
 file_exists() { [ -e "$1" ]; }
+# lines_are FILE N: FILE exists and has exactly N lines (the commands' own logs of who ran).
+lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # rl_start ARGS...: starts redlock-run in the background with SIGINT and SIGQUIT at their default

@@ -17,8 +17,6 @@ teardown() {
 }
 
 blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
-lines_are() { [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -eq "$2" ]; }
-
 # gated NAME N [OPTIONS...]: a --permits N holder of NAME until $BATS_TEST_TMPDIR/go exists;
 # appends its permit to $BATS_TEST_TMPDIR/permits once it runs.
 gated() {

@@ -29,8 +29,6 @@ teardown() {
 }
 
 permit_gone() { [ "$(qcli "$1" EXISTS "$2")" = 0 ]; }
-lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
-
 # gated NAME N [OPTIONS...]: a --permits N holder of NAME until $BATS_TEST_TMPDIR/go exists;
 # appends "PID PERMIT" to $BATS_TEST_TMPDIR/owners and its permit to .../permits once it runs.
 gated() {

@@ -28,8 +28,6 @@ teardown() {
     for i in ${PIDS[@]+"${PIDS[@]}"}; do wait "$i" 2>/dev/null || true; done
 }
 
-lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
-
 # gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
 # redlock-run pid and fence to $BATS_TEST_TMPDIR/holders once it runs. (--wait although the lock
 # may be free: an attempt whose nodes answer after the node timeout is tried again.)

@@ -24,8 +24,6 @@ setup() {
     PIDS=()
 }
 
-lines_in() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
-
 teardown() {
     touch "$BATS_TEST_TMPDIR/go"
     local p
@@ -112,11 +110,11 @@ teardown() {
         rm -f "$d/go" "$d/held"
         # shellcheck disable=SC2086
         for i in 1 2; do
-            "$RL" -u "$SENTINEL_URL" $mode --wait 10s multi -- sh -c \
-                'echo x >> "$0/held"; while [ ! -e "$0/go" ]; do sleep 0.02; done' "$d" &
+            "$RL" -u "$SENTINEL_URL" $mode --wait 10s multi -- bash -c \
+                'echo x >> "$0/held"; g=$0/go; '"$AWAIT" "$d" &
             PIDS+=($!)
         done
-        wait_for 10 lines_in "$d/held" 2
+        wait_for 10 lines_are "$d/held" 2
         [ "$(ncli "$MASTER_PORT" EXISTS multi)" = 1 ]
         # shellcheck disable=SC2086
         run "$RL" -u "$SENTINEL_URL" $([ "$mode" = --shared ] || echo $mode) multi -- true

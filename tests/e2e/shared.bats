@@ -21,8 +21,6 @@ teardown() {
 }
 
 blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
-lines_are() { [ "$(wc -l < "$1" 2>/dev/null || echo 0)" -eq "$2" ]; }
-
 # gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
 # redlock-run pid and its fence to $BATS_TEST_TMPDIR/holders once it runs.
 gated() {
