@@ -12,6 +12,8 @@ teardown() {
 
 # A command that notes SIGTERM in the file "termed" (and then exits 0), notes "ready" once
 # running, and otherwise runs until the file "go" appears, then notes "finished".
+# The runs below renew every 100ms, so a fault is found within about that; their 3s leases only
+# keep a loaded machine's late renewal from ending a lease before the fault is injected.
 TRAPPING="echo \$\$ > \"\$0/cpid\"
     trap 'echo term > \"\$0/termed\"; exit 0' TERM
     touch \"\$0/ready\"
@@ -20,7 +22,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 
 @test "a lock deleted from outside terminates the command and exits 76" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms deleted -- sh -c "$TRAPPING" "$d"
+    rl_start -t 3s --renew-every 100ms deleted -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli DEL deleted >/dev/null
     rl_finish 5
@@ -33,7 +35,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 
 @test "--on-lost term sends SIGKILL after --kill-after to a command that ignores SIGTERM" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms --kill-after 300ms stubborn -- sh -c "
+    rl_start -t 3s --renew-every 100ms --kill-after 300ms stubborn -- sh -c "
         echo \$\$ > '$d/cpid'; trap 'echo term >> \"$d/termed\"' TERM; touch '$d/ready'
         while :; do sleep 0.02; done"
     wait_for 5 file_exists "$d/ready"
@@ -49,7 +51,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 
 @test "--on-lost kill kills the command at once and exits 76" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms --on-lost kill killjob -- sh -c "$TRAPPING" "$d"
+    rl_start -t 3s --renew-every 100ms --on-lost kill killjob -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli DEL killjob >/dev/null
     rl_finish 5
@@ -64,7 +66,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 
 @test "--on-lost ignore lets the command finish, reports the loss and still exits 76" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms --on-lost ignore ignored -- sh -c "$TRAPPING" "$d"
+    rl_start -t 3s --renew-every 100ms --on-lost ignore ignored -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli DEL ignored >/dev/null
     wait_for 5 file_contains "$RL_ERR" "lock 'ignored' lost"
@@ -92,7 +94,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 
 @test "a lock replaced while renewing ends the command with 76 and stays replaced" {
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms stolen -- sh -c "$TRAPPING" "$d"
+    rl_start -t 3s --renew-every 100ms stolen -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli SET stolen other PX 10000 >/dev/null
     rl_finish 5
@@ -104,7 +106,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 @test "a lock that expired while the command ran exits 76 even if the command succeeded" {
     # The command itself waits for the loss to be noticed, then exits 0.
     local d=$BATS_TEST_TMPDIR
-    rl_start -t 1s --renew-every 100ms --on-lost ignore expired -- sh -c "$TRAPPING" "$d"
+    rl_start -t 3s --renew-every 100ms --on-lost ignore expired -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
     rcli PEXPIRE expired 1 >/dev/null
     wait_for 5 file_contains "$RL_ERR" "lost"
@@ -115,7 +117,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 }
 
 @test "SCRIPT FLUSH while holding: scripts are resent, the command completes and the lock is released" {
-    run "$RL" -v -t 1s --renew-every 100ms flushed -- sh -c '
+    run "$RL" -v -t 3s --renew-every 100ms flushed -- sh -c '
         redis-cli -p "$REDIS_PORT" SCRIPT FLUSH >/dev/null
         sleep 0.35'
     assert_success
@@ -126,7 +128,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 }
 
 @test "connections killed while holding are re-established and the lock kept" {
-    run "$RL" -v -t 1s --renew-every 100ms reconnect -- sh -c '
+    run "$RL" -v -t 3s --renew-every 100ms reconnect -- sh -c '
         redis-cli -p "$REDIS_PORT" CLIENT KILL TYPE normal >/dev/null
         sleep 0.35
         [ "$(redis-cli -p "$REDIS_PORT" GET reconnect)" = "$REDLOCK_TOKEN" ]'

@@ -136,8 +136,9 @@ nap() {
 # out, a sanitizer build starting up) were most of the polls, and a poll is a fork or two (a
 # redis-cli, a command substitution). The suite is CPU-bound on 2 cores, so fewer polls of a
 # long wait finish the suite sooner than noticing its end 80ms earlier.
+# WAIT_SCALE (set by ctest, 3 in a sanitizer build) multiplies SECONDS.
 wait_for() {
-    local limit=$1 polls=0
+    local limit=$(($1 * ${WAIT_SCALE:-1})) polls=0
     shift
     local deadline=$((SECONDS + limit))
     until "$@"; do

@@ -87,8 +87,8 @@ gated() {
 }
 
 @test "a SIGKILLed holder's permit returns when its TTL ends, without help" {
-    gated dead 2 --ttl 1s
-    gated dead 2 --ttl 1s
+    gated dead 2 --ttl 2s
+    gated dead 2 --ttl 2s
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 2
     local victim=${PIDS[0]}
     local victim_permit
@@ -191,8 +191,10 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
 }
 
 @test "deleting the lock key ends every permit holder (exit 76)" {
-    gated gone 2 --ttl 600ms
-    gated gone 2 --ttl 600ms
+    # 3s leases: with 600ms, a loaded CI machine once ended both leases (renewals late) before
+    # the commands had started. A deleted key is found at the next renewal, a second away.
+    gated gone 2 --ttl 3s
+    gated gone 2 --ttl 3s
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 2
     rcli DEL gone >/dev/null
     local p status

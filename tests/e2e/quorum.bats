@@ -96,13 +96,15 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 
 @test "a node SIGSTOPped during renewal does not lose the lock" {
     local d=$BATS_TEST_TMPDIR
-    # --wait: an acquire whose nodes all answer later than the 100ms node timeout (ASan on a
-    # busy machine) is tried again, not given up with 69; the test is about the renewals.
-    rl_start -v -t 1s --node-timeout 100ms --wait 20s stopped -- bash -c "$BEATING" "$d"
+    # --wait: an acquire whose nodes all answer later than the node timeout (ASan on a busy
+    # machine) is tried again, not given up with 69; the test is about the renewals. A 3s lease
+    # and a 300ms node timeout (at most a tenth): with 1s and 100ms, a loaded machine's late
+    # replies could fail renewals that the frozen node has no part in.
+    rl_start -v -t 3s --node-timeout 300ms --wait 20s stopped -- bash -c "$BEATING" "$d"
     wait_for 25 file_exists "$d/ready"
     q_freeze 0
-    # Two and a half ttls with one node frozen: several renewals, each timing out on that node.
-    sleep 2.5
+    # More than a ttl with one node frozen: several renewals, each timing out on that node.
+    sleep 3.5
     q_thaw 0
     touch "$d/go"
     rl_finish 5

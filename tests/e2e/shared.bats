@@ -87,7 +87,9 @@ gated() {
 }
 
 @test "a SIGKILLed shared holder's hold returns when its TTL ends, without help" {
-    gated dead --shared --ttl 1s
+    # 2s: the holder must outlive the busy run below, and a 1s lease leaves a loaded machine
+    # little room for a late renewal.
+    gated dead --shared --ttl 2s
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 1
     run "$RL" dead -- true
     assert_failure 75

@@ -28,13 +28,18 @@ tls_client_opts() { TLS_CLIENT=(--cacert "$PKI/ca.crt" --cert "$PKI/client.crt" 
 # tls_sentinel_start VAR MASTER_TLS_PORT [CONFIG_LINE...]: a redis-sentinel with a plain port and a
 # TLS port ${VAR}_TLS that monitors MASTER_NAME at MASTER_TLS_PORT over TLS. Waits through the
 # plain port unless TLS_SENTINEL_WAIT names another check (given the plain port).
+# These tests fail over only by SENTINEL FAILOVER, which does not wait for a master to be down:
+# a 60s down-after keeps a master that a loaded machine left unanswered for a second (the
+# default set-up's 1000ms) from being failed over behind a test's back (ciQ: the lock was then
+# taken on the promoted replica, and the test found no key on the master it expected).
 tls_sentinel_start() {
     local var=$1 master_port=$2
     shift 2
     local tls_port
     tls_port=$(free_port)
     printf -v "${var}_TLS" %s "$tls_port"
-    sentinel_start "$var" "$master_port" "tls-port $tls_port" "tls-cert-file $PKI/node.crt" \
+    sentinel_start "$var" "$master_port" "sentinel down-after-milliseconds $MASTER_NAME 60000" \
+        "tls-port $tls_port" "tls-cert-file $PKI/node.crt" \
         "tls-key-file $PKI/node.key" "tls-ca-cert-file $PKI/ca.crt" "tls-auth-clients yes" \
         "tls-replication yes" "$@"
 }
