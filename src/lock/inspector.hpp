@@ -118,8 +118,12 @@ class LockInspector {
     virtual std::vector<LedgerEntry> history(const LockKeys& keys, std::size_t limit) = 0;
 };
 
-// A permits lock's or a shared lock's holders on one node, when `lock` (as read there) says it
-// is one: its key then holds only the record of N or a marker. Both inspectors read them so.
+// Whether `lock` (as read on one node) is a held permits or shared lock: its key then holds
+// only the record of N or a marker, and its holders are listed apart.
+bool has_holders(const LockState& lock);
+
+// A permits lock's or a shared lock's holders on one node, when has_holders(lock). Both
+// inspectors read them so.
 std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock);
 
 // The inspector for `conn`'s topology: a quorum when it names several nodes, else one node, as

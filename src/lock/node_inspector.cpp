@@ -9,11 +9,14 @@
 
 namespace redlock {
 
+bool has_holders(const LockState& lock) {
+    return lock.held() && (permits_of(lock.token) || lock.token == shared_marker);
+}
+
 std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock) {
-    if (!lock.held()) return std::nullopt;
+    if (!has_holders(lock)) return std::nullopt;
     if (permits_of(lock.token)) return read_permits(conn, lock.keys);
-    if (lock.token == shared_marker) return read_shared(conn, lock.keys);
-    return std::nullopt;
+    return read_shared(conn, lock.keys);
 }
 
 namespace {

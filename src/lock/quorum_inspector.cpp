@@ -58,11 +58,6 @@ std::optional<PermitsState> majority_holders(const std::vector<std::optional<Per
     return out;
 }
 
-// A permits or shared lock's key holds a record or a marker; its holders are listed apart.
-bool has_holders(const LockState& lock) {
-    return lock.held() && (permits_of(lock.token) || lock.token == shared_marker);
-}
-
 class QuorumInspector final : public LockInspector {
   public:
     explicit QuorumInspector(const ConnectionOptions& conn)
