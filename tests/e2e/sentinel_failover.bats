@@ -127,9 +127,10 @@ fail_over_to_replica() {
 @test "a waiter follows a failover: it never takes the lock on the old master while the holder renews on the new one" {
     local d=$BATS_TEST_TMPDIR
     ncli "$MASTER_PORT" ACL SETUSER default -replicaof -slaveof >/dev/null
-    # A 5s lease: the holder must find the new master and renew there within one lease, on a
-    # machine busy with a sanitizer pass (2s once ran out there).
-    rl_start -v -u "$SENTINEL_URL" -t 5s job -- sh -c \
+    # An 8s lease renewed every 500ms: the holder must find the new master and renew there
+    # within one lease, on a machine busy with a sanitizer pass (2s once ran out there, and a
+    # TSan pass once took over 3s for the same step in test 1).
+    rl_start -v -u "$SENTINEL_URL" -t 8s --renew-every 500ms job -- sh -c \
         'echo "H start" >>"$0/log"; while [ ! -e "$0/stop" ]; do sleep 0.05; done
          echo "H end" >>"$0/log"' "$d"
     wait_for 5 file_contains "$d/log" "H start"
