@@ -60,4 +60,3 @@ file_matches() { grep -qE -- "$2" "$1" 2>/dev/null; }
 # queue_length_is NAME N: lock NAME's waiters' queue holds N tokens (for wait_for, which must
 # re-read it on every try).
 queue_length_is() { [ "$(rcli LLEN "{$1}:wait")" = "$2" ]; }
-blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }

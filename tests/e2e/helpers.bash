@@ -181,6 +181,13 @@ key_count() {
 file_exists() { [ -e "$1" ]; }
 # lines_are FILE N: FILE exists and has exactly N lines (the commands' own logs of who ran).
 lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
+# blocked_clients [CLIENT...]: how many clients the server holds in a blocking wait (BLPOP); the
+# server is rcli's unless another client command is given (e.g. `qcli 2`).
+blocked_clients() {
+    [ $# -gt 0 ] || set -- rcli
+    "$@" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
+}
+blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # rl_start ARGS...: starts redlock-run in the background with SIGINT and SIGQUIT at their default

@@ -16,7 +16,6 @@ teardown() {
     redis_stop
 }
 
-blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
 # gated NAME N [OPTIONS...]: a --permits N holder of NAME until $BATS_TEST_TMPDIR/go exists;
 # appends its permit to $BATS_TEST_TMPDIR/permits once it runs.
 gated() {

@@ -47,7 +47,7 @@ queued_on() {
 blocked_on() {
     local i
     for i in $1; do
-        [ "$(qcli "$i" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$2" ] || return 1
+        [ "$(blocked_clients qcli "$i")" = "$2" ] || return 1
     done
 }
 

@@ -20,7 +20,6 @@ teardown() {
     done
 }
 
-blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
 # gated NAME [OPTIONS...]: a holder of NAME until $BATS_TEST_TMPDIR/go exists; appends its
 # redlock-run pid and its fence to $BATS_TEST_TMPDIR/holders once it runs.
 gated() {

@@ -11,9 +11,6 @@ teardown() {
     redis_stop
 }
 
-blocked_clients() { rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'; }
-blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
-
 @test "a waiter runs as soon as the holder releases, within its wait" {
     hold_until handoff "$BATS_TEST_TMPDIR/go"
     "$RL" --wait 20s handoff -- sh -c 'echo ran > "$0"' "$BATS_TEST_TMPDIR/ran" &
