@@ -2,15 +2,16 @@
 """The commands' own start/end log, for proving that no two commands under one lock overlap.
 
     lease_probe.py hold LOG TAG PGID_FILE SECONDS
-        Run as the command under the lock. Appends "start TAG T [FENCE]" to LOG (T:
-        time.monotonic(), one clock for every process on the host; FENCE: its REDLOCK_FENCE, when
-        the run gave one), writes its process group to PGID_FILE, then
-        does its work in a subprocess (sh -c 'sleep SECONDS; true', so that killing only the
-        direct child would leave the work running), and appends "done TAG T" when it is over.
-        An observer outside the command's process group (setsid) appends "end TAG T" when the
-        last process of the command has died: it waits for EOF on a pipe whose write end every
-        process of the command holds, and then for the kernel to drop the command's flock. So a command killed with SIGKILL, which logs no "done",
-        still has an end, and never one before its true end.
+        Run as the command under the lock. Writes its process group to PGID_FILE, has "start TAG
+        T [FENCE]" appended to LOG (T: time.monotonic(), one clock for every process on the host;
+        FENCE: its REDLOCK_FENCE, when the run gave one), then does its work in a subprocess
+        (sh -c 'sleep SECONDS; true', so that killing only the direct child would leave the work
+        running), and appends "done TAG T" when it is over. An observer outside the command's
+        process group (setsid) appends the start line, which the command sends it, and "end TAG
+        T" when the last process of the command has died: it waits for EOF on a pipe whose write
+        end every process of the command holds, and then for the kernel to drop the command's
+        flock. So a command killed with SIGKILL, which logs no "done", still has an end, and
+        never one before its true end.
         Before its work it also tries a non-blocking exclusive flock on LOG + ".flock", which
         every process of an earlier command still alive holds: "busy TAG" is logged if it fails.
 
@@ -56,16 +57,32 @@ def flock_held(path, pid):
 
 def hold(log, tag, pgid_file, seconds):
     fence = os.environ.get("REDLOCK_FENCE", "")
-    append(log, ("start %s %.6f %s" % (tag, time.monotonic(), fence)).rstrip())
-    with open(pgid_file, "w") as f:
-        f.write("%d\n" % os.getpgrp())
-    r, w = os.pipe()
     holder = os.getpid()
+    r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
     if os.fork() == 0:
+        # The observer logs both the start and the end, and the command reports its start only
+        # once the observer has left the command's group. A kill of the group (a lease's end, a
+        # lost key) at any moment then leaves no start, or a start with its end: when the
+        # command logged its own start, a kill before the observer's setsid left a start that
+        # never ended (ciAA, cluster_failover.bats 2 under TSan).
         os.setsid()
         os.close(w)
+        os.close(ready_r)
         for fd in (0, 1):
             os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+        try:
+            os.write(ready_w, b".")
+        except BrokenPipeError:
+            os._exit(0)  # the command died before it read this: it never started
+        os.close(ready_w)
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = os.read(r, 4096)
+            if not chunk:
+                os._exit(0)  # the command died before it started: nothing to log
+            line += chunk
+        append(log, line.decode().rstrip("\n"))
         while os.read(r, 1):
             pass
         # The last process can close the pipe a moment before the kernel drops its flock (files
@@ -76,6 +93,14 @@ def hold(log, tag, pgid_file, seconds):
         append(log, "end %s %.6f" % (tag, time.monotonic()))
         os._exit(0)
     os.close(r)
+    os.close(ready_w)
+    if not os.read(ready_r, 1):
+        sys.exit("lease_probe.py: the observer died before it was ready")
+    os.close(ready_r)
+    with open(pgid_file, "w") as f:
+        f.write("%d\n" % os.getpgrp())
+    # One write of a line shorter than PIPE_BUF: the observer gets it whole, or not at all.
+    os.write(w, (("start %s %.6f %s" % (tag, time.monotonic(), fence)).rstrip() + "\n").encode())
     os.set_inheritable(w, True)
     lock = os.open(log + ".flock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
