@@ -31,6 +31,7 @@ redis_start() {
     REDIS_DIR=$(mktemp -d "${BATS_TEST_TMPDIR:-/tmp}/redis.XXXXXX")
     REDIS_ARGS=(--unixsocket "$REDIS_DIR/redis.sock" --unixsocketperm 700 "$@")
     launch "$REDIS_DIR" redis_spawn "${REDIS_ARGS[@]}" || return 1
+    REDIS_ARGS=("${LAUNCH_ARGS[@]}")
     export REDIS_PORT=$LAUNCH_PORT REDIS_PID=$LAUNCH_PID REDIS_DIR
     export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
     export REDLOCK_URL="$REDIS_URL"
@@ -38,16 +39,21 @@ redis_start() {
 
 # launch DIR SPAWN [ARGS...]: the one way every topology's servers start. Runs `SPAWN PORT DIR
 # ARGS...` (which starts a redis-server or redis-sentinel in the background, logging to
-# DIR/redis.log, and picks any further port it needs itself) on a free loopback port and waits
-# until the server listens; a port lost to a parallel test's server is retried on a new one.
-# Sets LAUNCH_PORT and LAUNCH_PID.
+# DIR/redis.log) on a free loopback port and waits until the server listens; a port lost to a
+# parallel test's server is retried on a new one. A second port (a TLS port) is written @PORT2@
+# in ARGS and is picked afresh on every try too: one picked once, outside the loop, failed
+# every try when a parallel test took it (tls.bats 6 in the project's CI at 9026be6).
+# Sets LAUNCH_PORT, LAUNCH_PORT2, LAUNCH_PID and LAUNCH_ARGS (ARGS as the server got them).
 launch() {
     local dir=$1 spawn=$2 try
     shift 2
     for try in 1 2 3 4 5 6 7 8; do
         LAUNCH_PORT=$(free_port) || continue
+        LAUNCH_PORT2=$(free_port) || continue
+        [ "$LAUNCH_PORT2" != "$LAUNCH_PORT" ] || continue
+        LAUNCH_ARGS=("${@//@PORT2@/$LAUNCH_PORT2}")
         rm -f "$dir/redis.log"
-        "$spawn" "$LAUNCH_PORT" "$dir" "$@"
+        "$spawn" "$LAUNCH_PORT" "$dir" "${LAUNCH_ARGS[@]}"
         LAUNCH_PID=$!
         server_ready "$LAUNCH_PID" "$dir/redis.log" 10 && return 0
         kill -9 "$LAUNCH_PID" 2>/dev/null || true

@@ -47,11 +47,10 @@ tls_sign() {
 tls_redis_start() {
     local cert=${1:-server} auth=${2:-no}
     shift 2 || shift $#
-    TLS_PORT=$(free_port)
-    export TLS_PORT
-    redis_start --tls-port "$TLS_PORT" --tls-cert-file "$PKI/$cert.crt" \
+    redis_start --tls-port @PORT2@ --tls-cert-file "$PKI/$cert.crt" \
         --tls-key-file "$PKI/$cert.key" --tls-ca-cert-file "$PKI/ca.crt" \
         --tls-auth-clients "$auth" "$@" || return 1
+    export TLS_PORT=$LAUNCH_PORT2
     wait_for 5 tls_ping
 }
 

@@ -35,13 +35,11 @@ tls_client_opts() { TLS_CLIENT=(--cacert "$PKI/ca.crt" --cert "$PKI/client.crt" 
 tls_sentinel_start() {
     local var=$1 master_port=$2
     shift 2
-    local tls_port
-    tls_port=$(free_port)
-    printf -v "${var}_TLS" %s "$tls_port"
     sentinel_start "$var" "$master_port" "sentinel down-after-milliseconds $MASTER_NAME 60000" \
-        "tls-port $tls_port" "tls-cert-file $PKI/node.crt" \
+        "tls-port @PORT2@" "tls-cert-file $PKI/node.crt" \
         "tls-key-file $PKI/node.key" "tls-ca-cert-file $PKI/ca.crt" "tls-auth-clients yes" \
-        "tls-replication yes" "$@"
+        "tls-replication yes" "$@" || return 1
+    printf -v "${var}_TLS" %s "$LAUNCH_PORT2"
 }
 
 # tls_sentinel_setup: a master and a replica replicating over TLS, three TLS sentinels;
@@ -50,11 +48,11 @@ tls_sentinel_start() {
 tls_sentinel_setup() {
     tls_node_args
     tls_client_opts
-    MASTER_TLS=$(free_port)
-    REPLICA_TLS=$(free_port)
-    node_start MASTER --tls-port "$MASTER_TLS" "${TLS_NODE_ARGS[@]}"
-    node_start REPLICA --tls-port "$REPLICA_TLS" "${TLS_NODE_ARGS[@]}" \
-        --replicaof 127.0.0.1 "$MASTER_TLS"
+    node_start MASTER --tls-port @PORT2@ "${TLS_NODE_ARGS[@]}" || return 1
+    MASTER_TLS=$LAUNCH_PORT2
+    node_start REPLICA --tls-port @PORT2@ "${TLS_NODE_ARGS[@]}" \
+        --replicaof 127.0.0.1 "$MASTER_TLS" || return 1
+    REPLICA_TLS=$LAUNCH_PORT2
     wait_for 10 replicas_online "$MASTER_PORT" 1
     tls_sentinel_start S1 "$MASTER_TLS"
     tls_sentinel_start S2 "$MASTER_TLS"
