@@ -47,16 +47,14 @@ contender_loop() {
     done
 }
 
-starts_logged() { grep -c '^start' "$CONT_DIR/log" || true; }
-
 # contenders_progress SECONDS N: waits until N more commands have started than had so far. The
 # callers give 60s: a bound for a stuck loop, not a speed; under ThreadSanitizer, beside the
 # heaviest files, four contenders once took more than 10s to start three commands.
 contenders_progress() {
-    local target=$(($(starts_logged) + $2))
+    local target=$(($(starts_in "$CONT_DIR/log") + $2))
     wait_for "$1" starts_reach "$target"
 }
-starts_reach() { [ "$(starts_logged)" -ge "$1" ]; }
+starts_reach() { [ "$(starts_in "$CONT_DIR/log")" -ge "$1" ]; }
 
 # Asks every loop to end after its current run and waits for them (and for every command's
 # observer to log its end).
@@ -68,10 +66,7 @@ contenders_stop() {
         wait "$pid" 2>/dev/null || true
     done
     CONTENDERS=
-    wait_for 10 contender_ends_logged
-}
-contender_ends_logged() {
-    [ "$(grep -c '^start' "$CONT_DIR/log")" = "$(grep -c '^end' "$CONT_DIR/log")" ]
+    wait_for 10 all_ended "$CONT_DIR/log"
 }
 
 # A loop that did not end, its redlock-run and that run's command.
@@ -106,5 +101,5 @@ contenders_check() {
         return 1
     fi
     # Some runs held the lock, and no run was lost without saying why.
-    [ "$(grep -c '^start' "$CONT_DIR/log")" -gt 0 ]
+    [ "$(starts_in "$CONT_DIR/log")" -gt 0 ]
 }

@@ -187,6 +187,11 @@ key_count() {
 file_exists() { [ -e "$1" ]; }
 # lines_are FILE N: FILE exists and has exactly N lines (the commands' own logs of who ran).
 lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
+# The probe's start/end log (tests/e2e/lease_probe.py): starts_in LOG counts its commands'
+# starts (0 before LOG exists), all_ended LOG holds once every start has its end (the observers
+# log ends outside the commands' process groups, so they may come a moment after the command).
+starts_in() { if [ -e "$1" ]; then grep -c '^start' "$1" || true; else echo 0; fi; }
+all_ended() { [ "$(starts_in "$1")" = "$(grep -c '^end' "$1" || true)" ]; }
 # blocked_clients [CLIENT...]: how many clients the server holds in a blocking wait (BLPOP); the
 # server is rcli's unless another client command is given (e.g. `qcli 2`).
 blocked_clients() {

@@ -3,7 +3,7 @@
 # on one node or on a quorum. Load after helpers.bash; PROBE names permit_probe.py.
 # shellcheck shell=bash
 
-starts_at_least() { [ -e "$1" ] && [ "$(grep -c '^start' "$1")" -ge "$2" ]; }
+starts_at_least() { [ "$(starts_in "$1")" -ge "$2" ]; }
 
 # crowd ROUNDS SECONDS MODE NAME [OPTIONS...]: in the background, ROUNDS runs in a row of
 # `redlock-run OPTIONS NAME -- permit_probe.py hold $BATS_TEST_TMPDIR/log SECONDS [MODE]` (MODE
@@ -44,7 +44,7 @@ writer_through_readers() {
     run "$RL" --wait "$wait" "$name" -- "$PROBE" hold "$log" 0.1 X
     assert_success
     local ended
-    ended=$(grep -c '^start' "$log")
+    ended=$(starts_in "$log")
     wait_for "$bound" starts_at_least "$log" $((ended + 2))
     touch "$BATS_TEST_TMPDIR/stop"
     for i in "${PIDS[@]}"; do wait "$i"; done

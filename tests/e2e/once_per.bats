@@ -23,7 +23,6 @@ mid_slot_offset() { echo $((($(redis_ms) - $1 / 2) % $1))ms; }
 # A job that logs "start PID SLOT" and "end PID SLOT" to $1/log, then exits with $2 (default 0).
 job() { printf 'echo "start $$ $REDLOCK_SLOT" >> %q/log; %s; echo "end $$ $REDLOCK_SLOT" >> %q/log; exit %s' \
     "$1" "${3:-true}" "$1" "${2:-0}"; }
-starts() { grep -c '^start' "$1/log" 2>/dev/null || true; }
 
 # shifted OFFSET COMMAND...: COMMAND with its clock shifted by OFFSET (libfaketime). Under
 # AddressSanitizer, whose runtime must otherwise be the first library loaded, the preloaded
@@ -54,7 +53,7 @@ shifted() {
         run -75 shifted "$i" "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d")"
         assert_output --partial "was already done on $(hostname)"
     done
-    [ "$(starts "$d")" -eq 1 ]
+    [ "$(starts_in "$d/log")" -eq 1 ]
     [ "$(grep -c '^end' "$d/log")" -eq 1 ]
     [ "$(cat "$d"/rc.* | sort | uniq -c | tr -s ' ')" = "$(printf ' 1 0\n 4 75')" ]
 }
@@ -83,7 +82,7 @@ shifted() {
     run -3 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 3)"
     run -0 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
     run -75 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
-    [ "$(starts "$d")" -eq 2 ]
+    [ "$(starts_in "$d/log")" -eq 2 ]
 }
 
 @test "--once-per-any-result: a failed run uses up its slot" {
@@ -92,7 +91,7 @@ shifted() {
     run -3 "$RL" --once-per 1h --slot-offset "$off" --once-per-any-result job -c "$(job "$d" 3)"
     run -75 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
     assert_output --partial "ran, exit 3"
-    [ "$(starts "$d")" -eq 1 ]
+    [ "$(starts_in "$d/log")" -eq 1 ]
 }
 
 @test "a lost lock does not use up the slot" {
@@ -101,7 +100,7 @@ shifted() {
     run -76 "$RL" --once-per 1h --slot-offset "$off" job -c \
         "$(job "$d" 0 "redis-cli -p $REDIS_PORT DEL job >/dev/null")"
     run -0 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d" 0)"
-    [ "$(starts "$d")" -eq 2 ]
+    [ "$(starts_in "$d/log")" -eq 2 ]
 }
 
 @test "a waiter that gets the lock after the slot's run finished skips it" {
@@ -120,7 +119,7 @@ shifted() {
     wait "$waiter" || status=$?
     [ "$status" = 75 ] || { echo "waiter exited $status: $(cat "$d/waiter.err")" >&2; false; }
     grep -q "already done" "$d/waiter.err"
-    [ "$(starts "$d")" -eq 1 ]
+    [ "$(starts_in "$d/log")" -eq 1 ]
 }
 
 @test "waiters queued behind the slot's run each skip in turn, none left waiting out a TTL" {
@@ -142,7 +141,7 @@ shifted() {
     RL_PID=
     for i in 0 1 2; do wait_for 20 pid_gone "${waiters[$i]}"; done
     for i in 1 2 3; do grep -q "already done" "$d/waiter$i.err"; done
-    [ "$(starts "$d")" -eq 1 ]
+    [ "$(starts_in "$d/log")" -eq 1 ]
     [ "$(rcli EXISTS '{job}:wait')" = 0 ]
 }
 
@@ -152,7 +151,7 @@ shifted() {
     run -0 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d")"
     run -0 --separate-stderr "$RL" --once-per 1h --slot-offset "$off" -E 0 -q job -c "$(job "$d")"
     [ -z "$output" ] && [ -z "$stderr" ]
-    [ "$(starts "$d")" -eq 1 ]
+    [ "$(starts_in "$d/log")" -eq 1 ]
 }
 
 @test "the slot record lives beside the lock and expires by itself a few periods later" {
@@ -191,7 +190,7 @@ shifted() {
     q_down "${with[0]}"
     run -75 "$RL" --once-per 1h job -c "$(job "$d")"
     assert_output --partial "already done"
-    [ "$(starts "$d")" -eq 1 ]
+    [ "$(starts_in "$d/log")" -eq 1 ]
 }
 
 @test "cluster: the slot record is on the lock's master and later runs skip" {
@@ -205,5 +204,5 @@ shifted() {
         run -75 "$RL" --once-per 1h "$name" -c "$(job "$d")"
         ckey_exists "{$name}:once"
     done
-    [ "$(starts "$d")" -eq 3 ]
+    [ "$(starts_in "$d/log")" -eq 3 ]
 }

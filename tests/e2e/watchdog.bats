@@ -44,13 +44,10 @@ probe_command() {
 
 check_log() {
     # Every command's observer has logged its end (they run outside the commands' groups).
-    wait_for 10 ends_logged
+    wait_for 10 all_ended "$BATS_TEST_TMPDIR/log"
     run /usr/bin/python3 "$PROBE" check "$BATS_TEST_TMPDIR/log"
     echo "$output"
     assert_success
-}
-ends_logged() {
-    [ "$(grep -c '^start' "$BATS_TEST_TMPDIR/log")" = "$(grep -c '^end' "$BATS_TEST_TMPDIR/log")" ]
 }
 
 @test "a SIGSTOPped redlock-run: its command's group is killed by the lease end, and the next holder does not overlap it" {
@@ -185,7 +182,7 @@ chaos_state() {
     echo "# queue: $(rcli LRANGE '{chaos}:wait' 0 -1 | tr '\n' ' ')"
     echo "# processes:"; ps -o pid,stat,etime,args -C redlock-run | grep -e PID -e ' chaos ' | sed 's/^/#   /'
 }
-started_after() { [ "$(grep -c '^start' "$BATS_TEST_TMPDIR/log")" -gt "$1" ]; }
+started_after() { [ "$(starts_in "$BATS_TEST_TMPDIR/log")" -gt "$1" ]; }
 # started_or_left_at_most N K: another holder started after start number N, or at most K
 # contenders' loops still run (the others did all their rounds, so none of them will start one).
 started_or_left_at_most() {
@@ -212,7 +209,7 @@ started_or_left_at_most() {
     local faults=(STOP KILL STOP KILL) fault holder n injected=0
     while [ "$injected" -lt ${#faults[@]} ]; do
         fault=${faults[$injected]}
-        n=$(grep -c '^start' "$d/log" || true)
+        n=$(starts_in "$d/log")
         # 40s, and what the lock looked like if even that passes with no new holder: one CI
         # pass (of about ten) saw no start for 20s after a SIGCONT, and left nothing to say why.
         wait_for 40 started_or_left_at_most "$n" 0 || { chaos_state >&3; false; }
@@ -227,7 +224,7 @@ started_or_left_at_most() {
         if [ "$fault" = STOP ]; then
             CONT_AT_END="${CONT_AT_END:-} $1"
             wait_for 5 group_dead "$(cat "$d/pgid.$2")"
-            n=$(grep -c '^start' "$d/log" || true)
+            n=$(starts_in "$d/log")
             # The next holder runs while this one is frozen (or only the frozen one's loop is left).
             wait_for 10 started_or_left_at_most "$n" 1
             # It may have been exiting when it was found (a zombie takes SIGSTOP and is then
