@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <exception>
 #include <unordered_map>
 
 #include "redis/cluster_slots.hpp"
@@ -59,6 +60,13 @@ void ClusterRouter::refresh(Deadline deadline) {
             candidates.push_back(address);
     }
     std::string failures;
+    // The first node that refused us (NOAUTH, not a cluster node, a reply we cannot use). The
+    // others are still asked: a known master's or a seed's address may now be served by some
+    // other server (a container's reused IP; a port that a killed master freed and another
+    // server took, as cluster_failover.bats saw in ciAH, where the run ended with 77 although
+    // two masters would have answered). Only when none gives the map is the refusal the
+    // answer, with its own exit code: a cluster that wants a password we lack is still 77.
+    std::exception_ptr refusal;
     for (const NodeAddress& address : candidates) {
         if (BootClock::now() >= deadline) break;
         Connection& conn = node(address);
@@ -77,6 +85,10 @@ void ClusterRouter::refresh(Deadline deadline) {
         } catch (const RedisUnavailable& e) {
             // A seed or master that is down: the next one may know the map.
             failures += fmt::format("{}{}", failures.empty() ? "" : "; ", e.what());
+            continue;
+        } catch (const Error& e) {
+            log::verbose("{} refused the slot map request: {}", address.describe(), e.what());
+            if (!refusal) refusal = std::current_exception();
             continue;
         }
         if (ranges.empty()) {
@@ -101,6 +113,7 @@ void ClusterRouter::refresh(Deadline deadline) {
                      masters_.size());
         return;
     }
+    if (refusal) std::rethrow_exception(refusal);
     throw RedisUnavailable(fmt::format("no Redis Cluster node answered CLUSTER SLOTS ({})",
                                        failures.empty() ? "out of time" : failures));
 }

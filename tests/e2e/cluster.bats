@@ -263,6 +263,26 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     refute_output --partial ran
 }
 
+@test "a seed now served by a server that refuses us is skipped; only refusals end in their code" {
+    # A master's or seed's address that another server took over (a reused port or IP): one
+    # that wants a password, one without cluster mode. ciAH: a run ended with 77 on the first.
+    seeds=$(echo "$CLUSTER_PORTS" | sed 's/\([0-9]*\)/127.0.0.1:\1/g; s/ /,/g')
+    redis_start --requirepass other
+    local foreign=$REDIS_PORT
+    run "$RL" -u "redis-cluster://127.0.0.1:$foreign,$seeds" job -- echo ran
+    assert_success
+    assert_output ran
+    run -77 "$RL" -u "redis-cluster://127.0.0.1:$foreign,127.0.0.1:$(free_port)" job -- echo ran
+    assert_output --partial NOAUTH
+    refute_output --partial ran
+    redis_stop
+    redis_start
+    run "$RL" -u "redis-cluster://127.0.0.1:$REDIS_PORT,$seeds" job -- echo ran
+    assert_success
+    assert_output ran
+    key_absent job
+}
+
 @test "a nested run for the same cluster lock runs its command directly" {
     # The nested run finds the cluster through REDLOCK_URL, passed on only with --keep-env.
     run "$RL" --keep-env job -- "$RL" job -- sh -c 'echo "nested $REDLOCK_FENCE"'
