@@ -215,6 +215,15 @@ rl_start() {
 # RL_STATUS; kills it and fails when it does not exit in time (wait_for has printed its stderr).
 rl_finish() {
     if ! wait_for "$1" pid_gone "$RL_PID"; then
+        # Where it stands, for a CI log: each thread's state and kernel wait, and its children
+        # (ciAI: an ASan redlock-run still ran 15s after a forwarded SIGHUP, with nothing on
+        # stderr, and never again in 150 tries here).
+        local t
+        for t in /proc/"$RL_PID"/task/*; do
+            echo "thread ${t##*/} $(cat "$t/comm" 2>/dev/null): state $(cut -d' ' -f3 "$t/stat" 2>/dev/null), wchan $(cat "$t/wchan" 2>/dev/null)"
+        done >&2
+        grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn)' "/proc/$RL_PID/status" >&2 2>/dev/null || true
+        ps -o pid,stat,etime,args --ppid "$RL_PID" >&2 2>/dev/null || true
         kill -9 "$RL_PID" 2>/dev/null || true
         wait "$RL_PID" 2>/dev/null || true
         return 1
