@@ -49,8 +49,12 @@ launch() {
     shift 2
     for try in 1 2 3 4 5 6 7 8; do
         LAUNCH_PORT=$(free_port) || continue
-        LAUNCH_PORT2=$(free_port) || continue
-        [ "$LAUNCH_PORT2" != "$LAUNCH_PORT" ] || continue
+        # Only a server that asks for it pays for a second port (a fork and a probe a try).
+        LAUNCH_PORT2=
+        if [[ "$*" == *@PORT2@* ]]; then
+            LAUNCH_PORT2=$(free_port) || continue
+            [ "$LAUNCH_PORT2" != "$LAUNCH_PORT" ] || continue
+        fi
         LAUNCH_ARGS=("${@//@PORT2@/$LAUNCH_PORT2}")
         rm -f "$dir/redis.log"
         "$spawn" "$LAUNCH_PORT" "$dir" "${LAUNCH_ARGS[@]}"
@@ -187,8 +191,8 @@ key_count() {
 file_exists() { [ -e "$1" ]; }
 # lines_are FILE N: FILE exists and has exactly N lines (the commands' own logs of who ran).
 lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
-# The probe's start/end log (tests/e2e/lease_probe.py): starts_in LOG counts its commands'
-# starts (0 before LOG exists), all_ended LOG holds once every start has its end (the observers
+# A commands' start/end log (lease_probe.py's, permit_probe.py's, once_per.bats's jobs'):
+# starts_in LOG counts the commands' starts (0 before LOG exists), all_ended LOG holds once every start has its end (the observers
 # log ends outside the commands' process groups, so they may come a moment after the command).
 starts_in() { if [ -e "$1" ]; then grep -c '^start' "$1" || true; else echo 0; fi; }
 all_ended() { [ "$(starts_in "$1")" = "$(grep -c '^end' "$1" || true)" ]; }
