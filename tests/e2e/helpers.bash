@@ -2,6 +2,14 @@
 # temporary directory, the binary under test, and bounded waiting helpers.
 # shellcheck shell=bash
 
+# bats runs a DEBUG trap before every command, which records a stack trace for a failure's
+# report unless the command's file lies under an excluded path. The helpers here are most of the
+# commands a test runs (polling loops, server start-up), and the trace cost ~0.2 ms of CPU each:
+# excluded, four files' tests took 11-14% less CPU. A test file is not excluded (bats runs a
+# preprocessed copy of it from its own temp directory), so a failure inside a helper is still
+# reported at the test's line that called it, and the helper's failing line with it.
+bats_add_debug_exclude_path "$BATS_TEST_DIRNAME/"
+
 # bats-support and bats-assert, sourced file by file: their load.bash runs `$(dirname ...)` once
 # per file, 15 forks that bats repeats before every test (~80 ms a test on a 2-core VM, a minute
 # of the whole suite). Support first: assert's functions call it.
