@@ -58,7 +58,7 @@ cluster_stop() {
 ccli() {
     local port=$1
     shift
-    redis-cli -h 127.0.0.1 -p "$port" "$@"
+    cli "$port" "$@"
 }
 
 node_answers() { [ "$(ccli "$1" PING 2>/dev/null)" = PONG ]; }

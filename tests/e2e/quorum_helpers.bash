@@ -28,7 +28,7 @@ q_ping() { resp "${Q_PORT[$1]}" PING && [ "$REPLY" = +PONG ]; }
 qcli() {
     local i=$1
     shift
-    redis-cli -h 127.0.0.1 -p "${Q_PORT[i]}" "$@"
+    cli "${Q_PORT[i]}" "$@"
 }
 
 # q_down I: stops node I (its data is gone: no persistence).

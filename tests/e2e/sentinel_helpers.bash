@@ -9,7 +9,7 @@ MASTER_NAME=mymaster
 ncli() {
     local port=$1
     shift
-    redis-cli -h 127.0.0.1 -p "$port" "$@"
+    cli "$port" "$@"
 }
 
 # node_start VAR [ARGS...]: a redis-server with ARGS on a free port; sets ${VAR}_PORT and
