@@ -1,6 +1,6 @@
 // A main for the fuzz targets without libFuzzer: feeds each file given, and every file of each
 // directory given, to LLVMFuzzerTestOneInput once. CMake links it to every target so that each
-// build (release, ASan+UBSan, TSan) replays the seed corpus as a ctest test in seconds; a
+// build (release, ASan, TSan+UBSan) replays the seed corpus as a ctest test in seconds; a
 // target's own checks abort on a finding. tests/fuzz/run builds the same targets with libFuzzer.
 #include <algorithm>
 #include <cstdint>
