@@ -50,7 +50,7 @@ cluster_stop() {
         kill -TERM "$pid" 2>/dev/null || true
     done
     for pid in ${CLUSTER_PIDS:-}; do
-        wait_for 10 process_dead "$pid" || kill -9 "$pid" 2>/dev/null || true
+        wait_for 10 pid_gone "$pid" || kill -9 "$pid" 2>/dev/null || true
     done
 }
 

@@ -43,7 +43,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     rl_finish 5
     assert_equal "$RL_STATUS" 76
     file_contains "$d/termed" term
-    process_dead "$(cat "$d/cpid")"
+    pid_gone "$(cat "$d/cpid")"
     run cat "$RL_ERR"
     assert_line --regexp "^redlock-run: lock 'stubborn' lost: .*SIGTERM"
     assert_line --regexp "^redlock-run: .*sending SIGKILL"
@@ -58,7 +58,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     assert_equal "$RL_STATUS" 76
     [ ! -e "$d/termed" ]
     [ ! -e "$d/finished" ]
-    process_dead "$(cat "$d/cpid")"
+    pid_gone "$(cat "$d/cpid")"
     run cat "$RL_ERR"
     assert_output --partial "lock 'killjob' lost"
     assert_output --partial "SIGKILL"

@@ -84,7 +84,7 @@ pg_stop() {
     if [ -n "${PG_PID:-}" ]; then
         # SIGINT: PostgreSQL's fast shutdown (SIGTERM would wait for clients to leave).
         kill -INT "$PG_PID" 2>/dev/null || true
-        wait_for 20 process_dead "$PG_PID" || kill -9 "$PG_PID" 2>/dev/null || true
+        wait_for 20 pid_gone "$PG_PID" || kill -9 "$PG_PID" 2>/dev/null || true
     fi
     [ -z "${PG_DIR:-}" ] || rm -rf "$PG_DIR"
 }

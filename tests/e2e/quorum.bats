@@ -130,7 +130,7 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     q_thaw 0
     q_thaw 1
     assert_equal "$RL_STATUS" 76
-    process_dead "$(cat "$d/cpid")"
+    pid_gone "$(cat "$d/cpid")"
     # No renewal sent after the freeze could succeed on a majority, so the lease ended at the
     # latest one ttl (1s) after it: the command's last heartbeat must come before that.
     local last
@@ -150,7 +150,7 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     qcli 2 DEL deleted >/dev/null
     rl_finish 5
     assert_equal "$RL_STATUS" 76
-    process_dead "$(cat "$d/cpid")"
+    pid_gone "$(cat "$d/cpid")"
 }
 
 @test "20 contenders at once: exactly one runs, the others report busy" {

@@ -23,7 +23,7 @@ forwarded_signal_ends_the_group() {
     kill "-$sig" "$RL_PID"
     rl_finish 5
     assert_equal "$RL_STATUS" "$((128 + num))"
-    wait_for 2 process_dead "$(cat "$d/gpid")"
+    wait_for 2 pid_gone "$(cat "$d/gpid")"
     [ ! -e "$d/survived" ]
     key_absent "fwd$sig"
 }

@@ -252,7 +252,7 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     assert_equal "$RL_STATUS" 76
     run cat "$RL_ERR"
     assert_output --partial "lock 'stalled' lost"
-    process_dead "$(cat "$d/cpid")"
+    pid_gone "$(cat "$d/cpid")"
 }
 
 @test "TLS mistakes on the command line are usage errors (64) before connecting" {

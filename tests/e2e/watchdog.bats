@@ -101,7 +101,7 @@ check_log() {
     kill -CONT "$RL_PID"
     rl_finish 5
     assert_equal "$RL_STATUS" 76
-    wait_for 2 process_dead "$watchdog"
+    wait_for 2 pid_gone "$watchdog"
 }
 
 @test "the watchdog survives the command's kill -KILL 0; the run ends with 137 and leaves nothing behind" {
@@ -124,7 +124,7 @@ check_log() {
     kill -CONT "$RL_PID"
     rl_finish 5
     assert_equal "$RL_STATUS" 137
-    wait_for 2 process_dead "$watchdog"
+    wait_for 2 pid_gone "$watchdog"
     key_absent selfkill
 }
 
@@ -137,13 +137,13 @@ check_log() {
     touch "$d/go"
     rl_finish 5
     assert_equal "$RL_STATUS" 0
-    process_dead "$watchdog"
+    pid_gone "$watchdog"
     # A command too quick to watch from outside: it names its own watchdog (its sibling).
     run "$RL" quick -- sh -c "pgrep -P \$PPID -x rl-watchdog > '$d/quick-watchdog'"
     assert_success
     watchdog=$(cat "$d/quick-watchdog")
     [ -n "$watchdog" ]
-    process_dead "$watchdog"
+    pid_gone "$watchdog"
 }
 
 @test "an acquire too slow to leave time for the command: released, not run, exit 69" {
