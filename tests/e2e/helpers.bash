@@ -281,8 +281,9 @@ file_exists() { [ -e "$1" ]; }
 # lines_are FILE N: FILE exists and has exactly N lines (the commands' own logs of who ran).
 lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
 # A commands' start/end log (lease_probe.py's, permit_probe.py's, once_per.bats's jobs'):
-# starts_in LOG counts the commands' starts (0 before LOG exists), all_ended LOG holds once every start has its end (the observers
-# log ends outside the commands' process groups, so they may come a moment after the command).
+# starts_in LOG counts the commands' starts (0 before LOG exists), all_ended LOG holds once every
+# start has its end (the observers log ends outside the commands' process groups, so they may
+# come a moment after the command).
 starts_in() { if [ -e "$1" ]; then grep -c '^start' "$1" || true; else echo 0; fi; }
 all_ended() { [ "$(starts_in "$1")" = "$(grep -c '^end' "$1" || true)" ]; }
 # blocked_clients [CLIENT...]: how many clients the server holds in a blocking wait (BLPOP); the
