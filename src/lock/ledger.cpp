@@ -214,9 +214,9 @@ std::vector<std::string> ledger_script_args(const std::string& token, const RunR
 
 RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
                           const RunRecord& record) {
-    Reply reply = scripts::ledger().run(
-        conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
-        ledger_script_args(token, record, {}), BootClock::now() + conn.timeouts().command);
+    Reply reply =
+        scripts::ledger().run(conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
+                              ledger_script_args(token, record, {}), conn.timeouts().command);
     FinishResult out = finish_result(reply, keys.key, /*released=*/false);
     return out.record;
 }
@@ -247,8 +247,7 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
 }
 
 LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
-    Reply reply = scripts::last_runs().run(conn, {keys.ledger}, {},
-                                           BootClock::now() + conn.timeouts().command);
+    Reply reply = scripts::last_runs().run(conn, {keys.ledger}, {}, conn.timeouts().command);
     return last_runs_from_reply(reply, keys.key);
 }
 

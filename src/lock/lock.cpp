@@ -14,7 +14,7 @@ bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
     if (shared_) return abandon_shared(keys, token);
     Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
                                          {token, std::to_string(wake_linger.count()), keys.wake},
-                                         BootClock::now() + conn_.timeouts().command);
+                                         conn_.timeouts().command);
     return abandon_result(reply, keys.key);
 }
 
@@ -31,7 +31,7 @@ void LockNode::step_back(const LockKeys& keys, const std::string& token, long lo
     Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
                                          {token, std::to_string(wake_linger.count()), keys.wake,
                                           std::to_string(ticket), std::to_string(alive.count())},
-                                         BootClock::now() + conn_.timeouts().command);
+                                         conn_.timeouts().command);
     abandon_result(reply, keys.key);
 }
 
@@ -39,7 +39,7 @@ void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
     Reply reply = scripts::abandon().run(
         conn_, {keys.key, keys.info, keys.wait},
         {token, std::to_string(wake_linger.count()), keys.wake, "queue-only"},
-        BootClock::now() + conn_.timeouts().command);
+        conn_.timeouts().command);
     abandon_result(reply, keys.key);
 }
 
@@ -67,8 +67,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
     }
     std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait};
     if (once_) script_keys.push_back(keys.once);
-    Reply reply = scripts::acquire().run(conn_, script_keys, args,
-                                         BootClock::now() + conn_.timeouts().command);
+    Reply reply = scripts::acquire().run(conn_, script_keys, args, conn_.timeouts().command);
     throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1
     AcquireResult result = acquire_result(reply, keys.key);
     // A reply without the slot asked for would leave the run without one: not this protocol.
@@ -96,7 +95,7 @@ ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, 
     Reply reply = scripts::release().run(
         conn_, {keys.key, keys.info, keys.wait},
         {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
-        BootClock::now() + conn_.timeouts().command);
+        conn_.timeouts().command);
     return release_result(reply, keys.key);
 }
 
@@ -108,10 +107,9 @@ FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Mi
     if (shared_) return finish_shared(keys, token, keep, record);
     std::vector<std::string> release_args{std::to_string(keep.count()),
                                           std::to_string(wake_linger.count()), keys.wake};
-    Reply reply =
-        scripts::ledger().run(conn_, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
-                              ledger_script_args(token, record, release_args),
-                              BootClock::now() + conn_.timeouts().command);
+    Reply reply = scripts::ledger().run(
+        conn_, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
+        ledger_script_args(token, record, release_args), conn_.timeouts().command);
     return finish_result(reply, keys.key, /*released=*/true);
 }
 

@@ -23,8 +23,8 @@ std::vector<std::string> status_argv(const LockKeys& keys) {
 }  // namespace
 
 LockState read_lock_state(Connection& conn, const LockKeys& keys) {
-    Reply reply = scripts::status().run(conn, {keys.key, keys.fence, keys.info}, {},
-                                        BootClock::now() + conn.timeouts().command);
+    Reply reply =
+        scripts::status().run(conn, {keys.key, keys.fence, keys.info}, {}, conn.timeouts().command);
     LockState s = lock_state_from_reply(keys, reply);
     if (!s.is_lock())
         throw DataError(fmt::format("key '{}' holds a {}, not a lock token", keys.key, s.type));
@@ -45,7 +45,7 @@ std::vector<LockState> read_lock_states(Connection& conn, const std::vector<Lock
             // The script cache is empty after a restart or SCRIPT FLUSH; Script::run loads it.
             if (error_text(*reply).starts_with("NOSCRIPT"))
                 reply = scripts::status().run(conn, {keys[i].key, keys[i].fence, keys[i].info}, {},
-                                              BootClock::now() + conn.timeouts().command);
+                                              conn.timeouts().command);
             states.push_back(lock_state_from_reply(keys[i], reply));
         }
     }
@@ -55,7 +55,7 @@ std::vector<LockState> read_lock_states(Connection& conn, const std::vector<Lock
 std::optional<LockState> force_release_lock(Connection& conn, const LockKeys& keys) {
     Reply reply = scripts::force_release().run(conn, {keys.key, keys.info, keys.wait},
                                                {std::to_string(wake_linger.count()), keys.wake},
-                                               BootClock::now() + conn.timeouts().command);
+                                               conn.timeouts().command);
     const redisReply& r = check(reply, fmt::format("force-releasing lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.element[0]->type != REDIS_REPLY_INTEGER)
         throw RedisError("unexpected reply from the force_release script");

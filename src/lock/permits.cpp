@@ -26,7 +26,7 @@ long long integer_or(const redisReply& r, long long otherwise) {
 // Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them
 // ('finish' adds the ledger's keys after them).
 Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
-                  std::vector<std::string> args, Deadline deadline,
+                  std::vector<std::string> args, ScriptTime time,
                   std::vector<std::string> extra_keys = {}) {
     std::vector<std::string> argv{std::string(op), permit_key_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
@@ -35,7 +35,7 @@ Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
     std::vector<std::string> script_keys{keys.key, keys.fence, keys.wait};
     script_keys.insert(script_keys.end(), std::make_move_iterator(extra_keys.begin()),
                        std::make_move_iterator(extra_keys.end()));
-    return scripts::permits().run(conn, script_keys, argv, deadline);
+    return scripts::permits().run(conn, script_keys, argv, time);
 }
 
 // {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
@@ -109,8 +109,7 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    Reply reply = run_permits(conn_, keys, "acquire", std::move(args),
-                              BootClock::now() + conn_.timeouts().command);
+    Reply reply = run_permits(conn_, keys, "acquire", std::move(args), conn_.timeouts().command);
     throw_if_permits_mismatch(reply, keys);
     AcquireResult result = acquire_result(reply, keys.key);
     if (!result.acquired) return result;
@@ -139,7 +138,7 @@ ReleaseResult LockNode::release_permit(const LockKeys& keys, const std::string& 
     Reply reply = run_permits(
         conn_, keys, "release",
         {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""},
-        BootClock::now() + conn_.timeouts().command);
+        conn_.timeouts().command);
     return release_result(reply, keys.key);
 }
 
@@ -147,16 +146,15 @@ FinishResult LockNode::finish_permit(const LockKeys& keys, const std::string& to
                                      const RunRecord& record) {
     std::vector<std::string> args = with_record_args(
         {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""}, record);
-    Reply reply =
-        run_permits(conn_, keys, "finish", std::move(args),
-                    BootClock::now() + conn_.timeouts().command, {keys.ledger, keys.once});
+    Reply reply = run_permits(conn_, keys, "finish", std::move(args), conn_.timeouts().command,
+                              {keys.ledger, keys.once});
     return finish_result(reply, keys.key, /*released=*/true);
 }
 
 bool LockNode::abandon_permit(const LockKeys& keys, const std::string& token,
                               const std::string& mode, Millis alive) {
     Reply reply = run_permits(conn_, keys, "abandon", {token, mode, std::to_string(alive.count())},
-                              BootClock::now() + conn_.timeouts().command);
+                              conn_.timeouts().command);
     return abandon_result(reply, keys.key);
 }
 
@@ -166,8 +164,7 @@ void LockNode::settle_permit(const LockKeys& keys, const std::string& token, int
 }
 
 bool LockNode::holds_permit(const LockKeys& keys, const std::string& token) {
-    Reply reply =
-        run_permits(conn_, keys, "holds", {token}, BootClock::now() + conn_.timeouts().command);
+    Reply reply = run_permits(conn_, keys, "holds", {token}, conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
     return r.type == REDIS_REPLY_INTEGER && r.integer == 1;
 }
@@ -204,15 +201,13 @@ std::vector<PermitHolder> removed_holders(const Reply& reply, const LockKeys& ke
 }
 
 PermitsState read_permits(Connection& conn, const LockKeys& keys) {
-    return holders_status(
-        run_permits(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command), keys,
-        "permits");
+    return holders_status(run_permits(conn, keys, "status", {}, conn.timeouts().command), keys,
+                          "permits");
 }
 
 std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys) {
-    return removed_holders(
-        run_permits(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command), keys,
-        "permits");
+    return removed_holders(run_permits(conn, keys, "force", {}, conn.timeouts().command), keys,
+                           "permits");
 }
 
 bool is_permit_companion(std::string_view key) {

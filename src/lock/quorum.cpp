@@ -449,8 +449,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                 if (!accepted[i] && ticket > 0 && permits == 1) node.leave_queue(keys, token);
                 if (!accepted[i]) return false;
                 Reply r = scripts::raise_fence().run(conn, {held_key, keys.fence, held_info},
-                                                     {token, std::to_string(fence)},
-                                                     BootClock::now() + command);
+                                                     {token, std::to_string(fence)}, command);
                 const redisReply& reply = check(r, "raising the fence");
                 return reply.type == REDIS_REPLY_INTEGER && reply.integer == 1;
             },

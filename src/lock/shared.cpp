@@ -15,7 +15,7 @@ namespace {
 // Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them
 // ('finish' adds the ledger's keys after them).
 Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, Deadline deadline,
+                 std::vector<std::string> args, ScriptTime time,
                  std::vector<std::string> extra_keys = {}) {
     std::vector<std::string> argv{std::string(op), shared_record_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
@@ -24,7 +24,7 @@ Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
     std::vector<std::string> script_keys{keys.key, keys.fence, keys.wait, shared_holders_key(keys)};
     script_keys.insert(script_keys.end(), std::make_move_iterator(extra_keys.begin()),
                        std::make_move_iterator(extra_keys.end()));
-    return scripts::shared().run(conn, script_keys, argv, deadline);
+    return scripts::shared().run(conn, script_keys, argv, time);
 }
 
 }  // namespace
@@ -53,8 +53,7 @@ AcquireResult LockNode::acquire_shared(const LockKeys& keys, const std::string& 
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    Reply reply = run_shared(conn_, keys, "acquire", std::move(args),
-                             BootClock::now() + conn_.timeouts().command);
+    Reply reply = run_shared(conn_, keys, "acquire", std::move(args), conn_.timeouts().command);
     throw_if_permits_mismatch(reply, keys);
     AcquireResult result = acquire_result(reply, keys.key);
     result.holder.reset();  // the busy reply carries no holder info
@@ -71,45 +70,42 @@ RenewResult LockNode::renew_shared(const LockKeys& keys, const std::string& toke
 ReleaseResult LockNode::release_shared(const LockKeys& keys, const std::string& token,
                                        Millis keep) {
     Reply reply = run_shared(conn_, keys, "release", {token, std::to_string(keep.count())},
-                             BootClock::now() + conn_.timeouts().command);
+                             conn_.timeouts().command);
     return release_result(reply, keys.key);
 }
 
 FinishResult LockNode::finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
                                      const RunRecord& record) {
     std::vector<std::string> args = with_record_args({token, std::to_string(keep.count())}, record);
-    Reply reply = run_shared(conn_, keys, "finish", std::move(args),
-                             BootClock::now() + conn_.timeouts().command, {keys.ledger, keys.once});
+    Reply reply = run_shared(conn_, keys, "finish", std::move(args), conn_.timeouts().command,
+                             {keys.ledger, keys.once});
     return finish_result(reply, keys.key, /*released=*/true);
 }
 
 bool LockNode::abandon_shared(const LockKeys& keys, const std::string& token,
                               const std::string& mode, Millis alive) {
     Reply reply = run_shared(conn_, keys, "abandon", {token, mode, std::to_string(alive.count())},
-                             BootClock::now() + conn_.timeouts().command);
+                             conn_.timeouts().command);
     return abandon_result(reply, keys.key);
 }
 
 bool LockNode::holds_shared(const LockKeys& keys, const std::string& token) {
-    Reply reply =
-        run_shared(conn_, keys, "holds", {token}, BootClock::now() + conn_.timeouts().command);
+    Reply reply = run_shared(conn_, keys, "holds", {token}, conn_.timeouts().command);
     const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
     return r.type == REDIS_REPLY_INTEGER && r.integer == 1;
 }
 
 PermitsState read_shared(Connection& conn, const LockKeys& keys) {
-    PermitsState s = holders_status(
-        run_shared(conn, keys, "status", {}, BootClock::now() + conn.timeouts().command), keys,
-        "shared");
+    PermitsState s = holders_status(run_shared(conn, keys, "status", {}, conn.timeouts().command),
+                                    keys, "shared");
     s.shared = s.permits == 1;  // shared.lua's first element is the marker, not a number
     s.permits = 0;
     return s;
 }
 
 std::vector<PermitHolder> force_release_shared(Connection& conn, const LockKeys& keys) {
-    return removed_holders(
-        run_shared(conn, keys, "force", {}, BootClock::now() + conn.timeouts().command), keys,
-        "shared");
+    return removed_holders(run_shared(conn, keys, "force", {}, conn.timeouts().command), keys,
+                           "shared");
 }
 
 }  // namespace redlock

@@ -107,7 +107,7 @@ void watch_blocked(LockNode& node, const LockKeys& keys, const std::string& toke
         try {
             WaitStatus now = wait_status_result(
                 scripts::wait_status().run(conn, {keys.key, keys.info, keys.wait}, {token},
-                                           BootClock::now() + conn.timeouts().command),
+                                           conn.timeouts().command),
                 keys.key);
             view.saw(now.busy, now.place);
         } catch (const Error&) {

@@ -49,6 +49,16 @@ void Connection::set_home_key(std::string_view key) {
     if (cluster_) cluster_->set_home_key(key);
 }
 
+bool Connection::script_uncached(std::string_view sha1) const {
+    return std::find(uncached_scripts_.begin(), uncached_scripts_.end(), sha1) !=
+           uncached_scripts_.end();
+}
+
+void Connection::set_script_uncached(std::string_view sha1, bool uncached) {
+    std::erase(uncached_scripts_, sha1);
+    if (uncached) uncached_scripts_.emplace_back(sha1);
+}
+
 void Connection::close() {
     if (cluster_) cluster_->close();
     socket_.reset();

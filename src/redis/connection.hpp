@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "redis/redis_url.hpp"
@@ -70,6 +71,12 @@ class Connection {
     // every master).
     ClusterRouter* cluster() { return cluster_.get(); }
 
+    // Scripts (by SHA1) this server answered NOSCRIPT for: Script::run sends their body at once
+    // until an EVAL of one is answered (which caches it), rather than pay for an EVALSHA that is
+    // known to fail. Kept across reconnects: EVAL is right for any server.
+    bool script_uncached(std::string_view sha1) const;
+    void set_script_uncached(std::string_view sha1, bool uncached);
+
   private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
     Reply read_reply(Deadline deadline);
@@ -86,6 +93,7 @@ class Connection {
     std::unique_ptr<redisReader, ReaderDeleter> reader_;
     std::unique_ptr<ClusterRouter> cluster_;
     std::string master_;  // sentinel endpoints: the address of the master we are connected to
+    std::vector<std::string> uncached_scripts_;
 };
 
 // Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,

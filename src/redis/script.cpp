@@ -58,37 +58,45 @@ void reject_old_server(Connection& conn, std::string_view name, std::string_view
 Script::Script(std::string_view name, std::string_view body, std::string_view sha1)
     : name_(name), body_(body), sha1_(sha1) {}
 
-// EVALSHA and the EVAL after NOSCRIPT share one deadline: together they are one command to the
-// caller, bounded by one --command-timeout, never two.
 Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
-                  const std::vector<std::string>& args, Deadline deadline) const {
+                  const std::vector<std::string>& args, ScriptTime time) const {
     std::vector<std::string> argv{"EVALSHA", sha1_, std::to_string(keys.size())};
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
-    Deadline sent = BootClock::now();
-    Reply reply = conn.command(argv, deadline);
-    if (!error_text(*reply).starts_with("NOSCRIPT")) {
-        reject_old_server(conn, name_, error_text(*reply), deadline);
-        return reply;
+    Deadline deadline = time.first();
+    if (!conn.script_uncached(sha1_)) {
+        Deadline sent = BootClock::now();
+        Reply reply = conn.command(argv, deadline);
+        if (!error_text(*reply).starts_with("NOSCRIPT")) {
+            reject_old_server(conn, name_, error_text(*reply), deadline);
+            return reply;
+        }
+        // Remembered before anything else can fail: the caller's retry (or the renewer's next
+        // renewal) sends the body at once, so it is one round trip, not the same two again.
+        conn.set_script_uncached(sha1_, true);
+        Deadline answered = BootClock::now();
+        if (auto own = time.then(answered)) {
+            deadline = *own;
+        } else if (deadline - answered < answered - sent) {
+            // One deadline for both: the EVAL will take about as long as the EVALSHA did. With
+            // less than that left it would most likely time out after Redis ran it, an outcome
+            // the caller cannot know (ReplyLost): failing now, with nothing sent, is the
+            // cleaner error.
+            throw RedisUnavailable(fmt::format(
+                "{} script not cached on {} and too little time left to send it (the EVALSHA "
+                "took {}, {} left); the next try sends it at once",
+                name_, conn.endpoint().describe(),
+                format_duration(std::chrono::ceil<Millis>(answered - sent)),
+                format_duration(std::chrono::floor<Millis>(
+                    std::max(deadline - answered, BootClock::duration(0))))));
+        }
     }
-    // The EVAL will take about as long as the EVALSHA did. With less than that left it would
-    // most likely time out after Redis ran it, an outcome the caller cannot know (ReplyLost):
-    // failing now, with nothing sent, is the cleaner error, and the caller's retry will have a
-    // deadline of its own.
-    Deadline answered = BootClock::now();
-    if (deadline - answered < answered - sent)
-        throw RedisUnavailable(fmt::format(
-            "{} script not cached on {} and too little of the command timeout left to send it "
-            "(the EVALSHA took {}, {} left)",
-            name_, conn.endpoint().describe(),
-            format_duration(std::chrono::ceil<Millis>(answered - sent)),
-            format_duration(std::chrono::floor<Millis>(
-                std::max(deadline - answered, BootClock::duration(0))))));
     log::verbose("{} script not cached on {}; sending it with EVAL", name_,
                  conn.endpoint().describe());
     argv[0] = "EVAL";
     argv[1] = body_;
-    reply = conn.command(argv, deadline);
+    Reply reply = conn.command(argv, deadline);
+    conn.set_script_uncached(sha1_, false);  // answered: the server has it now
     reject_old_server(conn, name_, error_text(*reply), deadline);
     return reply;
 }
