@@ -6,6 +6,10 @@ load helpers
 setup() { redis_start; }
 teardown() {
     rl_cleanup "$BATS_TEST_TMPDIR/cpid"
+    # A fifo observer whose command never started is still blocked opening the fifo: a writer
+    # that comes and goes sets it free (it would otherwise linger until its timeout).
+    local fd
+    if [ -p "$BATS_TEST_TMPDIR/alive" ]; then exec {fd}<>"$BATS_TEST_TMPDIR/alive"; exec {fd}>&-; fi
     redis_stop  # also resumes a SIGSTOPped redis-server
 }
 
@@ -108,8 +112,9 @@ forwarded_signal_ends_the_group() {
     local d=$BATS_TEST_TMPDIR
     mkfifo "$d/alive"
     # The observer is outside the command's group: its read returns when the last process
-    # holding the fifo's write end (the command's whole group) is dead.
-    (cat "$d/alive" >/dev/null; echo "${EPOCHREALTIME/[.,]/}" > "$d/died") &
+    # holding the fifo's write end (the command's whole group) is dead. It closes bats's fd 3 and
+    # has a timeout, so that a command that never started cannot keep the file's run alive.
+    (timeout 60 cat "$d/alive" >/dev/null && echo "${EPOCHREALTIME/[.,]/}" > "$d/died") 3>&- &
     rl_start -t 2s --renew-every 500ms --command-timeout 300ms --kill-after 10s stubborn -- \
         bash -c "trap '' TERM; exec 3>'$d/alive'; echo \$\$ > '$d/cpid'; sleep 30 & wait"
     wait_for 5 file_exists "$d/cpid"
