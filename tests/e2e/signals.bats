@@ -115,7 +115,11 @@ forwarded_signal_ends_the_group() {
     # holding the fifo's write end (the command's whole group) is dead. It closes bats's fd 3 and
     # has a timeout, so that a command that never started cannot keep the file's run alive.
     (timeout 60 cat "$d/alive" >/dev/null && echo "${EPOCHREALTIME/[.,]/}" > "$d/died") 3>&- &
-    rl_start -t 2s --renew-every 500ms --command-timeout 300ms --kill-after 10s stubborn -- \
+    # --renew-every 1s (the most a 2s ttl allows): the freeze, a poll or two after the command
+    # started, comes long before the first renewal even on a loaded machine. A renewal just
+    # before it would leave only the lease's 30ms margin between the bound below and the
+    # observer's own lateness in noting the death.
+    rl_start -t 2s --renew-every 1s --command-timeout 300ms --kill-after 10s stubborn -- \
         bash -c "trap '' TERM; exec 3>'$d/alive'; echo \$\$ > '$d/cpid'; sleep 30 & wait"
     wait_for 5 file_exists "$d/cpid"
     wait_for 5 key_exists stubborn
@@ -123,7 +127,8 @@ forwarded_signal_ends_the_group() {
     stopped=$(now_ms)
     kill -STOP "$REDIS_PID"
     wait_for 4 file_exists "$d/died"
-    # The last renewal was sent before the freeze, so Redis's ttl ends less than 2s after it;
+    # The acquire (or the last renewal) was sent before the freeze, so Redis's ttl ends less
+    # than 2s after it;
     # --kill-after 10s did not delay the SIGKILL past that.
     local elapsed=$(($(cat "$d/died") / 1000 - stopped))
     echo "# command group dead ${elapsed}ms after the freeze" >&3
