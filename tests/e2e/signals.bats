@@ -128,8 +128,7 @@ forwarded_signal_ends_the_group() {
     kill -STOP "$REDIS_PID"
     wait_for 4 file_exists "$d/died"
     # The acquire (or the last renewal) was sent before the freeze, so Redis's ttl ends less
-    # than 2s after it;
-    # --kill-after 10s did not delay the SIGKILL past that.
+    # than 2s after it; --kill-after 10s did not delay the SIGKILL past that.
     local elapsed=$(($(cat "$d/died") / 1000 - stopped))
     echo "# command group dead ${elapsed}ms after the freeze" >&3
     [ "$elapsed" -lt 2000 ]

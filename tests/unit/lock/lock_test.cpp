@@ -106,25 +106,19 @@ TEST_F(Lock, ScriptsAreResentAfterScriptFlush) {
     EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
 }
 
-namespace {
-
-// How many times Redis ran `command` since the last CONFIG RESETSTAT (INFO commandstats).
-long long calls_of(Connection& conn, const std::string& command) {
-    Reply r = conn.command({"INFO", "commandstats"});
-    std::string text(r->str, r->len);
-    std::string field = "cmdstat_" + command + ":calls=";
-    auto at = text.find(field);
-    return at == std::string::npos ? 0 : std::stoll(text.substr(at + field.size()));
-}
-
-}  // namespace
-
 // A server slow to answer (here CLIENT PAUSE WRITE holds the EVALSHA for 300ms) and then saying
 // NOSCRIPT: the acquire's EVAL is a command of its own, with a whole --command-timeout (500ms)
 // although the EVALSHA used more than half of its own. A renewal's deadline is its lease and is
 // shared: with too little of it left nothing is sent, and the next renewal sends the body at
 // once instead of the same EVALSHA again.
 TEST_F(Lock, AScriptNotCachedBehindASlowReplyIsSentStill) {
+    // How many times Redis ran `command` since the CONFIG RESETSTAT below.
+    auto calls_of = [this](const std::string& command) {
+        std::string text = raw({"INFO", "commandstats"});
+        std::string field = "cmdstat_" + command + ":calls=";
+        auto at = text.find(field);
+        return at == std::string::npos ? 0 : std::stoll(text.substr(at + field.size()));
+    };
     Connection slow(endpoint(), Timeouts{milliseconds(2000), milliseconds(500)});
     LockNode n(slow);
     std::string token = new_token();
@@ -132,8 +126,8 @@ TEST_F(Lock, AScriptNotCachedBehindASlowReplyIsSentStill) {
     raw({"CONFIG", "RESETSTAT"});
     raw({"CLIENT", "PAUSE", "300", "WRITE"});
     ASSERT_TRUE(n.acquire(keys, token, milliseconds(5000)).acquired);
-    EXPECT_EQ(calls_of(conn, "evalsha"), 1);
-    EXPECT_EQ(calls_of(conn, "eval"), 1);
+    EXPECT_EQ(calls_of("evalsha"), 1);
+    EXPECT_EQ(calls_of("eval"), 1);
 
     raw({"SCRIPT", "FLUSH"});
     raw({"CLIENT", "PAUSE", "300", "WRITE"});
@@ -144,14 +138,14 @@ TEST_F(Lock, AScriptNotCachedBehindASlowReplyIsSentStill) {
         EXPECT_NE(std::string(e.what()).find("the next try sends it at once"), std::string::npos)
             << e.what();
     }
-    EXPECT_EQ(calls_of(conn, "evalsha"), 2);
-    EXPECT_EQ(calls_of(conn, "eval"), 1);
+    EXPECT_EQ(calls_of("evalsha"), 2);
+    EXPECT_EQ(calls_of("eval"), 1);
     EXPECT_EQ(n.renew(keys, token, milliseconds(5000), soon()), RenewResult::renewed);
-    EXPECT_EQ(calls_of(conn, "evalsha"), 2);
-    EXPECT_EQ(calls_of(conn, "eval"), 2);
+    EXPECT_EQ(calls_of("evalsha"), 2);
+    EXPECT_EQ(calls_of("eval"), 2);
     // Answered, so cached again: back to EVALSHA.
     EXPECT_EQ(n.renew(keys, token, milliseconds(5000), soon()), RenewResult::renewed);
-    EXPECT_EQ(calls_of(conn, "evalsha"), 3);
+    EXPECT_EQ(calls_of("evalsha"), 3);
 }
 
 TEST_F(Lock, AKeyOfAnotherTypeIsADataErrorAndUntouched) {
