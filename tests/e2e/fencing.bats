@@ -120,7 +120,8 @@ paused_holder() {
     # cannot react to its command stopping, then its watchdog, which would otherwise kill the
     # command at the lease end, then the command.
     local watchdog
-    watchdog=$(pgrep -P "$RL_PID" -x rl-watchdog)
+    wait_for 5 watchdog_of "$RL_PID"
+    watchdog=$(watchdog_of "$RL_PID")
     [ -n "$watchdog" ]
     kill -STOP "$RL_PID"
     kill -STOP "$watchdog"

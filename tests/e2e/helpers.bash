@@ -293,6 +293,9 @@ blocked_clients() {
     "$@" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
 }
 blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
+# watchdog_of PID: the pid of the watchdog of the redlock-run PID, once it has one. It appears
+# a moment after the command may have started: until its exec it is named redlock-run.
+watchdog_of() { pgrep -P "$1" -x rl-watchdog; }
 # pid_gone PID: PID has exited, even if it lingers as a zombie. A test's background job is
 # reaped by its shell only when that shell gets round to it: a wait_for loop of builtins (kill -0,
 # read -t) once saw an exited redlock-run answer kill -0 for the whole of its 10s (ciAN,

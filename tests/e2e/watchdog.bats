@@ -33,9 +33,6 @@ group_alive() {
 }
 group_dead() { ! group_alive "$1"; }
 
-# The watchdog of the redlock-run with pid $1.
-watchdog_of() { pgrep -P "$1" -x rl-watchdog; }
-
 # probe_command TAG SECONDS: a command that logs its start and end to $LOG, writes its process
 # group to pgid.TAG, and works for SECONDS in a subprocess.
 probe_command() {
