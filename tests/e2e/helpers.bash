@@ -315,7 +315,12 @@ pid_gone() {
 rl_start() {
     RL_OUT="$BATS_TEST_TMPDIR/rl.out"
     RL_ERR="$BATS_TEST_TMPDIR/rl.err"
-    env --default-signal=INT,QUIT "$RL" "$@" >"$RL_OUT" 2>"$RL_ERR" &
+    # The dispositions the signal tests assert, whatever this shell inherited: a background job
+    # of a non-interactive shell starts with SIGINT and SIGQUIT ignored, and a suite run under
+    # nohup or by a runner that ignores SIGHUP or SIGTERM passes that on; an ignored signal stays
+    # ignored across exec (redlock-run keeps nohup's promise), and a non-interactive bash cannot
+    # undo it with trap.
+    env --default-signal=HUP,INT,QUIT,TERM "$RL" "$@" >"$RL_OUT" 2>"$RL_ERR" &
     RL_PID=$!
 }
 

@@ -52,6 +52,30 @@ forwarded_signal_ends_the_group() {
     forwarded_signal_ends_the_group QUIT 3
 }
 
+@test "a SIGHUP ignored when redlock-run starts stays ignored for the command (nohup)" {
+    local d=$BATS_TEST_TMPDIR
+    env --ignore-signal=HUP "$RL" nohup -- sh -c "
+        grep '^SigIgn' /proc/self/status > '$d/sigign'
+        trap 'touch \"$d/winch\"' WINCH
+        touch '$d/ready'
+        while [ ! -e '$d/go' ]; do sleep 0.02; done
+        echo survived > '$d/survived'" >"$d/out" 2>"$d/err" &
+    RL_PID=$!
+    wait_for 5 file_exists "$d/ready"
+    # SIGHUP is signal 1: the lowest bit of the command's ignored set.
+    [ $((0x$(awk '{print $2}' "$d/sigign") & 1)) = 1 ]
+    # Pending standard signals are taken lowest number first and passed on in that order, so
+    # once the command has seen the SIGWINCH, whatever redlock-run did with the SIGHUP is done.
+    kill -HUP "$RL_PID"
+    kill -WINCH "$RL_PID"
+    wait_for 5 file_exists "$d/winch"
+    touch "$d/go"
+    rl_finish 10
+    assert_equal "$RL_STATUS" 0
+    [ -e "$d/survived" ]
+    key_absent nohup
+}
+
 @test "SIGWINCH and SIGUSR2 are passed on without ending the command" {
     local d=$BATS_TEST_TMPDIR
     rl_start winch -- bash -c "
