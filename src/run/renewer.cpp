@@ -30,21 +30,22 @@ void signal_eventfd(int fd) {
 }
 
 // Sleeps until `until`; returns false when cancelled first.
-bool sleep_until(Deadline until, int cancel_fd) {
+bool sleep_until(Clock& clock, Deadline until, int cancel_fd) {
     for (;;) {
         pollfd p{cancel_fd, POLLIN, 0};
-        int n = ::poll(&p, 1, millis_until(until));
+        int n = clock.poll(&p, 1, until);
         if (n > 0) return false;
         if (n < 0 && errno != EINTR) return false;
-        if (BootClock::now() >= until) return true;
+        if (clock.now() >= until) return true;
     }
 }
 
 }  // namespace
 
 Renewer::Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
-                 Deadline lease_start)
+                 Deadline lease_start, Clock& clock)
     : lock_(lock),
+      clock_(clock),
       keys_(std::move(keys)),
       token_(std::move(token)),
       ttl_(ttl),
@@ -59,7 +60,17 @@ Renewer::~Renewer() {
 }
 
 void Renewer::start() {
-    thread_ = std::thread([this] { run(); });
+    // Counted before the thread exists, so that a virtual clock cannot move on without it.
+    clock_.thread_started();
+    try {
+        thread_ = std::thread([this] {
+            run();
+            clock_.thread_ended();
+        });
+    } catch (...) {
+        clock_.thread_ended();
+        throw;
+    }
 }
 
 void Renewer::stop() {
@@ -94,9 +105,9 @@ void Renewer::run() {
     // shorter, so a short ttl still gets several tries before its lease ends), jittered.
     Backoff backoff(Millis(50), std::clamp(every_ / 2, Millis(50), Millis(1000)));
     for (;;) {
-        if (!sleep_until(next, cancel_.get())) return;
+        if (!sleep_until(clock_, next, cancel_.get())) return;
         Deadline valid_until = this->valid_until();
-        Deadline sent = BootClock::now();
+        Deadline sent = clock_.now();
         // A renewal that answers after the lease ran out proves nothing; don't wait past it.
         Deadline deadline = std::min(sent + lock_.renew_timeout(), valid_until);
         if (deadline <= sent) return;  // the main loop declares the loss at valid_until
@@ -112,9 +123,8 @@ void Renewer::run() {
             Deadline extended = lock_.lease_end(sent, ttl_);
             valid_until_ns_ = extended.time_since_epoch().count();
             if (on_extended_) on_extended_(extended);
-            log::verbose(
-                "renewed lock '{}' in {}", keys_.key,
-                format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - sent)));
+            log::verbose("renewed lock '{}' in {}", keys_.key,
+                         format_duration(std::chrono::duration_cast<Millis>(clock_.now() - sent)));
             next = sent + every_;
             backoff.reset();
             {
@@ -137,7 +147,7 @@ void Renewer::run() {
             Millis delay = backoff.next();
             log::verbose("renewing lock '{}' failed, retrying in {}: {}", keys_.key,
                          format_duration(delay), e.what());
-            next = BootClock::now() + delay;
+            next = clock_.now() + delay;
         }
     }
 }

@@ -22,9 +22,9 @@ class Renewer {
   public:
     // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
     // no earlier than that, so counting from it errs on the safe side. `lock` decides how long a
-    // renewal proves the lock is ours (LockBackend::lease_end).
+    // renewal proves the lock is ours (LockBackend::lease_end). `clock` times the renewals.
     Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
-            Deadline lease_start);
+            Deadline lease_start, Clock& clock = boot_clock());
     ~Renewer();
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
@@ -55,6 +55,7 @@ class Renewer {
     void report_lost(std::string reason);
 
     LockBackend& lock_;
+    Clock& clock_;
     LockKeys keys_;
     std::string token_;
     Millis ttl_;

@@ -25,10 +25,6 @@
 namespace redlock {
 namespace {
 
-Millis since(Deadline start) {
-    return std::chrono::duration_cast<Millis>(BootClock::now() - start);
-}
-
 std::string last_failure_text(const Renewer& renewer) {
     std::string why = renewer.last_failure();
     return why.empty() ? why : fmt::format(" (last renewal error: {})", why);
@@ -36,8 +32,8 @@ std::string last_failure_text(const Renewer& renewer) {
 
 class Run {
   public:
-    Run(const RunOptions& o, LockBackend& lock)
-        : opt_(o), lock_(lock), keys_(lock.keys()), token_(new_token()) {
+    Run(const RunOptions& o, LockBackend& lock, Clock& clock)
+        : opt_(o), lock_(lock), clock_(clock), keys_(lock.keys()), token_(new_token()) {
         // Host, pid, user and start time always go with the acquire (same script, no extra
         // round trip), so that a busy message names the holder; the command line may carry
         // secrets and is recorded only with --hold-info.
@@ -47,6 +43,9 @@ class Run {
     int execute();
 
   private:
+    Millis since(Deadline start) const {
+        return std::chrono::duration_cast<Millis>(clock_.now() - start);
+    }
     bool acquire();
     void refuse_if_too_late(const Renewer& renewer);
     void start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
@@ -72,6 +71,7 @@ class Run {
     const RunOptions& opt_;
     SignalEvents signals_;  // first: every thread created later inherits the blocked mask
     LockBackend& lock_;
+    Clock& clock_;  // every deadline below, and the supervisor's wait
     const LockKeys& keys_;
     std::string token_;
     long long fence_ = 0;
@@ -121,7 +121,7 @@ bool Run::acquire() {
         return false;
     }
     lease_start_ = a.lease_start;
-    acquired_at_ = BootClock::now();
+    acquired_at_ = clock_.now();
     fence_ = a.fence;
     permit_ = a.permit;
     log::verbose("acquired lock '{}' {} (fence {}{}) in {}", keys_.key, a.where, fence_,
@@ -136,7 +136,7 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
                std::optional<Deadline> kill_by) {
     if (lost_) return;
     lost_ = true;
-    Deadline now = BootClock::now();
+    Deadline now = clock_.now();
     switch (opt_.on_lost) {
         case OnLost::term: {
             Deadline kill_at = now + opt_.kill_after;
@@ -184,7 +184,7 @@ Millis Run::term_lead() const {
 
 int Run::supervise(Child& child, Renewer& renewer) {
     while (!child.try_reap()) {
-        Deadline now = BootClock::now();
+        Deadline now = clock_.now();
         if (!lost_ && !renewer.started() && now >= renewer.first_renewal()) renewer.start();
         // The watchdog kills the group at valid_until(); the supervisor finishes a little
         // earlier, so that the watchdog acts only when the supervisor could not (was stopped or
@@ -240,7 +240,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
         if (stuck_detector_ && !stuck_) wake = std::min(wake, stuck_detector_->due());
         pollfd fds[2] = {{signals_.fd(), POLLIN, 0}, {renewer.event_fd(), POLLIN, 0}};
-        int n = ::poll(fds, lost_ ? 1 : 2, wake == Deadline::max() ? -1 : millis_until(wake));
+        int n = clock_.poll(fds, lost_ ? 1 : 2, wake);
         if (n <= 0) continue;
         if (!lost_ && (fds[1].revents & POLLIN)) lose(child, renewer, renewer.lost_reason());
         if (fds[0].revents & POLLIN) {
@@ -254,7 +254,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
     // Reaped only after the lease end, which the loop above did not see coming (redlock-run was
     // stopped or starved, and the watchdog may have killed the command): nothing proves that the
     // command ended while the lock was ours.
-    if (!lost_ && BootClock::now() >= renewer.valid_until()) {
+    if (!lost_ && clock_.now() >= renewer.valid_until()) {
         lost_ = true;
         log::error(
             "lock '{}' lost: the lease ended before redlock-run saw the command end (was "
@@ -271,7 +271,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
 // retry. Only a point already passed counts: a slow acquire on a loaded host that leaves some of
 // the lease is the renewer's to extend, as with any run.
 void Run::refuse_if_too_late(const Renewer& renewer) {
-    Deadline now = BootClock::now();
+    Deadline now = clock_.now();
     Millis took = std::chrono::ceil<Millis>(now - lease_start_);
     Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead();
     if (now < stop_at) return;
@@ -305,7 +305,7 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
     }
     log::verbose("started '{}' as pid {} (watchdog pid {})", opt_.command.front(), child->pid(),
                  watchdog->pid());
-    if (opt_.max_runtime) runtime_end_ = BootClock::now() + *opt_.max_runtime;
+    if (opt_.max_runtime) runtime_end_ = clock_.now() + *opt_.max_runtime;
     finished_.started = std::chrono::system_clock::now();
     const JobOptions& job = opt_.job;
     if (job.heartbeat_timeout || job.max_renewals)
@@ -322,7 +322,7 @@ Millis Run::min_hold_left() const {
 }
 
 void Run::release(Millis keep) {
-    Deadline start = BootClock::now();
+    Deadline start = clock_.now();
     released(lock_.release(token_, keep), keep, start);
 }
 
@@ -365,7 +365,7 @@ void Run::finish(Outcome outcome, std::optional<int> wait_status, Millis keep) {
     fill_finished(outcome, wait_status);
     std::optional<RunRecord> rec = run_record(opt_, finished_);
     if (!rec) return release(keep);
-    Deadline start = BootClock::now();
+    Deadline start = clock_.now();
     Release r = lock_.finish(token_, keep, *rec);
     if (!check_recorded(keys_, *rec, r) && outcome == Outcome::ran)
         finished_.outcome = Outcome::lost;  // the release says so too
@@ -411,7 +411,7 @@ int Run::execute() {
     std::optional<Child> child;
     int status;
     {
-        Renewer renewer(lock_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_);
+        Renewer renewer(lock_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_, clock_);
         start(renewer, env, watchdog, child);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock
@@ -445,8 +445,8 @@ int run_command(const RunOptions& options) {
     return run_command(options, *lock);
 }
 
-int run_command(const RunOptions& options, LockBackend& lock) {
-    Run run(options, lock);
+int run_command(const RunOptions& options, LockBackend& lock, Clock& clock) {
+    Run run(options, lock, clock);
     return run.execute();
 }
 

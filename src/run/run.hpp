@@ -9,6 +9,7 @@
 #include "lock/options.hpp"
 #include "lock/replicas.hpp"
 #include "run/job_options.hpp"
+#include "util/clock.hpp"
 
 namespace redlock {
 
@@ -43,7 +44,8 @@ int run_command(const RunOptions& options);
 // The same on a backend the caller built, after what run_command(options) does first (logging,
 // the environment scrub, the reentrancy check): the seam where the unit tests plug in a fake
 // (tests/unit/run/fake_backend.hpp). `lock` stands for whatever `options.conn`, `replicas`,
-// `permits` and `shared` would have built; its keys name the lock.
-int run_command(const RunOptions& options, LockBackend& lock);
+// `permits` and `shared` would have built; its keys name the lock. `clock` measures every
+// deadline of the supervisor and its renewer (tests/unit/fake_clock.hpp: virtual time).
+int run_command(const RunOptions& options, LockBackend& lock, Clock& clock = boot_clock());
 
 }  // namespace redlock

@@ -35,7 +35,7 @@ struct Renew {
 struct Call {
     enum class Kind { set_once_per, acquire, renew, release, finish, record_run };
     Kind kind;
-    Deadline at;  // when the call came in, by BootClock
+    Deadline at;  // when the call came in, by the backend's clock (set_clock)
     std::string token;
     std::string key;                  // renew: the keys it was given
     Millis ttl{0};                    // acquire, renew
@@ -50,6 +50,10 @@ class Backend : public LockBackend {
   public:
     explicit Backend(const std::string& name = "fake-lock")
         : LockBackend(LockKeys::make(name, "redlock:")) {}
+
+    // The clock that stamps each call and times a renewal's delay: the one the code under test
+    // runs on (a fake::Clock for virtual time). Set before the first call.
+    void set_clock(redlock::Clock& clock) { clock_ = &clock; }
 
     // The script. Renewals answer from `renews` in order, then `renew_default` forever.
     void set_acquire(Acquire a) {
@@ -180,12 +184,12 @@ class Backend : public LockBackend {
             Deadline until = std::min(c.at + step.delay, deadline);
             pollfd p{cancel_fd_, POLLIN, 0};
             for (;;) {
-                int n = ::poll(&p, cancel_fd_ >= 0 ? 1 : 0, millis_until(until));
+                int n = clock_->poll(&p, cancel_fd_ >= 0 ? 1 : 0, until);
                 if (n > 0) {
                     answered(index, "cancelled");
                     throw Cancelled();
                 }
-                if (BootClock::now() >= until) break;
+                if (clock_->now() >= until) break;
             }
             if (deadline < c.at + step.delay) {
                 answered(index, "timed out");
@@ -217,10 +221,10 @@ class Backend : public LockBackend {
     Millis renew_timeout() const override { return renew_timeout_; }
 
   private:
-    static Call make(Call::Kind kind, const std::string& token) {
+    Call make(Call::Kind kind, const std::string& token) const {
         Call c{};
         c.kind = kind;
-        c.at = BootClock::now();
+        c.at = clock_->now();
         c.token = token;
         return c;
     }
@@ -244,6 +248,7 @@ class Backend : public LockBackend {
     Release release_;
     Millis renew_timeout_{500};
     int cancel_fd_ = -1;
+    redlock::Clock* clock_ = &boot_clock();
     long long fence_ = 42;
     std::function<void(const Call&)> hook_;
 };

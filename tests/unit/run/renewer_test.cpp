@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../eventually.hpp"
+#include "../fake_clock.hpp"
 #include "fake_backend.hpp"
 
 namespace redlock {
@@ -34,31 +35,36 @@ std::size_t answered_renewals(const fake::Backend& lock) {
 
 const std::string token = "token-1";
 
+// On virtual time (fake_clock.hpp): the renewer's thread is the clock's only user, so time jumps
+// from one renewal to the next, and the spacing checked below is exact.
 TEST(Renewer, RenewsEveryIntervalFromTheLastSendUntilStopped) {
+    fake::Clock clock(0);
     fake::Backend lock;
+    lock.set_clock(clock);
     Millis ttl(2000), every(50);
-    Deadline start = BootClock::now();
-    Renewer renewer(lock, lock.keys(), token, ttl, every, start);
+    Deadline start = clock.now();
+    Renewer renewer(lock, lock.keys(), token, ttl, every, start, clock);
     std::vector<Deadline> extended;  // written on the renewer thread, read after stop()
     renewer.set_on_extended([&](Deadline d) { extended.push_back(d); });
     renewer.start();
     ASSERT_TRUE(eventually([&] { return answered_renewals(lock) >= 4; }));
     renewer.stop();
-    std::size_t after_stop = lock.calls(Call::Kind::renew).size();
-    std::this_thread::sleep_for(200ms);  // four intervals: a renewer still alive would renew
+    // stop() joined the thread: whatever it sent is all it will ever send.
     std::vector<Call> renews = lock.calls(Call::Kind::renew);
-    EXPECT_EQ(renews.size(), after_stop) << "renewed after stop()";
+    Deadline stopped_at = clock.now();
+    for (const Call& c : renews) EXPECT_LE(c.at, stopped_at);
 
     // With the lease far off, each renewal's deadline is exactly when it was sent plus the
-    // backend's renew_timeout(): the spacing of deadlines is the spacing of sends.
+    // backend's renew_timeout(), and each is sent `every` after the last was.
     Millis timeout = lock.renew_timeout();
-    EXPECT_GE(renews.front().deadline - timeout, start + every);
+    EXPECT_EQ(renews.front().at, start + every);
     for (std::size_t i = 0; i < renews.size(); ++i) {
         EXPECT_EQ(renews[i].token, token);
         EXPECT_EQ(renews[i].key, lock.keys().key);
         EXPECT_EQ(renews[i].ttl, ttl);
+        EXPECT_EQ(renews[i].deadline, renews[i].at + timeout);
         if (i > 0) {
-            EXPECT_GE(renews[i].deadline - renews[i - 1].deadline, every) << i;
+            EXPECT_EQ(renews[i].at - renews[i - 1].at, every) << i;
         }
     }
     // Every answered renewal moved the lease end to (its send + ttl - margin), and told the
@@ -66,22 +72,23 @@ TEST(Renewer, RenewsEveryIntervalFromTheLastSendUntilStopped) {
     std::size_t answered = answered_renewals(lock);
     ASSERT_EQ(extended.size(), answered);
     const Call& last = renews[answered - 1];
-    EXPECT_EQ(renewer.valid_until(), lock.lease_end(last.deadline - timeout, ttl));
+    EXPECT_EQ(renewer.valid_until(), lock.lease_end(last.at, ttl));
     EXPECT_EQ(extended.back(), renewer.valid_until());
     EXPECT_FALSE(readable(renewer.event_fd()));
 }
 
 TEST(Renewer, NotOwnerIsReportedAsAnEventAndEndsTheRenewals) {
+    fake::Clock clock(0);
     fake::Backend lock;
+    lock.set_clock(clock);
     lock.script_renewals({{Renew::not_owner}});
-    Deadline start = BootClock::now();
-    Renewer renewer(lock, lock.keys(), token, Millis(2000), Millis(20), start);
+    Renewer renewer(lock, lock.keys(), token, Millis(2000), Millis(20), clock.now(), clock);
     Deadline initial = renewer.valid_until();
     renewer.start();
     ASSERT_TRUE(readable(renewer.event_fd(), Millis(5000)));
     EXPECT_NE(renewer.lost_reason().find("no longer holds this run's token"), std::string::npos)
         << renewer.lost_reason();
-    std::this_thread::sleep_for(100ms);  // five intervals
+    renewer.stop();  // joins a thread that had ended by itself: nothing more was sent
     EXPECT_EQ(lock.calls(Call::Kind::renew).size(), 1u);
     EXPECT_EQ(renewer.valid_until(), initial);  // a renewal that failed extends nothing
 }
@@ -141,26 +148,32 @@ TEST(Renewer, StopAbortsARenewalInFlight) {
 }
 
 // A renewal answered after the lease ended proves nothing, so it is not waited for past it; and
-// the renewer does not declare the loss itself: the main loop does, at valid_until().
+// the renewer does not declare the loss itself: the main loop does, at valid_until(). On virtual
+// time, the renewal's minute-long answer is cut at the lease end exactly.
 TEST(Renewer, NoRenewalWaitsPastTheLeaseEnd) {
+    fake::Clock clock(0);
     fake::Backend lock;
+    lock.set_clock(clock);
     lock.set_renew_timeout(Millis(60'000));
     lock.script_renewals({}, {Renew::renewed, Millis(60'000)});
     Millis ttl(500);
-    Deadline start = BootClock::now();
-    Renewer renewer(lock, lock.keys(), token, ttl, Millis(100), start);
+    Deadline start = clock.now();
+    Renewer renewer(lock, lock.keys(), token, ttl, Millis(100), start, clock);
     Deadline lease_end = renewer.valid_until();
     ASSERT_EQ(lease_end, lock.lease_end(start, ttl));
     renewer.start();
     ASSERT_TRUE(eventually([&] { return answered_renewals(lock) >= 1; }));
+    // The renewer ends by itself once no renewal can be sent before the lease end; stop() only
+    // joins it.
+    renewer.stop();
     std::vector<Call> renews = lock.calls(Call::Kind::renew);
+    ASSERT_EQ(renews.size(), 1u) << "retried after the lease ended";
+    EXPECT_EQ(renews[0].at, start + Millis(100));
     EXPECT_EQ(renews[0].deadline, lease_end);
     EXPECT_EQ(renews[0].result, "timed out");
-    std::this_thread::sleep_for(100ms);
-    EXPECT_EQ(lock.calls(Call::Kind::renew).size(), 1u) << "retried after the lease ended";
     EXPECT_FALSE(readable(renewer.event_fd()));
     EXPECT_EQ(renewer.valid_until(), lease_end);
-    renewer.stop();
+    EXPECT_GE(clock.now(), lease_end);
 }
 
 }  // namespace

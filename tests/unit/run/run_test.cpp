@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "../fake_clock.hpp"
 #include "fake_backend.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
@@ -179,33 +181,9 @@ TEST_F(RunTest, AnAcquireThatCannotDecideThrowsWithoutStartingTheCommand) {
     EXPECT_TRUE(lock_.givebacks().empty());
 }
 
-TEST_F(RunTest, RenewsAtTheIntervalWhileTheCommandRunsAndNeverAfterTheRelease) {
-    opt_.ttl = Millis(2000);
-    opt_.renew_every = Millis(100);
-    // Ten renewal periods, so that a renewer thread scheduled late on a loaded machine (under
-    // ThreadSanitizer) still renews at least twice.
-    EXPECT_EQ(run({"sleep", "1"}), 0);
-    std::vector<Call> renews = lock_.calls(Call::Kind::renew);
-    Call g = giveback();
-    ASSERT_GE(renews.size(), 2u);
-    Deadline acquired = lock_.calls(Call::Kind::acquire).at(0).at;
-    // With the lease far off, a renewal's deadline is its send time plus renew_timeout(): the
-    // deadlines are spaced as the sends are.
-    EXPECT_GE(renews[0].deadline - lock_.renew_timeout(), acquired + opt_.renew_every);
-    for (std::size_t i = 0; i < renews.size(); ++i) {
-        EXPECT_EQ(renews[i].token, g.token);
-        EXPECT_EQ(renews[i].ttl, opt_.ttl);
-        EXPECT_EQ(renews[i].result, "renewed");
-        EXPECT_LT(renews[i].at, g.at) << "renewed after the release";
-        if (i > 0) {
-            EXPECT_GE(renews[i].deadline - renews[i - 1].deadline, opt_.renew_every);
-        }
-    }
-    std::this_thread::sleep_for(200ms);  // two intervals
-    EXPECT_EQ(lock_.calls(Call::Kind::renew).size(), renews.size()) << "the renewer outlived run";
-}
-
-// sh ignores nothing here: it notes the TERM and goes on, so only the SIGKILL ends it.
+// On the real clock, the one test that watches the command itself receive the SIGTERM (the
+// decisions' timing is proved on virtual time below). sh ignores nothing here: it notes the TERM
+// and goes on, so only the SIGKILL ends it.
 const char* const term_noting_loop =
     "trap 'echo TERM >> \"$0\"' TERM; while :; do sleep 0.02; done";
 
@@ -231,49 +209,6 @@ TEST_F(RunTest, ARenewalAnsweredNotOwnerStopsTheCommandWithTermThenKillAndExits7
     EXPECT_NE(err.find("still running after SIGTERM; sending SIGKILL"), std::string::npos) << err;
 }
 
-// Renewals that never get an answer leave the lease to run out: the run must warn the command
-// (SIGTERM) while the lease still holds, term_lead before its end, and kill it by the end however
-// long --kill-after is, since after that Redis may give the lock to someone else.
-TEST_F(RunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeTheLeaseEnds) {
-    // A lease of 30 renewal periods: with 6 (600 ms), a ThreadSanitizer build on a loaded machine
-    // once got the renewer thread scheduled only once before the margin.
-    opt_.ttl = Millis(3000);
-    opt_.renew_every = Millis(100);
-    opt_.kill_after = Millis(10'000);
-    lock_.script_renewals({}, {Renew::unavailable});
-    testing::internal::CaptureStderr();
-    int rc = run({"sh", "-c", term_noting_loop, file("signals")});
-    std::string err = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(rc, exit_code::lock_lost);
-    std::vector<Call> renews = lock_.calls(Call::Kind::renew);
-    EXPECT_GE(renews.size(), 2u);  // retried, not given up on the first failure
-    for (const Call& r : renews) EXPECT_EQ(r.result, "unavailable");
-    EXPECT_EQ(read_file(file("signals")), "TERM\n");  // warned first
-    Call g = giveback();
-    ASSERT_TRUE(g.record);
-    EXPECT_EQ(g.record->entry.signal, SIGKILL);  // then killed: by the lease end, not 10s later
-    EXPECT_LT(g.at - lock_.calls(Call::Kind::acquire).at(0).at, opt_.kill_after);
-    EXPECT_NE(err.find("no renewal succeeded in time and the lease ends in"), std::string::npos)
-        << err;
-    EXPECT_NE(err.find("(last renewal error: fake: Redis is restarting)"), std::string::npos)
-        << err;
-}
-
-TEST_F(RunTest, RenewalsThatFailOnlyForAWhileKeepTheCommandRunning) {
-    opt_.ttl = Millis(3000);
-    opt_.renew_every = Millis(100);
-    lock_.script_renewals({{Renew::unavailable}, {Renew::unavailable}}, {Renew::renewed});
-    // Longer than the lease the acquire alone gave (stopped at about half the ttl without a
-    // renewal; the third renewal, the first to succeed, is sent at about 200ms, with a second
-    // and more to spare for a renewer thread scheduled late on a loaded machine): only the
-    // renewals that did succeed keep it running.
-    EXPECT_EQ(run({"sleep", "2"}), 0);
-    Call g = giveback();
-    ASSERT_TRUE(g.record);
-    EXPECT_EQ(g.record->outcome, Outcome::ran);
-    EXPECT_EQ(g.record->entry.exit_status, 0);
-}
-
 TEST_F(RunTest, MinHoldAsksTheReleaseToKeepTheRest) {
     opt_.min_hold = Millis(10'000);
     EXPECT_EQ(run({"true"}), 0);
@@ -282,19 +217,178 @@ TEST_F(RunTest, MinHoldAsksTheReleaseToKeepTheRest) {
     EXPECT_LE(g.keep, Millis(10'000));
 }
 
-TEST_F(RunTest, MaxRuntimeStopsTheCommandAndExits124) {
-    opt_.max_runtime = Millis(200);
+// The supervisor's deadlines on virtual time (fake_clock.hpp): time jumps from one decision to
+// the next, so each test states exactly when (in virtual time) the run sent its signals and gave
+// the lock back, in microseconds of real time, and no loaded machine can make a decision late.
+// The commands are real; they ignore SIGTERM, so that only the SIGKILL ends them and the outcome
+// does not depend on how fast they die.
+class VirtualRunTest : public RunTest {
+  protected:
+    void SetUp() override {
+        RunTest::SetUp();
+        lock_.set_clock(clock_);
+        // The command inherits an ignored SIGTERM from its first instruction on (a trap it set
+        // itself could come after the SIGTERM: virtual time does not wait for a shell to start).
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        sigaction(SIGTERM, &ignore, &term_);
+    }
+    void TearDown() override {
+        sigaction(SIGTERM, &term_, nullptr);
+        RunTest::TearDown();
+    }
+    int run(std::vector<std::string> command) {
+        opt_.command = std::move(command);
+        return run_command(opt_, lock_, clock_);
+    }
+    Deadline acquired() const { return lock_.calls(Call::Kind::acquire).at(0).at; }
+
+    fake::Clock clock_;  // the test's thread runs the supervisor: one user to start with
+    struct sigaction term_ {};
+};
+
+const std::vector<std::string> term_ignoring_command = {"sleep", "600"};
+
+// Renewals every --renew-every from the acquire, to the millisecond, all of them before the lock
+// is given back; the command ends by itself (a file the fifth renewal creates) with status 0.
+TEST_F(VirtualRunTest, RenewsAtTheIntervalWhileTheCommandRunsAndNeverAfterTheRelease) {
+    opt_.ttl = Millis(2000);
+    opt_.renew_every = Millis(100);
+    std::string done = file("done");
+    std::atomic<int> renewals{0};
+    std::atomic<bool> given_back{false}, renewed_after{false};
+    lock_.on_call([&](const Call& c) {
+        if (c.kind == Call::Kind::release || c.kind == Call::Kind::finish) given_back = true;
+        if (c.kind != Call::Kind::renew) return;
+        if (given_back) renewed_after = true;
+        if (++renewals == 5) std::ofstream(done.c_str()) << "";
+    });
+    EXPECT_EQ(run({"sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", done}), 0);
+    std::vector<Call> renews = lock_.calls(Call::Kind::renew);
+    Call g = giveback();
+    ASSERT_GE(renews.size(), 5u);
+    EXPECT_FALSE(renewed_after) << "renewed after the release";
+    for (std::size_t i = 0; i < renews.size(); ++i) {
+        EXPECT_EQ(renews[i].token, g.token);
+        EXPECT_EQ(renews[i].ttl, opt_.ttl);
+        EXPECT_EQ(renews[i].result, "renewed");
+        EXPECT_EQ(renews[i].at, acquired() + opt_.renew_every * static_cast<int>(i + 1)) << i;
+    }
+}
+
+TEST_F(VirtualRunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeTheLeaseEnds) {
+    opt_.ttl = Millis(3000);
+    opt_.renew_every = Millis(100);
+    opt_.kill_after = Millis(10'000);
+    lock_.script_renewals({}, {Renew::unavailable});
     testing::internal::CaptureStderr();
-    int rc = run({"sleep", "5"});
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    std::vector<Call> renews = lock_.calls(Call::Kind::renew);
+    EXPECT_GE(renews.size(), 2u);  // retried, not given up on the first failure
+    for (const Call& r : renews) EXPECT_EQ(r.result, "unavailable");
+    // The lease the acquire gave, less the watchdog's lead (min(50ms, ttl/20)): the SIGKILL lands
+    // there exactly, never after, however long --kill-after is; the SIGTERM came term_lead
+    // (min(kill_after, (ttl - every) / 2) = 1450ms) before it.
+    Deadline lease_end = lock_.lease_end(acquired(), opt_.ttl) - Millis(50);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->entry.signal, SIGKILL);
+    EXPECT_EQ(g.record->outcome, Outcome::lost);
+    EXPECT_EQ(g.at, lease_end);
+    for (const Call& r : renews)
+        EXPECT_LE(r.at, lease_end - Millis(1450)) << "renewed after SIGTERM";
+    EXPECT_NE(err.find("no renewal succeeded in time and the lease ends in 1.450s"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("sending SIGTERM to the command (SIGKILL in 1.450s)"), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("(last renewal error: fake: Redis is restarting)"), std::string::npos)
+        << err;
+    EXPECT_NE(err.find("still running after SIGTERM; sending SIGKILL"), std::string::npos) << err;
+}
+
+TEST_F(VirtualRunTest, ARenewalAnsweredNotOwnerStopsTheCommandWithTermThenKillAfterKillAfter) {
+    opt_.renew_every = Millis(100);
+    opt_.kill_after = Millis(300);
+    lock_.script_renewals({{Renew::not_owner}});
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    std::vector<Call> renews = lock_.calls(Call::Kind::renew);
+    ASSERT_EQ(renews.size(), 1u);  // never renewed again after "not ours"
+    EXPECT_EQ(renews[0].at, acquired() + opt_.renew_every);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->entry.signal, SIGKILL);
+    EXPECT_EQ(g.at, renews[0].at + opt_.kill_after);  // SIGKILL --kill-after from the loss
+    EXPECT_NE(err.find("no longer holds this run's token; sending SIGTERM"), std::string::npos)
+        << err;
+}
+
+TEST_F(VirtualRunTest, MaxRuntimeSendsTermThenKillAfterKillAfterAndExits124) {
+    opt_.max_runtime = Millis(200);
+    opt_.kill_after = Millis(10'000);  // twice the ttl: the renewals go on meanwhile
+    clock_.stop_at(clock_.now() + Millis(10'200));
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, exit_code::max_runtime);
-    EXPECT_NE(err.find("ran longer than --max-runtime 200ms; sending SIGTERM"), std::string::npos)
-        << err;
     Call g = giveback();
     ASSERT_TRUE(g.record);
     EXPECT_EQ(g.record->outcome, Outcome::timed_out);
-    EXPECT_EQ(g.record->entry.signal, SIGTERM);
-    EXPECT_GE(g.at - lock_.calls(Call::Kind::acquire).at(0).at, *opt_.max_runtime);
+    EXPECT_EQ(g.record->entry.signal, SIGKILL);
+    EXPECT_EQ(g.at, acquired() + Millis(200) + Millis(10'000));
+    // Renewed once a second all along (ttl 5s): the lock stayed ours while the command took
+    // its time to stop.
+    std::vector<Call> renews = lock_.calls(Call::Kind::renew);
+    ASSERT_EQ(renews.size(), 10u);
+    for (std::size_t i = 0; i < renews.size(); ++i) {
+        EXPECT_EQ(renews[i].at, acquired() + opt_.renew_every * static_cast<int>(i + 1));
+        EXPECT_EQ(renews[i].result, "renewed");
+    }
+    EXPECT_NE(err.find("ran longer than --max-runtime 200ms; sending SIGTERM (SIGKILL after 10s)"),
+              std::string::npos)
+        << err;
+}
+
+TEST_F(VirtualRunTest, MaxRenewalsStopsTheCommandWhenTheNextRenewalWouldBeDue) {
+    opt_.renew_every = Millis(1000);
+    opt_.kill_after = Millis(500);
+    opt_.job.max_renewals = 3;
+    clock_.stop_at(clock_.now() + Millis(4500));
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::stuck);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::stuck);
+    // Stuck when the fourth renewal would be due (4s), killed --kill-after later.
+    EXPECT_EQ(g.at, acquired() + Millis(4000) + Millis(500));
+    EXPECT_NE(err.find("is stuck"), std::string::npos) << err;
+}
+
+// A command that outlives the lease the acquire alone gave, because renewals that failed for a
+// while then succeeded kept extending it: it is never stopped. It ends (by a file the fake
+// backend's 40th renewal creates, 4s into a 3s ttl) on its own, with status 0.
+TEST_F(VirtualRunTest, RenewalsThatFailOnlyForAWhileKeepTheCommandRunningPastTheFirstLease) {
+    opt_.ttl = Millis(3000);
+    opt_.renew_every = Millis(100);
+    lock_.script_renewals({{Renew::unavailable}, {Renew::unavailable}}, {Renew::renewed});
+    std::string done = file("done");
+    std::atomic<int> renewals{0};
+    lock_.on_call([&](const Call& c) {
+        if (c.kind == Call::Kind::renew && ++renewals == 40) std::ofstream(done.c_str()) << "";
+    });
+    EXPECT_EQ(run({"sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", done}), 0);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::ran);
+    EXPECT_EQ(g.record->entry.exit_status, 0);
+    EXPECT_GT(g.at, lock_.lease_end(acquired(), opt_.ttl));
 }
 
 }  // namespace
