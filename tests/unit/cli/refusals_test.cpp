@@ -1,8 +1,9 @@
 // Every invocation refused before a connection is made, one row each: the words, the environment,
 // the exit status and the line on stderr, through parse_command_line, failure_of (the mapping
 // main.cpp returns) and log::stderr_line (the bytes main.cpp writes). These rows replaced the
-// refusal cases of hostile_input.bats and failures.bats, which started the binary once per case;
-// hostile_input.bats keeps one test that a refused invocation makes no connection to Redis.
+// refusal cases of hostile_input.bats, failures.bats and inspect.bats, which started the binary
+// once per case; hostile_input.bats keeps one test that a refused invocation makes no connection
+// to Redis.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -294,6 +295,26 @@ std::vector<Row> rows() {
         // A refused name is quoted escaped: it can neither forge a second line nor colour one.
         as_given("NameForgingAMessageLine", {"evil\nredlock-run: forged\x1b[31m", "--", "true"},
                  R"(evil\\nredlock-run: forged\\x1b\[31m)"),
+
+        // --- inspect.bats: the command line of status, list and release ---
+        as_given("WaitForList", {"--wait", "5s", "list"},
+                 R"(option '--wait' is for running a command, not for 'list'$)"),
+        as_given("ConflictExitCodeForReleaseAfterName", {"release", "job", "--force", "-E", "3"},
+                 R"(option '--conflict-exit-code' is for running a command, not for 'release'$)"),
+        as_given("JsonForARun", {"--json", "job", "--", "true"},
+                 R"(option '--json' is for status and list, not for running a command$)"),
+        as_given("TokenForStatus", {"status", "--token", "abc", "job"},
+                 R"(option '--token' is only for release, not for 'status'$)"),
+        as_given("ForceForList", {"list", "--force"},
+                 R"(option '--force' is only for release, not for 'list'$)"),
+        as_given("StatusWithoutName", {"status"}, R"('status' needs the lock NAME$)"),
+        as_given("ListTwoPatterns", {"list", "a", "b"},
+                 R"('list' takes at most one PATTERN, got 2$)"),
+        as_given("ReleaseWithoutName", {"release", "--force"}, R"('release' needs the lock NAME$)"),
+        as_given("ReleaseWithoutTokenOrForce", {"release", "job"},
+                 R"('release' needs --token T \(.*\) or --force)"),
+        as_given("ReleaseTokenAndForceAfterName", {"release", "job", "--token", "tok", "--force"},
+                 R"(give either --token or --force to 'release', not both$)"),
     };
 
     // failures.bats: each bad duration, for -t and for --kill-after=, names the value and option.
