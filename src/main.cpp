@@ -35,12 +35,10 @@ int main(int argc, char** argv) {
             case Action::history:
                 return history_command(inv.inspect);
         }
-    } catch (const Error& e) {
-        log::error("{}", e.what());
-        return e.code();
     } catch (const std::exception& e) {
-        log::error("internal error: {}", e.what());
-        return exit_code::internal;
+        Failure failure = failure_of(e);
+        log::error("{}", failure.message);
+        return failure.code;
     }
     return exit_code::internal;
 }

@@ -2,6 +2,7 @@
 // any failure into one "redlock-run: ..." line and a documented code.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -65,5 +66,18 @@ struct TlsError : Error {
 struct NotOwner : Error {
     explicit NotOwner(const std::string& m) : Error(m, exit_code::not_owner) {}
 };
+
+// What main.cpp reports for a failure that reached it: the message (log adds "redlock-run: ")
+// and the exit status. The one mapping from an exception to an exit code, here rather than in
+// main.cpp so that the unit tests check the very code the binary returns.
+struct Failure {
+    std::string message;
+    int code;
+};
+
+inline Failure failure_of(const std::exception& e) {
+    if (const auto* ours = dynamic_cast<const Error*>(&e)) return {ours->what(), ours->code()};
+    return {std::string("internal error: ") + e.what(), exit_code::internal};
+}
 
 }  // namespace redlock

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # When things go wrong: a lock lost or stolen while the command runs, a server that forgot its
-# scripts, keys that are not locks, and malformed invocations. Each ends in its documented code.
+# scripts, keys that are not locks, a server out of reach. Each ends in its documented code.
+# Malformed invocations need no server: they are rows of tests/unit/cli/refusals_test.cpp.
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -174,56 +175,6 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     key_absent badfence
 }
 
-@test "bad durations are usage errors naming the option" {
-    local bad
-    for bad in 0 -1s 5x 99999999999999999999 1.0005s; do
-        run -64 "$RL" -t "$bad" job -- true
-        assert_output --regexp "^redlock-run: "
-        assert_output --partial "'$bad'"
-        assert_output --partial -- --ttl
-        run -64 "$RL" --kill-after="$bad" job -- true
-        assert_output --partial -- --kill-after
-    done
-    REDLOCK_TTL=5x run -64 "$RL" job -- true
-    assert_output --partial -- --ttl
-}
-
-@test "--renew-every above half the ttl is a usage error" {
-    run -64 "$RL" -t 2s --renew-every 2s job -- true
-    assert_output --partial -- '--renew-every'
-    run -64 "$RL" -t 2s --renew-every 5s job -- true
-    run -64 "$RL" -t 1s --renew-every 990ms job -- true
-    assert_output --partial 'at most half'
-}
-
-@test "durations too large for the deadline arithmetic are usage errors, not instant timeouts" {
-    run -64 "$RL" --max-runtime 2562047h job -- true
-    assert_output --partial 'too large'
-    run -64 "$RL" --wait 2562047h job -- true
-    assert_output --partial 'too large'
-}
-
-@test "bad URLs are usage errors" {
-    local url
-    for url in 'redis://host:99999' 'http://x' 'redis://[::1' 'redis://' 'unix://relative'; do
-        run -64 "$RL" -u "$url" job -- true
-        assert_output --regexp "^redlock-run: invalid Redis URL"
-    done
-    REDLOCK_URL=http://x run -64 "$RL" job -- true
-}
-
-@test "a missing NAME, a missing COMMAND and an unknown option are usage errors" {
-    run -64 "$RL"
-    assert_output --regexp '^redlock-run: missing the lock NAME'
-    run -64 "$RL" -t 5s
-    run -64 "$RL" job
-    assert_output --regexp "^redlock-run: missing the COMMAND to run under lock 'job'"
-    run -64 "$RL" job --
-    run -64 "$RL" --frobnicate job -- true
-    assert_output --partial frobnicate
-    run -64 "$RL" -Z job -- true
-}
-
 @test "an unreachable port exits 69 quickly" {
     local port start
     port=$(free_port)
@@ -257,13 +208,4 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     kill -CONT "$REDIS_PID"
     assert_equal "$status" 3
     assert_line --regexp "^redlock-run: could not release lock 'unreleased' .*expires by itself"
-}
-
-@test "a lock name with a newline or an escape cannot forge or colour a message line" {
-    # A run refuses such a name (hostile_input.bats); the refusal itself is one escaped line.
-    local name=$'evil\nredlock-run: forged\e[31m'
-    run -64 "$RL" "$name" -- true
-    assert_equal "${#lines[@]}" 1
-    assert_output --partial 'evil\nredlock-run: forged\x1b[31m'
-    key_absent "$name"
 }

@@ -1,5 +1,8 @@
 #!/usr/bin/env bats
-# The operator commands status, list and release, in text and JSON, against a real redis-server.
+# The operator commands status, list and release against a real redis-server: what they read
+# from and do to real keys. How a report is shown (text and JSON) is proved over a fake inspector
+# in tests/unit/inspect/inspect_commands_test.cpp, and the command line's refusals are rows of
+# tests/unit/cli/refusals_test.cpp.
 load helpers
 
 setup() { redis_start; }
@@ -13,21 +16,6 @@ teardown() {
 foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000 >/dev/null; }
 
 # ---- status ----
-
-@test "status of a free lock says free and exits 1" {
-    run "$RL" status nothing-here
-    assert_failure 1
-    assert_line --regexp '^name: +nothing-here$'
-    assert_line --regexp '^state: +free$'
-}
-
-@test "status --json of a free lock prints an object with held false and exits 1" {
-    run "$RL" status --json nothing-here
-    assert_failure 1
-    echo "$output" | jq -e '.name == "nothing-here" and .key == "nothing-here" and .held == false
-        and .token == null and .ttl_ms == null and .holder == null and .fence == null
-        and (.redis_time_ms | type) == "number"'
-}
 
 @test "status of a lock held by redlock-run shows holder, command, acquired time, TTL, fence and a short token" {
     hold job --ttl 30s
@@ -56,41 +44,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     run "$RL" release --force job
     assert_success
     assert_line --regexp "^released lock 'job' held by $(id -un)@.+ pid $HOLDER_PID \(token [0-9a-f]{8}\.\.\.\), which had .+ left$"
-}
-
-@test "status --verbose shows the whole token" {
-    hold job
-    run "$RL" status -v job
-    assert_success
-    assert_line "token:    $(rcli GET job)"
-}
-
-@test "status --json of a held lock has every documented field with its type and value" {
-    hold job --ttl 30s
-    run "$RL" status job --json
-    assert_success
-    local token fence
-    token=$(rcli GET job)
-    fence=$(rcli GET '{job}:fence')
-    echo "$output" | jq -e --arg token "$token" --argjson fence "$fence" --argjson pid "$HOLDER_PID" '
-        .name == "job" and .key == "job" and .held == true and .token == $token
-        and (.ttl_ms | type) == "number" and .ttl_ms > 0 and .ttl_ms <= 30000
-        and .fence == $fence and (.redis_time_ms | type) == "number"
-        and .holder.pid == $pid and (.holder.host | type) == "string" and .holder.user != ""
-        and (.holder.command | startswith("bash -c")) and .holder.fence == $fence
-        and .holder.lease_ms == 30000 and .holder.acquired_ms <= .redis_time_ms
-        and .holder.held_ms == .redis_time_ms - .holder.acquired_ms'
-}
-
-@test "status of a lock taken by another client shows an unknown holder and exits 0" {
-    foreign_lock other tok-from-elsewhere
-    run "$RL" status other
-    assert_success
-    assert_line --regexp '^state: +held$'
-    assert_line --regexp '^holder: +unknown'
-    run "$RL" status other --json
-    assert_success
-    echo "$output" | jq -e '.held == true and .holder == null and .token == "tok-from-elsewhere"'
 }
 
 @test "status ignores holder info left behind by an earlier token" {
@@ -150,39 +103,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 # ---- command line ----
 
-@test "subcommands refuse run-only options with a usage error, wherever they are given" {
-    run "$RL" status --ttl 5s job
-    assert_failure 64
-    assert_output --partial "'--ttl' is for running a command"
-    run "$RL" --wait 5s list
-    assert_failure 64
-    run "$RL" release job --force -E 3
-    assert_failure 64
-}
-
-@test "options of one command are refused by the others" {
-    run "$RL" --json job -- true
-    assert_failure 64
-    assert_output --partial "'--json' is for status and list"
-    run "$RL" status --token abc job
-    assert_failure 64
-    run "$RL" list --force
-    assert_failure 64
-    run "$RL" release --json --force job
-    assert_failure 64
-}
-
-@test "status and release take exactly one NAME, list at most one PATTERN" {
-    run "$RL" status
-    assert_failure 64
-    run "$RL" status a b
-    assert_failure 64
-    run "$RL" list a b
-    assert_failure 64
-    run "$RL" release --force
-    assert_failure 64
-}
-
 @test "a lock named like a subcommand is run with the explicit run form" {
     run "$RL" run status -- sh -c 'echo "held: $(redis-cli -p '"$REDIS_PORT"' EXISTS status)"'
     assert_success
@@ -240,16 +160,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
         length == 2 and map(.name) == ["a-other", "b-job"] and all(.[]; .held == true)
         and .[0].holder == null and .[1].holder.pid == $pid
         and all(.[]; keys == ["fence", "held", "holder", "key", "name", "redis_time_ms", "token", "ttl_ms"])'
-}
-
-@test "list with nothing held prints nothing, or [] with --json, and exits 0" {
-    rcli SET '{job}:fence' 12 >/dev/null
-    run "$RL" list
-    assert_success
-    assert_output ""
-    run "$RL" list --json
-    assert_success
-    assert_output "[]"
 }
 
 @test "list PATTERN matches names under the prefix, whose glob characters are literal" {
@@ -341,21 +251,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 # ---- release ----
 
-@test "release without --token or --force refuses with a usage error" {
-    foreign_lock job
-    run "$RL" release job
-    assert_failure 64
-    assert_output --partial "needs --token T"
-    key_exists job
-}
-
-@test "release with both --token and --force refuses with a usage error" {
-    foreign_lock job tok
-    run "$RL" release job --token tok --force
-    assert_failure 64
-    key_exists job
-}
-
 @test "release --token with the current token deletes the lock and wakes one waiter" {
     foreign_lock job tok
     # Two waiters as they queue themselves: tokens in the queue, each marked alive.
@@ -382,15 +277,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_success
 }
 
-@test "release of a free lock exits 0 and says there was nothing to release" {
-    run "$RL" release job --token whatever
-    assert_success
-    assert_output "lock 'job' is not held; nothing to release"
-    run "$RL" release job --force
-    assert_success
-    assert_output "lock 'job' is not held; nothing to release"
-}
-
 @test "release --force deletes the lock and its holder info, says whose it was, and wakes one waiter" {
     hold job
     # Two waiters as they queue themselves: tokens in the queue, each marked alive.
@@ -407,14 +293,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
     key_absent '{job}:wake:second'
     assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
-}
-
-@test "release --force of another client's lock names an unknown holder" {
-    foreign_lock job 0123456789abcdef0123456789abcdef
-    run "$RL" -v release job --force
-    assert_success
-    assert_line --regexp "^released lock 'job' held by an unknown holder \\(token 0123456789abcdef0123456789abcdef\\), which had [0-9.]+s left$"
-    key_absent job
 }
 
 @test "a waiter blocked on the lock takes it promptly after release --force" {

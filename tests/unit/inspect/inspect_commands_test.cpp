@@ -1,6 +1,7 @@
 // The operator commands render what a LockInspector reports and never ask which topology it is:
 // a fake inspector stands in for a quorum (reports with an agreement and each node's answer)
-// and for one node, and the commands' output and exit status follow the report alone.
+// and for one node, and the commands' output and exit status follow the report alone. The text
+// and JSON of one node's reports are proved here too; inspect.bats keeps what needs real keys.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -155,6 +156,170 @@ TEST(InspectCommands, ReleaseByTokenThatNoNodeHeldIsNotOwner) {
     std::string out = testing::internal::GetCapturedStdout();
     EXPECT_NE(out.find("node n1:1: held by another token; left alone\n"), std::string::npos);
     EXPECT_NE(out.find("lock 'job': released on 0 of 3 nodes\n"), std::string::npos);
+}
+
+// ---- one node: the text and JSON that inspect.bats checked against real servers ----
+
+constexpr long long redis_now = 1'700'000'000'000;
+
+LockReport free_report(const std::string& name) {
+    LockReport r;
+    r.lock.keys = LockKeys::make(name, "");
+    r.lock.type = "none";
+    r.lock.redis_now_ms = redis_now;
+    return r;
+}
+
+// Held by a redlock-run that recorded who it is (--hold-info: its command line too).
+LockReport held_by_run_report() {
+    LockReport r;
+    r.lock = held_state(LockKeys::make("job", ""), "0123456789abcdef0123456789abcdef");
+    r.lock.redis_now_ms = redis_now;
+    HolderInfo h;
+    h.token = r.lock.token;
+    h.fence = 7;
+    h.ttl_ms = 30'000;
+    h.acquired_ms = redis_now - 1'500;
+    h.host = "web1";
+    h.pid = 4242;
+    h.user = "ops";
+    h.command = "bash -c work";
+    r.lock.holder = h;
+    r.held = true;
+    return r;
+}
+
+// Held by another client (redis-py, a hand-made SET NX): no holder info.
+LockReport held_by_other_client_report() {
+    LockReport r;
+    r.lock = held_state(LockKeys::make("other", ""), "tok-from-elsewhere");
+    r.lock.redis_now_ms = redis_now;
+    r.held = true;
+    return r;
+}
+
+struct Shown {
+    int code;
+    std::string out;
+};
+
+Shown show_status(LockReport report, InspectOptions options) {
+    FakeInspector fake;
+    fake.status_report = std::move(report);
+    testing::internal::CaptureStdout();
+    int code = status_command(options, fake);
+    return {code, testing::internal::GetCapturedStdout()};
+}
+
+InspectOptions json_options_for(const std::string& name) {
+    InspectOptions o = options_for(name);
+    o.json = true;
+    return o;
+}
+
+TEST(InspectCommands, StatusOfAFreeLockSaysFreeAndExits1) {
+    Shown s = show_status(free_report("nothing-here"), options_for("nothing-here"));
+    EXPECT_EQ(s.code, exit_code::lock_free);
+    EXPECT_EQ(s.out,
+              "name:     nothing-here\n"
+              "key:      nothing-here\n"
+              "state:    free\n"
+              "fence:    -\n");
+}
+
+TEST(InspectCommands, StatusJsonOfAFreeLockIsAnObjectWithHeldFalseAndExits1) {
+    Shown s = show_status(free_report("nothing-here"), json_options_for("nothing-here"));
+    EXPECT_EQ(s.code, exit_code::lock_free);
+    EXPECT_EQ(s.out, R"({"name":"nothing-here","key":"nothing-here","held":false,"token":null,)"
+                     R"("ttl_ms":null,"fence":null,"holder":null,"redis_time_ms":1700000000000,)"
+                     R"("last_run":null,"last_success":null})"
+                     "\n");
+}
+
+TEST(InspectCommands, StatusShowsAShortTokenAndTheWholeOneWithVerbose) {
+    Shown s = show_status(held_by_run_report(), options_for("job"));
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_NE(s.out.find("\ntoken:    01234567...\n"), std::string::npos) << s.out;
+    InspectOptions verbose = options_for("job");
+    verbose.conn.verbose = true;
+    s = show_status(held_by_run_report(), verbose);
+    EXPECT_NE(s.out.find("\ntoken:    0123456789abcdef0123456789abcdef\n"), std::string::npos)
+        << s.out;
+}
+
+TEST(InspectCommands, StatusJsonOfAHeldLockHasEveryDocumentedField) {
+    Shown s = show_status(held_by_run_report(), json_options_for("job"));
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_EQ(s.out,
+              R"({"name":"job","key":"job","held":true,"token":"0123456789abcdef0123456789abcdef",)"
+              R"("ttl_ms":20000,"fence":7,"holder":{"host":"web1","pid":4242,"user":"ops",)"
+              R"("command":"bash -c work","acquired_ms":1699999998500,"held_ms":1500,)"
+              R"("lease_ms":30000,"fence":7},"redis_time_ms":1700000000000,)"
+              R"("last_run":null,"last_success":null})"
+              "\n");
+}
+
+TEST(InspectCommands, StatusOfAnotherClientsLockShowsAnUnknownHolderAndExits0) {
+    Shown s = show_status(held_by_other_client_report(), options_for("other"));
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_NE(s.out.find("\nstate:    held\n"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("\nholder:   unknown (no holder info recorded for the current token)\n"),
+              std::string::npos)
+        << s.out;
+    s = show_status(held_by_other_client_report(), json_options_for("other"));
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_NE(s.out.find(R"("held":true,"token":"tok-from-elsewhere",)"), std::string::npos)
+        << s.out;
+    EXPECT_NE(s.out.find(R"("holder":null,)"), std::string::npos) << s.out;
+}
+
+TEST(InspectCommands, ListWithNothingHeldPrintsNothingOrAnEmptyArray) {
+    FakeInspector fake;
+    fake.list_report.emplace();
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(options_for(""), fake), exit_code::ok);
+    EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(json_options_for(""), fake), exit_code::ok);
+    EXPECT_EQ(testing::internal::GetCapturedStdout(), "[]\n");
+}
+
+Shown show_release(ReleaseReport report, InspectOptions options) {
+    FakeInspector fake;
+    fake.release_report = std::move(report);
+    testing::internal::CaptureStdout();
+    int code = release_command(options, fake);
+    return {code, testing::internal::GetCapturedStdout()};
+}
+
+TEST(InspectCommands, ReleaseOfAFreeLockSaysThereWasNothingToReleaseAndExits0) {
+    ReleaseReport absent;
+    absent.lock.keys = LockKeys::make("job", "");
+    absent.result = ReleaseResult::absent;
+    InspectOptions by_token = options_for("job");
+    by_token.token = "whatever";
+    Shown s = show_release(absent, by_token);
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_EQ(s.out, "lock 'job' is not held; nothing to release\n");
+    InspectOptions forced = options_for("job");
+    forced.force = true;
+    s = show_release(absent, forced);
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_EQ(s.out, "lock 'job' is not held; nothing to release\n");
+}
+
+TEST(InspectCommands, ReleaseForceOfAnotherClientsLockNamesAnUnknownHolder) {
+    ReleaseReport released;
+    released.result = ReleaseResult::released;
+    released.lock = held_state(LockKeys::make("job", ""), "0123456789abcdef0123456789abcdef");
+    InspectOptions forced = options_for("job");
+    forced.force = true;
+    forced.conn.verbose = true;
+    Shown s = show_release(released, forced);
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_EQ(s.out,
+              "released lock 'job' held by an unknown holder (token "
+              "0123456789abcdef0123456789abcdef), which had 20s left\n");
 }
 
 }  // namespace
