@@ -283,8 +283,14 @@ Fd lock_writers(int dir_fd, const std::string& path, const std::string& base) {
                    O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0) {
+        int err = errno;
+        // No lock file and a directory we cannot write: creating the temp file fails too, and
+        // that failure is the one warning.
+        if ((err == EACCES || err == EROFS) &&
+            ::faccessat(dir_fd, name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+            return Fd();
         log::warning("metrics file '{}': cannot open its lock file '{}' ({}); updating it unlocked",
-                     path, name, std::strerror(errno));
+                     path, name, std::strerror(err));
         return Fd();
     }
     if (!S_ISREG(st.st_mode)) {

@@ -14,6 +14,7 @@ setup() {
 teardown() {
     rl_cleanup
     if [ -s "${LOCKER:-}" ]; then kill "$(cat "$LOCKER")" 2>/dev/null || true; fi
+    if [ -n "${OPEN_DIR:-}" ]; then rm -rf "$OPEN_DIR"; fi
     redis_stop
 }
 
@@ -112,7 +113,7 @@ secret_intact() {
 start_gated_run() {
     local d=$BATS_TEST_TMPDIR
     rm -f "$d/go" "$d/started"
-    rl_start --metrics-file "$METRICS" "$@" job sh -c "touch $d/started; while [ ! -e $d/go ]; do sleep 0.02; done"
+    rl_start --metrics-file "$METRICS" job sh -c "touch $d/started; while [ ! -e $d/go ]; do sleep 0.02; done"
     wait_for 10 file_exists "$d/started"
 }
 
@@ -224,6 +225,19 @@ start_gated_run() {
     [ "$output" = 1 ]
     # The writers' own lock file: only the writing user can open (and so flock) it.
     [ "$(stat -c %a:%u "$dir/.redlock.prom.lock")" = 600:0 ]
+}
+
+@test "another user who can read the directory cannot open the writers' lock file" {
+    # A directory every user can reach (the test's own temp directory is root's alone).
+    OPEN_DIR=$(mktemp -d /tmp/redlock-metrics.XXXXXX)
+    chmod 755 "$OPEN_DIR"
+    "$RL" --metrics-file "$OPEN_DIR/redlock.prom" job true
+    [ -f "$OPEN_DIR/.redlock.prom.lock" ]
+    run setpriv --reuid=65534 --regid=65534 --clear-groups flock -n "$OPEN_DIR/.redlock.prom.lock" true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"Permission denied"* ]]
+    # The directory itself, as the writers used to lock it, any such user can flock.
+    run -0 setpriv --reuid=65534 --regid=65534 --clear-groups flock -n "$OPEN_DIR" true
 }
 
 @test "a writer stuck holding the lock file delays a run by a bounded wait, then it updates anyway" {
