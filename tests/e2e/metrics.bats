@@ -144,6 +144,29 @@ start_gated_run() {
     [ "$output" = 1 ]
 }
 
+@test "taken temporary names are retried a bounded number of times, never written through" {
+    # getrandom answering zeros (LD_PRELOAD) makes every temporary name the same, known one.
+    sanitized && skip "LD_PRELOAD before a sanitizer runtime"
+    command -v cc >/dev/null || skip "no C compiler"
+    local zero=$BATS_TEST_TMPDIR/zero_random.so
+    printf '%s\n' '#include <string.h>' '#include <sys/types.h>' \
+        'ssize_t getrandom(void *b, size_t n, unsigned f) { (void)f; memset(b, 0, n); return (ssize_t)n; }' |
+        cc -shared -fPIC -x c -o "$zero" -
+    secret_file
+    "$RL" --metrics-file "$METRICS" job true
+    ln -s "$SECRET" "${METRICS%/*}/.redlock.prom.0000000000000000.tmp"
+    run -0 --separate-stderr timeout 20 env LD_PRELOAD="$zero" "$RL" --metrics-file "$METRICS" job true
+    [[ "$stderr" == *"could not update the metrics file"*"16 random temporary names"*"taken"* ]]
+    secret_intact
+    rm "${METRICS%/*}/.redlock.prom.0000000000000000.tmp"
+    mkfifo "${METRICS%/*}/.redlock.prom.0000000000000000.tmp"
+    run -0 --separate-stderr timeout 20 env LD_PRELOAD="$zero" "$RL" --metrics-file "$METRICS" job true
+    [[ "$stderr" == *"16 random temporary names"*"taken"* ]]
+    # Left as it was: one run counted, not three.
+    run -0 sample redlock_run_outcomes_total job ran
+    [ "$output" = 1 ]
+}
+
 @test "a symlink, device, FIFO, directory or socket at PATH is a usage error before the command runs" {
     secret_file
     local dir=${METRICS%/*} kind
