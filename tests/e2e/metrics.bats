@@ -75,7 +75,7 @@ PY
     [ "$output" = 1 ]
 }
 
-@test "20 concurrent runs of different locks lose no update (flock on the directory)" {
+@test "20 concurrent runs of different locks lose no update (flock of the writers' lock file)" {
     local i pids=()
     for i in $(seq 1 20); do
         "$RL" -w 20s --metrics-file "$METRICS" "lock$((i % 4))" true &
