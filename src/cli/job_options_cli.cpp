@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "run/metrics.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
@@ -82,6 +83,8 @@ JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& give
     j.ledger_busy = o.ledger_busy;
     if (has(o.metrics_file, "metrics-file")) {
         if (o.metrics_file.empty()) throw UsageError("--metrics-file needs a path");
+        // Here, before the lock is taken and the command runs, not only when writing after it.
+        check_metrics_path(o.metrics_file);
         j.metrics_file = o.metrics_file;
     }
     bool file = has(o.heartbeat_file, "heartbeat-file");

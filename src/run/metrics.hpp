@@ -1,9 +1,10 @@
 // --metrics-file: the latest run of each lock and counts of outcomes, in the Prometheus text
 // format for node_exporter's textfile collector. Several locks share one file: each run reads
 // it back, updates its own lock's series and writes it whole (temp file + rename) under a flock
-// of the file's directory.
+// of a lock file beside it that only the writing user can open.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,13 +18,18 @@ struct LockMetrics {
     std::map<std::string, double> outcomes;
 };
 
-// By lock name.
+// By lock name as label_value_text gives it (valid UTF-8, no control characters).
 using MetricsFile = std::map<std::string, LockMetrics>;
 
 // Reads back what format_metrics wrote; lines it does not know are dropped, never an error.
 MetricsFile parse_metrics(std::string_view text);
 std::string format_metrics(const MetricsFile& file);
-// A label value escaped as the text format wants it (\\, \", \n).
+// `v` as a label value can hold it: each byte that is not valid UTF-8 and each control
+// character (C0, DEL, C1) but the newline becomes U+FFFD. The text format requires UTF-8 (the
+// parsers of node_exporter, promtool and prometheus_client reject the whole file otherwise), and
+// a CR or NEL splits the line for readers that take those as line ends.
+std::string label_value_text(std::string_view v);
+// A label value escaped as the text format wants it (\\, \", \n), after label_value_text.
 std::string escape_label_value(std::string_view v);
 
 struct MetricsUpdate {
@@ -36,7 +42,18 @@ struct MetricsUpdate {
 };
 void apply_update(MetricsFile& file, const MetricsUpdate& u);
 
-// Reads, updates and replaces `path` atomically; throws std::runtime_error with the reason.
+// The most update_metrics_file reads of an existing file, and writes: a textfile of 1 MiB is
+// thousands of locks; anything larger is not one of ours (a log named by mistake).
+inline constexpr std::size_t metrics_file_max_bytes = 1 << 20;
+
+// Before the run: UsageError when `path` exists and is not a regular file (a symbolic link, a
+// device such as /dev/null, a FIFO, a directory, a socket). A missing file, or one that cannot be
+// looked at, is left to update_metrics_file (a warning after the run).
+void check_metrics_path(const std::string& path);
+
+// Reads, updates and replaces `path` atomically; throws std::runtime_error with the reason,
+// without writing anything, when `path` has become something other than a regular file, is larger
+// than metrics_file_max_bytes, or cannot be written. See the .cpp for what it defends against.
 void update_metrics_file(const std::string& path, const MetricsUpdate& u);
 
 }  // namespace redlock

@@ -235,6 +235,18 @@ TEST_F(Cli, BadEnvironmentValuesAreUsageErrors) {
     expect_usage_error({"j", "x"}, "--ttl");
 }
 
+// Replacing what is there would be wrong (root replaced /dev/null itself), and it is refused
+// before the lock is taken, not found out after the command ran. A missing file is created.
+TEST_F(Cli, MetricsFileThatIsNotARegularFileIsAUsageError) {
+    expect_usage_error({"--metrics-file", "/dev/null", "job", "true"}, "'/dev/null' is a device");
+    expect_usage_error({"--metrics-file", "/", "job", "true"}, "is a directory");
+    setenv("REDLOCK_METRICS_FILE", "/dev/null", 1);
+    expect_usage_error({"job", "true"}, "--metrics-file '/dev/null'");
+    unsetenv("REDLOCK_METRICS_FILE");
+    EXPECT_EQ(parse({"--metrics-file", "/nonexistent/x.prom", "job", "true"}).run.job.metrics_file,
+              "/nonexistent/x.prom");
+}
+
 TEST_F(Cli, ShellBeforeName) {
     Invocation inv = parse({"-c", "echo hi | wc -c", "job"});
     EXPECT_EQ(inv.run.name, "job");

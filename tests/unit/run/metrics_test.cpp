@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/utf8.hpp"
+
 using namespace redlock;
 
 TEST(MetricsFile, RoundTripsAndAccumulatesPerLock) {
@@ -48,4 +50,63 @@ TEST(MetricsFile, ForeignAndBrokenLinesAreDropped) {
         "3\nredlock_run_outcomes_total{lock=\"b\",outcome=\"lost\"} 2\n");
     EXPECT_EQ(f.count("a"), 0u);
     EXPECT_EQ(f["b"].outcomes["lost"], 2);
+}
+
+// The text format requires UTF-8 label values: one lock name with an invalid byte made
+// node_exporter and promtool reject the whole shared file, every other lock's series with it.
+TEST(MetricsFile, LabelValuesAreValidUtf8WithoutControls) {
+    EXPECT_EQ(label_value_text("nightly"), "nightly");
+    EXPECT_EQ(label_value_text("caf\xC3\xA9 \xE2\x82\xAC"), "caf\xC3\xA9 \xE2\x82\xAC");
+    EXPECT_EQ(label_value_text("a\xFF"
+                               "b"),
+              "a\xEF\xBF\xBD"
+              "b");
+    // A cut sequence: each of its bytes on its own.
+    EXPECT_EQ(label_value_text("a\xE2\x82"), "a\xEF\xBF\xBD\xEF\xBF\xBD");
+    // Overlong and surrogate encodings are invalid too.
+    EXPECT_EQ(label_value_text("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+    EXPECT_EQ(label_value_text("\xED\xA0\x80").find("\xED"), std::string::npos);
+    // Controls (a CR or NEL ends a line for some readers); the newline is escaped instead.
+    EXPECT_EQ(label_value_text("a\rb\x01\x7F\xC2\x85"
+                               "c\n"),
+              "a\xEF\xBF\xBD"
+              "b\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+              "c\n");
+    EXPECT_EQ(escape_label_value("a\\b\"c\nd\xFF"), "a\\\\b\\\"c\\nd\xEF\xBF\xBD");
+}
+
+TEST(MetricsFile, FormattedFileIsValidUtf8WithOneSeriesPerLabel) {
+    MetricsFile f;
+    MetricsUpdate u{"bad\xFF", "ran", true, 10, 20, 10, 0, true};
+    apply_update(f, u);
+    // Two names that repair to the same label, as a hand-made map may hold them.
+    f["bad\xFE"].outcomes["ran"] = 2;
+    f["ok\x85"].outcomes["busy\xFF"] = 1;
+    std::string text = format_metrics(f);
+    for (std::size_t i = 0; i < text.size();) {
+        ASSERT_NE(redlock::utf8_sequence(text, i), 0u) << "invalid UTF-8 at byte " << i;
+        i += redlock::utf8_sequence(text, i);
+    }
+    EXPECT_EQ(text.find('\r'), std::string::npos);
+    const std::string series =
+        "redlock_run_outcomes_total{lock=\"bad\xEF\xBF\xBD\",outcome=\"ran\"} ";
+    std::size_t at = text.find(series);
+    ASSERT_NE(at, std::string::npos) << text;
+    EXPECT_EQ(text.find(series, at + 1), std::string::npos) << text;
+    EXPECT_EQ(text.substr(at + series.size(), 2), "3\n");
+    EXPECT_NE(text.find("lock=\"ok\xEF\xBF\xBD\",outcome=\"busy\xEF\xBF\xBD\"} 1\n"),
+              std::string::npos)
+        << text;
+}
+
+// The next run reads the repaired name back and must find the same entry as its own update.
+TEST(MetricsFile, AnInvalidNameAccumulatesInOneEntryAcrossRuns) {
+    MetricsUpdate u{"bad\xFF\xC2\x85name", "ran", true, 10, 20, 10, 0, true};
+    MetricsFile f;
+    apply_update(f, u);
+    MetricsFile back = parse_metrics(format_metrics(f));
+    apply_update(back, u);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back.begin()->first, "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
+    EXPECT_EQ(back.begin()->second.outcomes["ran"], 2);
 }
