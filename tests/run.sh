@@ -46,6 +46,10 @@ jobs=$(nproc)
 test_jobs=$((jobs * 2))
 logs=$(mktemp -d "${TMPDIR:-/tmp}/redlock-run-suite.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
+# The tests' own temporary files (bats's run directories among them) in a directory of this run:
+# a tmp cleaner or another suite sweeping /tmp/bats-run-* cannot pull them from under a test.
+export TMPDIR="$logs/tmp"
+mkdir "$TMPDIR"
 
 build() {
     local dir=$1

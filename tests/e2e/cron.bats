@@ -61,33 +61,6 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
     key_absent job
 }
 
-@test "max-runtime sends SIGKILL after --kill-after to a command that ignores SIGTERM" {
-    local start=$SECONDS
-    REDLOCK_MAX_RUNTIME=300ms run "$RL" --kill-after 300ms job -- \
-        sh -c 'echo $$ > "$0"; trap "" TERM; while :; do sleep 0.05; done' "$T/pid"
-    assert_failure 124
-    assert_output --partial "sending SIGTERM (SIGKILL after 300ms)"
-    assert_output --partial "is still running after SIGTERM; sending SIGKILL"
-    pid_gone "$(cat "$T/pid")"
-    [ $((SECONDS - start)) -lt 10 ]
-    key_absent job
-}
-
-@test "a lock lost before max-runtime fires still exits 76, not 124" {
-    "$RL" --ttl 600ms --on-lost ignore --max-runtime 1500ms job -- sleep 30 &
-    HOLDER=$!
-    wait_for 5 key_exists job
-    rcli DEL job >/dev/null
-    local rc=0
-    wait "$HOLDER" || rc=$?
-    [ "$rc" -eq 76 ]
-}
-
-@test "a command that ends within max-runtime keeps its own status" {
-    run "$RL" --max-runtime 30s job -- sh -c 'exit 3'
-    assert_failure 3
-}
-
 # --- reentrancy ----------------------------------------------------------------------------------
 # The nested runs find Redis through REDLOCK_URL, which the outer run passes on only with
 # --keep-env.

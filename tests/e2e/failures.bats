@@ -34,52 +34,6 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     assert_output --regexp "^redlock-run: lock 'deleted' lost: the key no longer holds this run's token; sending SIGTERM"
 }
 
-@test "--on-lost term sends SIGKILL after --kill-after to a command that ignores SIGTERM" {
-    local d=$BATS_TEST_TMPDIR
-    rl_start -t 3s --renew-every 100ms --kill-after 300ms stubborn -- sh -c "
-        echo \$\$ > '$d/cpid'; trap 'echo term >> \"$d/termed\"' TERM; touch '$d/ready'
-        while :; do sleep 0.02; done"
-    wait_for 5 file_exists "$d/ready"
-    rcli DEL stubborn >/dev/null
-    rl_finish 5
-    assert_equal "$RL_STATUS" 76
-    file_contains "$d/termed" term
-    pid_gone "$(cat "$d/cpid")"
-    run cat "$RL_ERR"
-    assert_line --regexp "^redlock-run: lock 'stubborn' lost: .*SIGTERM"
-    assert_line --regexp "^redlock-run: .*sending SIGKILL"
-}
-
-@test "--on-lost kill kills the command at once and exits 76" {
-    local d=$BATS_TEST_TMPDIR
-    rl_start -t 3s --renew-every 100ms --on-lost kill killjob -- sh -c "$TRAPPING" "$d"
-    wait_for 5 file_exists "$d/ready"
-    rcli DEL killjob >/dev/null
-    rl_finish 5
-    assert_equal "$RL_STATUS" 76
-    [ ! -e "$d/termed" ]
-    [ ! -e "$d/finished" ]
-    pid_gone "$(cat "$d/cpid")"
-    run cat "$RL_ERR"
-    assert_output --partial "lock 'killjob' lost"
-    assert_output --partial "SIGKILL"
-}
-
-@test "--on-lost ignore lets the command finish, reports the loss and still exits 76" {
-    local d=$BATS_TEST_TMPDIR
-    rl_start -t 3s --renew-every 100ms --on-lost ignore ignored -- sh -c "$TRAPPING" "$d"
-    wait_for 5 file_exists "$d/ready"
-    rcli DEL ignored >/dev/null
-    wait_for 5 file_contains "$RL_ERR" "lock 'ignored' lost"
-    [ ! -e "$d/termed" ]
-    touch "$d/go"
-    rl_finish 5
-    assert_equal "$RL_STATUS" 76
-    [ -e "$d/finished" ]
-    run cat "$RL_ERR"
-    assert_output --partial "keeps running"
-}
-
 @test "a lock replaced by another token is never deleted by the release, and counts as lost" {
     run "$RL" replaced -- sh -c 'redis-cli -p "$REDIS_PORT" SET replaced other >/dev/null'
     assert_equal "$status" 76

@@ -33,7 +33,9 @@ struct Renew {
 };
 
 struct Call {
-    enum class Kind { set_once_per, acquire, renew, release, finish, record_run };
+    // cancel_fd: the renewer set its cancel descriptor (result "set") or, once stopped and
+    // joined, cleared it ("cleared").
+    enum class Kind { set_once_per, acquire, renew, release, finish, record_run, cancel_fd };
     Kind kind;
     Deadline at;  // when the call came in, by the backend's clock (set_clock)
     std::string token;
@@ -217,7 +219,12 @@ class Backend : public LockBackend {
         return sent + ttl - lease_margin(ttl);
     }
     // Only the renewer's thread sets and reads it while it runs; stop() clears it after the join.
-    void set_cancel_fd(int fd) override { cancel_fd_ = fd; }
+    void set_cancel_fd(int fd) override {
+        cancel_fd_ = fd;
+        Call c = make(Call::Kind::cancel_fd, "");
+        c.result = fd >= 0 ? "set" : "cleared";
+        record(c);
+    }
     Millis renew_timeout() const override { return renew_timeout_; }
 
   private:

@@ -4,15 +4,19 @@
 // The end-to-end files prove the same against real Redis; these prove the logic alone, fast.
 #include "run/run.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -249,6 +253,21 @@ class VirtualRunTest : public RunTest {
 
 const std::vector<std::string> term_ignoring_command = {"sleep", "600"};
 
+// A command that ends with `status` once `file` exists (a fake backend's hook creates it at a
+// chosen renewal, so the command ends at a chosen virtual moment).
+std::vector<std::string> until_exists(const std::string& file, int status = 0) {
+    return {"sh", "-c",
+            "while [ ! -e \"$0\" ]; do sleep 0.01; done; exit " + std::to_string(status), file};
+}
+
+// Creates `file` when the backend receives its `n`th renewal.
+std::function<void(const Call&)> create_at_renewal(std::string file, int n) {
+    auto count = std::make_shared<std::atomic<int>>(0);
+    return [file = std::move(file), n, count](const Call& c) {
+        if (c.kind == Call::Kind::renew && ++*count == n) std::ofstream(file.c_str()) << "";
+    };
+}
+
 // Renewals every --renew-every from the acquire, to the millisecond, all of them before the lock
 // is given back; the command ends by itself (a file the fifth renewal creates) with status 0.
 TEST_F(VirtualRunTest, RenewsAtTheIntervalWhileTheCommandRunsAndNeverAfterTheRelease) {
@@ -263,10 +282,12 @@ TEST_F(VirtualRunTest, RenewsAtTheIntervalWhileTheCommandRunsAndNeverAfterTheRel
         if (given_back) renewed_after = true;
         if (++renewals == 5) std::ofstream(done.c_str()) << "";
     });
-    EXPECT_EQ(run({"sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", done}), 0);
+    clock_.stop_at(clock_.now() + Millis(500));  // until the command has seen the file
+    EXPECT_EQ(run(until_exists(done)), 0);
     std::vector<Call> renews = lock_.calls(Call::Kind::renew);
     Call g = giveback();
-    ASSERT_GE(renews.size(), 5u);
+    ASSERT_EQ(renews.size(), 5u);
+    EXPECT_EQ(g.at, acquired() + Millis(500));
     EXPECT_FALSE(renewed_after) << "renewed after the release";
     for (std::size_t i = 0; i < renews.size(); ++i) {
         EXPECT_EQ(renews[i].token, g.token);
@@ -379,16 +400,150 @@ TEST_F(VirtualRunTest, RenewalsThatFailOnlyForAWhileKeepTheCommandRunningPastThe
     opt_.renew_every = Millis(100);
     lock_.script_renewals({{Renew::unavailable}, {Renew::unavailable}}, {Renew::renewed});
     std::string done = file("done");
-    std::atomic<int> renewals{0};
-    lock_.on_call([&](const Call& c) {
-        if (c.kind == Call::Kind::renew && ++renewals == 40) std::ofstream(done.c_str()) << "";
-    });
-    EXPECT_EQ(run({"sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", done}), 0);
+    lock_.on_call(create_at_renewal(done, 40));
+    EXPECT_EQ(run(until_exists(done)), 0);
     Call g = giveback();
     ASSERT_TRUE(g.record);
     EXPECT_EQ(g.record->outcome, Outcome::ran);
     EXPECT_EQ(g.record->entry.exit_status, 0);
     EXPECT_GT(g.at, lock_.lease_end(acquired(), opt_.ttl));
+}
+
+TEST_F(VirtualRunTest, OnLostKillKillsTheCommandAtTheLossAndExits76) {
+    opt_.renew_every = Millis(100);
+    opt_.on_lost = OnLost::kill;
+    lock_.script_renewals({{Renew::not_owner}});
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->entry.signal, SIGKILL);
+    EXPECT_EQ(g.at, acquired() + Millis(100));  // no SIGTERM, no --kill-after
+    EXPECT_NE(err.find("no longer holds this run's token; sending SIGKILL to the command"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(err.find("SIGTERM"), std::string::npos) << err;
+}
+
+// --on-lost ignore: the loss is reported, the command is left to finish (here: by itself, with
+// status 0, once the supervisor has taken in the loss and stopped the renewer), and the run still
+// exits 76, since the command may have overlapped another holder.
+TEST_F(VirtualRunTest, OnLostIgnoreLetsTheCommandFinishAndStillExits76) {
+    opt_.renew_every = Millis(100);
+    opt_.on_lost = OnLost::ignore;
+    lock_.script_renewals({{Renew::not_owner}});
+    std::string done = file("done");
+    lock_.on_call([done](const Call& c) {
+        if (c.kind == Call::Kind::cancel_fd && c.result == "cleared")
+            std::ofstream(done.c_str()) << "";
+    });
+    testing::internal::CaptureStderr();
+    int rc = run(until_exists(done));
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::lost);
+    EXPECT_EQ(g.record->entry.exit_status, 0);
+    EXPECT_FALSE(g.record->entry.signal);
+    EXPECT_NE(err.find("the command keeps running (--on-lost ignore)"), std::string::npos) << err;
+    EXPECT_EQ(lock_.calls(Call::Kind::renew).size(), 1u);
+}
+
+// A lost lock outranks --max-runtime: lost (and ignored) at 100ms, the command then outlives
+// --max-runtime and is stopped for that, and the run exits 76, not 124.
+TEST_F(VirtualRunTest, ALockLostBeforeMaxRuntimeFiresStillExits76) {
+    opt_.renew_every = Millis(100);
+    opt_.on_lost = OnLost::ignore;
+    opt_.max_runtime = Millis(1500);
+    opt_.kill_after = Millis(300);
+    lock_.script_renewals({{Renew::not_owner}});
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::lost);
+    EXPECT_EQ(g.at, acquired() + Millis(1500) + Millis(300));
+    EXPECT_NE(err.find("ran longer than --max-runtime 1.500s"), std::string::npos) << err;
+}
+
+TEST_F(VirtualRunTest, ACommandThatEndsWithinMaxRuntimeKeepsItsOwnStatus) {
+    opt_.max_runtime = Millis(30'000);
+    std::string done = file("done");
+    lock_.on_call(create_at_renewal(done, 2));  // ends 2s in
+    clock_.stop_at(clock_.now() + Millis(2000));
+    EXPECT_EQ(run(until_exists(done, 3)), 3);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::ran);
+    EXPECT_EQ(g.record->entry.exit_status, 3);
+}
+
+// --heartbeat-timeout: a heartbeat file never touched after the start stops the command as stuck
+// when the timeout has passed since the start, exactly; SIGKILL --kill-after later (the command
+// ignores SIGTERM); exit 79, recorded as stuck.
+TEST_F(VirtualRunTest, AHeartbeatFileNotTouchedForTheTimeoutStopsTheCommandAsStuck) {
+    opt_.job.heartbeat_file = file("beat");
+    std::ofstream(opt_.job.heartbeat_file.c_str()) << "";
+    opt_.job.heartbeat_timeout = Millis(300);
+    opt_.kill_after = Millis(200);
+    clock_.stop_at(clock_.now() + Millis(500));
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::stuck);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::stuck);
+    EXPECT_EQ(g.record->entry.signal, SIGKILL);
+    EXPECT_EQ(g.at, acquired() + Millis(300) + Millis(200));
+    EXPECT_NE(err.find("has not been touched for 300ms (--heartbeat-timeout); sending SIGTERM "
+                       "(SIGKILL after 200ms)"),
+              std::string::npos)
+        << err;
+}
+
+// A heartbeat file touched between every two checks keeps the command running far past the
+// timeout (here each renewal touches it, every 100ms, with a 300ms timeout), until it ends by
+// itself 3s in.
+TEST_F(VirtualRunTest, AHeartbeatFileTouchedInTimeKeepsTheCommandRunning) {
+    std::string beat = file("beat");
+    std::ofstream(beat.c_str()) << "";
+    opt_.job.heartbeat_file = beat;
+    opt_.job.heartbeat_timeout = Millis(300);
+    opt_.renew_every = Millis(100);
+    std::string done = file("done");
+    auto count = std::make_shared<std::atomic<long>>(0);
+    lock_.on_call([beat, done, count](const Call& c) {
+        if (c.kind != Call::Kind::renew) return;
+        // A new mtime each time, whatever the file system's timestamp granularity.
+        long n = ++*count;
+        timespec times[2] = {{n, 0}, {n, 0}};
+        utimensat(AT_FDCWD, beat.c_str(), times, 0);
+        if (n == 30) std::ofstream(done.c_str()) << "";
+    });
+    clock_.stop_at(clock_.now() + Millis(3000));
+    EXPECT_EQ(run(until_exists(done)), 0);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::ran);
+    EXPECT_EQ(g.at, acquired() + Millis(3000));
+}
+
+TEST_F(VirtualRunTest, ARunThatEndsBeforeMaxRenewalsIsNotStuck) {
+    opt_.renew_every = Millis(250);
+    opt_.job.max_renewals = 20;
+    std::string done = file("done");
+    lock_.on_call(create_at_renewal(done, 5));
+    clock_.stop_at(clock_.now() + Millis(1250));
+    EXPECT_EQ(run(until_exists(done)), 0);
+    Call g = giveback();
+    ASSERT_TRUE(g.record);
+    EXPECT_EQ(g.record->outcome, Outcome::ran);
 }
 
 }  // namespace
