@@ -32,6 +32,8 @@ inline constexpr Millis once_period_max{366LL * 24 * 3600 * 1000};
 
 // Unix ms of 10000-01-01: far beyond any clock a Redis can report, well inside long long.
 inline constexpr long long max_time_ms = 253'402'300'800'000LL;
+// Unix ms of 2000-01-01: no run recorded in a ledger ended before it.
+inline constexpr long long min_entry_time_ms = 946'684'800'000LL;
 // No slot of such a clock lies beyond this (the shortest period is a second).
 inline constexpr long long max_slot = max_time_ms / 1000;
 
@@ -79,8 +81,12 @@ struct LedgerEntry {
 // One entry as stored: "field=value" pairs separated by tabs, values with '\\', '\t' and '\n'
 // escaped. The script prepends end_ms, start_ms and outcome, which only it knows for sure.
 std::string encode_entry(const LedgerEntry& e);
-// Unknown fields are ignored and bad numbers read as 0, so that entries written by another
-// version still show; never throws.
+// Unknown fields are ignored, so that entries written by another version still show. Throws
+// DataError naming the field for an entry with a number outside its domain (times before 2000 or
+// from the year 10000 on, start after end, a negative duration, a pid outside 1..2^31-1, a fence
+// outside 0..fence_limit-1, an exit status outside 0..255, a signal outside 1..127), a field
+// that is not a number, or no end_ms, start_ms, outcome, duration_ms, pid or fence: the readers
+// below leave such an entry out with a warning.
 LedgerEntry decode_entry(std::string_view stored);
 
 inline constexpr std::size_t ledger_size_default = 100;
