@@ -32,9 +32,9 @@ void write_json(const LedgerEntry& e) {
 }  // namespace
 
 std::string entry_summary(const LedgerEntry& e) {
-    return fmt::format("{}, {}, {}, {} on {} (pid {}, {})", local_time_text(e.end_ms), e.outcome,
-                       status_text(e), format_duration(Millis(e.duration_ms)), printable(e.host),
-                       e.pid, printable(e.user));
+    return fmt::format("{}, {}, {}, {} on {} (pid {}, {})", local_time_text(e.end_ms),
+                       printable(e.outcome), status_text(e), format_duration(Millis(e.duration_ms)),
+                       printable(e.host), e.pid, printable(e.user));
 }
 
 std::string last_runs_text(const LastRuns& runs) {
