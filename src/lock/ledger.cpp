@@ -179,16 +179,4 @@ LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys) {
     }
 }
 
-LastRuns newest_last_runs(const std::vector<LastRuns>& per_node) {
-    LastRuns out;
-    auto newer = [](std::optional<LedgerEntry>& best, const std::optional<LedgerEntry>& e) {
-        if (e && (!best || e->end_ms > best->end_ms)) best = e;
-    };
-    for (const LastRuns& r : per_node) {
-        newer(out.last, r.last);
-        newer(out.last_success, r.last_success);
-    }
-    return out;
-}
-
 }  // namespace redlock

@@ -141,7 +141,20 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
 // read_last_runs, or none when the ledger cannot be read: status and list --last-runs answer
 // about the lock, not its history (-v says why).
 LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
-// A quorum: every node the run reached holds the entry, so the newest of the copies is it.
-LastRuns newest_last_runs(const std::vector<LastRuns>& per_node);
+
+// A quorum: a run writes its entry to every node it reaches, and any one node can be wrong or
+// hostile, so an entry counts only when a majority of the nodes hold a copy of it: copies of one
+// run agree on what the run sent (host, pid, user, fence, duration, exit status, signal and
+// command); the times and the outcome are each node's own. The run is shown once, with the
+// outcome most copies give and the median of their times, so that a minority can neither add a
+// run nor move one, and decides the outcome only between nodes that disagree.
+bool same_run(const LedgerEntry& a, const LedgerEntry& b);
+// From each node's last runs (none where a node did not answer): the last run that a majority
+// of nodes report as their last, and the last success that a majority report as theirs.
+LastRuns majority_last_runs(const std::vector<LastRuns>& per_node, std::size_t majority);
+// From each node's ledger (newest first): the runs a majority of nodes hold, newest first, at
+// most `limit`.
+std::vector<LedgerEntry> majority_history(const std::vector<std::vector<LedgerEntry>>& per_node,
+                                          std::size_t majority, std::size_t limit);
 
 }  // namespace redlock

@@ -1,12 +1,15 @@
 // The pure part of the run ledger (ledger.hpp): an entry's stored form, read with every number
-// checked against its domain.
+// checked against its domain, and how a quorum merges the copies of its nodes.
 #include <fmt/format.h>
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "lock/ledger.hpp"
 #include "lock/lock_replies.hpp"
@@ -128,6 +131,101 @@ LedgerEntry decode_entry(std::string_view stored) {
         throw DataError(
             fmt::format("ledger entry: start_ms {} is after end_ms {}", e.start_ms, e.end_ms));
     return e;
+}
+
+namespace {
+
+// What a run sent, the same in every copy of its entry.
+using RunId =
+    std::tuple<std::string, long long, std::string, long long, long long, int, int, std::string>;
+
+RunId run_id(const LedgerEntry& e) {
+    return {e.host,
+            e.pid,
+            e.user,
+            e.fence,
+            e.duration_ms,
+            e.exit_status.value_or(-1),
+            e.signal.value_or(-1),
+            e.command};
+}
+
+// One run from its copies (one per node, at least one): the outcome most copies give (between
+// equals, the first node's), and the median of their times (the lower one of an even count).
+LedgerEntry merged(const std::vector<const LedgerEntry*>& copies) {
+    std::map<std::string, std::size_t> outcomes;
+    for (const LedgerEntry* e : copies) ++outcomes[e->outcome];
+    const LedgerEntry* chosen = copies.front();
+    for (const LedgerEntry* e : copies)
+        if (outcomes[e->outcome] > outcomes[chosen->outcome]) chosen = e;
+    LedgerEntry out = *chosen;
+    auto median = [&](long long LedgerEntry::*field) {
+        std::vector<long long> v;
+        for (const LedgerEntry* e : copies) v.push_back(e->*field);
+        std::nth_element(v.begin(), v.begin() + static_cast<long>((v.size() - 1) / 2), v.end());
+        return v[(v.size() - 1) / 2];
+    };
+    out.end_ms = median(&LedgerEntry::end_ms);
+    out.start_ms = std::min(median(&LedgerEntry::start_ms), out.end_ms);
+    return out;
+}
+
+// The runs of `per_node` (each node's entries; a node counted once per run, however often it
+// lists it) that at least `majority` nodes hold, merged.
+template <typename EntriesOf>
+std::vector<LedgerEntry> majority_runs(std::size_t nodes, const EntriesOf& entries_of,
+                                       std::size_t majority) {
+    std::map<RunId, std::vector<const LedgerEntry*>> copies;
+    for (std::size_t i = 0; i < nodes; ++i) {
+        std::set<RunId> here;
+        for (const LedgerEntry* e : entries_of(i)) {
+            RunId id = run_id(*e);
+            if (here.insert(id).second) copies[id].push_back(e);
+        }
+    }
+    std::vector<LedgerEntry> out;
+    for (const auto& [id, same] : copies)
+        if (same.size() >= std::max<std::size_t>(majority, 1)) out.push_back(merged(same));
+    std::stable_sort(out.begin(), out.end(), [](const LedgerEntry& a, const LedgerEntry& b) {
+        return a.end_ms > b.end_ms;
+    });
+    return out;
+}
+
+}  // namespace
+
+bool same_run(const LedgerEntry& a, const LedgerEntry& b) {
+    return run_id(a) == run_id(b);
+}
+
+LastRuns majority_last_runs(const std::vector<LastRuns>& per_node, std::size_t majority) {
+    auto pick = [&](std::optional<LedgerEntry> LastRuns::*which) -> std::optional<LedgerEntry> {
+        std::vector<LedgerEntry> runs = majority_runs(
+            per_node.size(),
+            [&](std::size_t i) {
+                const std::optional<LedgerEntry>& e = per_node[i].*which;
+                return e ? std::vector<const LedgerEntry*>{&*e} : std::vector<const LedgerEntry*>{};
+            },
+            majority);
+        // Each node gives one entry, so a majority agrees on one run at most.
+        if (runs.empty()) return std::nullopt;
+        return runs.front();
+    };
+    return {pick(&LastRuns::last), pick(&LastRuns::last_success)};
+}
+
+std::vector<LedgerEntry> majority_history(const std::vector<std::vector<LedgerEntry>>& per_node,
+                                          std::size_t majority, std::size_t limit) {
+    std::vector<LedgerEntry> out = majority_runs(
+        per_node.size(),
+        [&](std::size_t i) {
+            std::vector<const LedgerEntry*> v;
+            for (const LedgerEntry& e : per_node[i]) v.push_back(&e);
+            return v;
+        },
+        majority);
+    if (out.size() > limit) out.resize(limit);
+    return out;
 }
 
 }  // namespace redlock

@@ -185,3 +185,73 @@ TEST(LedgerKeys, LiveInTheLockKeysSlot) {
         EXPECT_NE(k.ledger, k.once);
     }
 }
+
+namespace {
+LedgerEntry run_entry(const std::string& host, long long end_ms, const std::string& outcome = "ran",
+                      int exit_status = 0) {
+    LedgerEntry e;
+    e.host = host;
+    e.pid = 100;
+    e.user = "deploy";
+    e.fence = 7;
+    e.duration_ms = 1000;
+    e.end_ms = end_ms;
+    e.start_ms = end_ms - 1000;
+    e.outcome = outcome;
+    e.exit_status = exit_status;
+    return e;
+}
+}  // namespace
+
+// Five nodes, majority three: two that agree on a run nobody else has (newer than any real one)
+// neither add it to the history nor make it the last run.
+TEST(QuorumLedger, AMinorityCannotAddARunOrForgeTheLastOne) {
+    const long long t = 1'700'000'000'000;
+    LedgerEntry real = run_entry("web1", t), older = run_entry("web1", t - 60'000, "ran", 1);
+    LedgerEntry forged = run_entry("forged", t + 60'000);
+    std::vector<std::vector<LedgerEntry>> ledgers{
+        {forged, real, older}, {forged, real, older}, {real, older}, {real, older}, {older}};
+    std::vector<LedgerEntry> h = majority_history(ledgers, 3, 10);
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(h[0].host, "web1");
+    EXPECT_EQ(h[0].exit_status, 0);
+    EXPECT_EQ(h[1].exit_status, 1);
+    EXPECT_EQ(majority_history(ledgers, 3, 1).size(), 1u);
+
+    std::vector<LastRuns> lasts{
+        {forged, forged}, {forged, forged}, {real, real}, {real, real}, {older, std::nullopt}};
+    LastRuns r = majority_last_runs(lasts, 3);
+    EXPECT_FALSE(r.last);  // two say forged, two real, one older: no majority
+    EXPECT_FALSE(r.last_success);
+    lasts[4] = {real, real};
+    r = majority_last_runs(lasts, 3);
+    ASSERT_TRUE(r.last);
+    EXPECT_TRUE(same_run(*r.last, real));
+    ASSERT_TRUE(r.last_success);
+    EXPECT_TRUE(same_run(*r.last_success, real));
+}
+
+// A node counts once per run, however often it lists the run.
+TEST(QuorumLedger, ANodeThatRepeatsAnEntryCountsOnce) {
+    LedgerEntry forged = run_entry("forged", 1'700'000'000'000);
+    std::vector<std::vector<LedgerEntry>> ledgers{{forged, forged, forged}, {}, {}};
+    EXPECT_TRUE(majority_history(ledgers, 2, 10).empty());
+}
+
+// The copies of one run differ in what each node judged: its time by its clock, and its outcome
+// by what it held. The run is shown once, with the outcome most copies give and the median
+// time, so that one node can move it neither to the top nor to the bottom.
+TEST(QuorumLedger, CopiesOfARunMergeIntoOneWithTheMajoritysOutcomeAndTheMedianTime) {
+    const long long t = 1'700'000'000'000;
+    LedgerEntry a = run_entry("web1", t), b = run_entry("web1", t + 3),
+                c = run_entry("web1", 9'000'000'000'000, "lost");
+    std::vector<LedgerEntry> h = majority_history({{a}, {b}, {c}}, 2, 10);
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(h[0].outcome, "ran");
+    EXPECT_EQ(h[0].end_ms, t + 3);
+    // A copy whose run fields differ is another run: it does not count for this one.
+    LedgerEntry other = a;
+    other.exit_status = 1;
+    EXPECT_FALSE(same_run(a, other));
+    EXPECT_TRUE(majority_history({{a}, {other}, {}}, 2, 10).empty());
+}
