@@ -32,16 +32,21 @@ void write_json(const LedgerEntry& e) {
 }  // namespace
 
 std::string entry_summary(const LedgerEntry& e) {
-    return fmt::format("{}, {}, {}, {} on {} (pid {}, {})", local_time_text(e.end_ms), e.outcome,
-                       status_text(e), format_duration(Millis(e.duration_ms)), printable(e.host),
-                       e.pid, printable(e.user));
+    return fmt::format("{}, {}, {}, {} on {} (pid {}, {})", local_time_text(e.end_ms),
+                       printable(e.outcome), status_text(e), format_duration(Millis(e.duration_ms)),
+                       printable(e.host), e.pid, printable(e.user));
 }
 
 std::string last_runs_text(const LastRuns& runs) {
-    if (!runs.last) return "";
-    return fmt::format("{:<10}{}\n{:<10}{}\n", "last run:", entry_summary(*runs.last), "last ok:",
-                       runs.last_success ? entry_summary(*runs.last_success)
-                                         : std::string("none among the runs the ledger keeps"));
+    if (!runs.last && !runs.last_success) return "";
+    // A last run can be missing while a success is not: the newest entry was left out (out of
+    // range), or, in the quorum mode, the nodes do not agree on it.
+    return fmt::format(
+        "{:<10}{}\n{:<10}{}\n",
+        "last run:", runs.last ? entry_summary(*runs.last) : std::string("none that can be shown"),
+        "last ok:",
+        runs.last_success ? entry_summary(*runs.last_success)
+                          : std::string("none among the runs the ledger keeps"));
 }
 
 int history_command(const InspectOptions& options) {

@@ -35,7 +35,7 @@ std::string whose(const LockState& lock, bool verbose) {
 
 // "released", "not held", "held by another token; left alone", "unreachable (...)".
 std::string node_outcome(const NodeReleased& node, bool force, bool verbose) {
-    if (!node.result) return fmt::format("unreachable ({})", node.error);
+    if (!node.result) return fmt::format("unreachable ({})", printable(node.error));
     switch (*node.result) {
         case ReleaseResult::released:
             if (force && !node.removed.empty() && node.removed.front().permit == 0)
@@ -68,7 +68,8 @@ int report_per_node(const ReleaseReport& report, const InspectOptions& options) 
     std::size_t released = 0, foreign = 0, failed = 0;
     const NodeReleased* first_failed = nullptr;
     for (const NodeReleased& node : report.per_node) {
-        say(fmt::format("node {}: {}", node.endpoint, node_outcome(node, !options.token, verbose)));
+        say(fmt::format("node {}: {}", printable(node.endpoint),
+                        node_outcome(node, !options.token, verbose)));
         if (!node.result) {
             if (failed++ == 0) first_failed = &node;
         } else if (*node.result == ReleaseResult::released) {

@@ -20,7 +20,7 @@ namespace {
 
 // "held, token 3f2a9c1e..., ttl left 28.5s, fence 7", "free, fence 7", "unreachable (...)".
 std::string node_line(const NodeReading& n, bool verbose) {
-    if (!n.lock) return fmt::format("unreachable ({})", n.error);
+    if (!n.lock) return fmt::format("unreachable ({})", printable(n.error));
     const LockState& l = *n.lock;
     std::string fence = l.fence ? std::to_string(*l.fence) : std::string("-");
     if (!l.held()) return fmt::format("free, fence {}", fence);
@@ -85,7 +85,7 @@ std::string text(const LockReport& report, bool verbose) {
             line("state", fmt::format("free ({} of {} nodes answered)", a.answered, a.nodes));
         if (report.held) line("token", shown_token(lock.token, verbose));
         for (const NodeReading& node : report.per_node)
-            out += fmt::format("node {}: {}\n", node.endpoint, node_line(node, verbose));
+            out += fmt::format("node {}: {}\n", printable(node.endpoint), node_line(node, verbose));
         return out + last_runs_text(report.runs);
     }
     line("state", lock.held() ? "held" : "free");

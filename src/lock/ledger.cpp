@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
@@ -12,45 +10,12 @@
 namespace redlock {
 namespace {
 
-std::optional<long long> to_number(std::string_view s) {
-    long long v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-    return v;
-}
-
 void check_policy(const OncePer& p) {
     if (p.period < once_period_min || p.period > once_period_max)
         throw UsageError(
             fmt::format("--once-per must be between 1s and 366d, got {} ms", p.period.count()));
     if (p.offset < Millis(0) || p.offset >= p.period)
         throw UsageError("--slot-offset must be at least 0 and less than --once-per");
-}
-
-void escape_into(std::string& out, std::string_view v) {
-    for (char c : v) {
-        if (c == '\\')
-            out += "\\\\";
-        else if (c == '\t')
-            out += "\\t";
-        else if (c == '\n')
-            out += "\\n";
-        else
-            out += c;
-    }
-}
-
-std::string unescape(std::string_view v) {
-    std::string out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        if (v[i] != '\\' || i + 1 == v.size()) {
-            out += v[i];
-            continue;
-        }
-        char c = v[++i];
-        out += c == 't' ? '\t' : c == 'n' ? '\n' : c;
-    }
-    return out;
 }
 
 }  // namespace
@@ -94,67 +59,6 @@ std::string_view outcome_name(Outcome o) {
             return "failed-to-start";
     }
     return "unknown";
-}
-
-std::string encode_entry(const LedgerEntry& e) {
-    std::string out;
-    auto field = [&](std::string_view name, std::string_view value) {
-        if (!out.empty()) out += '\t';
-        out += name;
-        out += '=';
-        escape_into(out, value);
-    };
-    field("duration_ms", std::to_string(e.duration_ms));
-    field("host", e.host);
-    field("pid", std::to_string(e.pid));
-    field("user", e.user);
-    if (e.exit_status) field("exit", std::to_string(*e.exit_status));
-    if (e.signal) field("signal", std::to_string(*e.signal));
-    field("fence", std::to_string(e.fence));
-    if (!e.command.empty()) field("command", e.command);
-    return out;
-}
-
-LedgerEntry decode_entry(std::string_view stored) {
-    LedgerEntry e;
-    while (!stored.empty()) {
-        std::size_t tab = stored.find('\t');
-        std::string_view pair = stored.substr(0, tab);
-        stored = tab == std::string_view::npos ? std::string_view() : stored.substr(tab + 1);
-        std::size_t eq = pair.find('=');
-        if (eq == std::string_view::npos) continue;
-        std::string_view name = pair.substr(0, eq);
-        std::string value = unescape(pair.substr(eq + 1));
-        long long n = to_number(value).value_or(0);
-        // Status and signal numbers beyond an int are not real ones.
-        auto small = [&]() -> std::optional<int> {
-            if (!to_number(value) || n < 0 || n > 255) return std::nullopt;
-            return static_cast<int>(n);
-        };
-        if (name == "end_ms")
-            e.end_ms = n;
-        else if (name == "start_ms")
-            e.start_ms = n;
-        else if (name == "duration_ms")
-            e.duration_ms = n;
-        else if (name == "outcome")
-            e.outcome = value;
-        else if (name == "host")
-            e.host = value;
-        else if (name == "pid")
-            e.pid = n;
-        else if (name == "user")
-            e.user = value;
-        else if (name == "exit")
-            e.exit_status = small();
-        else if (name == "signal")
-            e.signal = small();
-        else if (name == "fence")
-            e.fence = n;
-        else if (name == "command")
-            e.command = value;
-    }
-    return e;
 }
 
 namespace {
@@ -221,6 +125,21 @@ RecordResult write_record(Connection& conn, const LockKeys& keys, const std::str
     return out.record;
 }
 
+namespace {
+
+// One stored entry, or none when it is out of range (decode_entry): left out with a warning, so
+// that one bad entry neither hides the others nor passes for a run.
+std::optional<LedgerEntry> checked_entry(const redisReply& stored, std::string_view key) {
+    try {
+        return decode_entry(std::string_view(stored.str, stored.len));
+    } catch (const DataError& e) {
+        log::warning("lock '{}': left out a ledger entry: {}", key, e.what());
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
 std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit) {
     std::vector<LedgerEntry> out;
     if (limit == 0) return out;
@@ -230,7 +149,7 @@ std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std
         throw RedisError(fmt::format("unexpected reply reading the ledger of lock '{}'", keys.key));
     for (std::size_t i = 0; i < r.elements && i < limit; ++i)
         if (r.element[i]->type == REDIS_REPLY_STRING)
-            out.push_back(decode_entry(std::string_view(r.element[i]->str, r.element[i]->len)));
+            if (auto e = checked_entry(*r.element[i], keys.key)) out.push_back(std::move(*e));
     return out;
 }
 
@@ -239,9 +158,9 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
     if (r.type != REDIS_REPLY_ARRAY || r.elements != 2)
         throw RedisError(fmt::format(
             "unexpected reply reading the last runs of lock '{}' (is this Redis?)", key));
-    auto entry = [](const redisReply& e) -> std::optional<LedgerEntry> {
+    auto entry = [&](const redisReply& e) -> std::optional<LedgerEntry> {
         if (e.type != REDIS_REPLY_STRING) return std::nullopt;  // false: none
-        return decode_entry(std::string_view(e.str, e.len));
+        return checked_entry(e, key);
     };
     return {entry(*r.element[0]), entry(*r.element[1])};
 }
@@ -258,18 +177,6 @@ LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys) {
         log::verbose("could not read the ledger of lock '{}': {}", keys.key, e.what());
         return {};
     }
-}
-
-LastRuns newest_last_runs(const std::vector<LastRuns>& per_node) {
-    LastRuns out;
-    auto newer = [](std::optional<LedgerEntry>& best, const std::optional<LedgerEntry>& e) {
-        if (e && (!best || e->end_ms > best->end_ms)) best = e;
-    };
-    for (const LastRuns& r : per_node) {
-        newer(out.last, r.last);
-        newer(out.last_success, r.last_success);
-    }
-    return out;
 }
 
 }  // namespace redlock

@@ -32,6 +32,8 @@ inline constexpr Millis once_period_max{366LL * 24 * 3600 * 1000};
 
 // Unix ms of 10000-01-01: far beyond any clock a Redis can report, well inside long long.
 inline constexpr long long max_time_ms = 253'402'300'800'000LL;
+// Unix ms of 2000-01-01: no run recorded in a ledger ended before it.
+inline constexpr long long min_entry_time_ms = 946'684'800'000LL;
 // No slot of such a clock lies beyond this (the shortest period is a second).
 inline constexpr long long max_slot = max_time_ms / 1000;
 
@@ -79,8 +81,12 @@ struct LedgerEntry {
 // One entry as stored: "field=value" pairs separated by tabs, values with '\\', '\t' and '\n'
 // escaped. The script prepends end_ms, start_ms and outcome, which only it knows for sure.
 std::string encode_entry(const LedgerEntry& e);
-// Unknown fields are ignored and bad numbers read as 0, so that entries written by another
-// version still show; never throws.
+// Unknown fields are ignored, so that entries written by another version still show. Throws
+// DataError naming the field for an entry with a number outside its domain (times before 2000 or
+// from the year 10000 on, start after end, a negative duration, a pid outside 1..2^31-1, a fence
+// outside 0..fence_limit-1, an exit status outside 0..255, a signal outside 1..127), a field
+// that is not a number, or no end_ms, start_ms, outcome, duration_ms, pid or fence: the readers
+// below leave such an entry out with a warning.
 LedgerEntry decode_entry(std::string_view stored);
 
 inline constexpr std::size_t ledger_size_default = 100;
@@ -135,7 +141,20 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
 // read_last_runs, or none when the ledger cannot be read: status and list --last-runs answer
 // about the lock, not its history (-v says why).
 LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
-// A quorum: every node the run reached holds the entry, so the newest of the copies is it.
-LastRuns newest_last_runs(const std::vector<LastRuns>& per_node);
+
+// A quorum: a run writes its entry to every node it reaches, and any one node can be wrong or
+// hostile, so an entry counts only when a majority of the nodes hold a copy of it: copies of one
+// run agree on what the run sent (host, pid, user, fence, duration, exit status, signal and
+// command); the times and the outcome are each node's own. The run is shown once, with the
+// outcome most copies give and the median of their times, so that a minority can neither add a
+// run nor move one, and decides the outcome only between nodes that disagree.
+bool same_run(const LedgerEntry& a, const LedgerEntry& b);
+// From each node's last runs (none where a node did not answer): the last run that a majority
+// of nodes report as their last, and the last success that a majority report as theirs.
+LastRuns majority_last_runs(const std::vector<LastRuns>& per_node, std::size_t majority);
+// From each node's ledger (newest first): the runs a majority of nodes hold, newest first, at
+// most `limit`.
+std::vector<LedgerEntry> majority_history(const std::vector<std::vector<LedgerEntry>>& per_node,
+                                          std::size_t majority, std::size_t limit);
 
 }  // namespace redlock

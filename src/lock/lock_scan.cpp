@@ -109,10 +109,11 @@ std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
             std::optional<std::string_view> lock = lock_key_of(key, "fence");
             if (!lock || !lock->starts_with(prefix)) return true;
             std::string name(lock->substr(prefix.size()));
-            bool control = std::any_of(name.begin(), name.end(), [](char c) {
-                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-            });
-            if (!name.empty() && !control && ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0)
+            // One name a line, as it is: a name with a control character (a newline would make
+            // it two; C1 ones drive terminals) or bytes that are not UTF-8 could only be shown
+            // escaped, which is no name to complete, so it is left out.
+            if (!name.empty() && is_printable(name) &&
+                ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0)
                 names.insert(std::move(name));
             return names.size() < max;
         });

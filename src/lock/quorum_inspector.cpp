@@ -78,8 +78,9 @@ class QuorumInspector final : public LockInspector {
         });
         LockReport report;
         report.lock.keys = keys;
-        // Every node the run reached holds the entry: the newest of the copies is the last run.
-        report.runs = newest_last_runs(copies);
+        // One node can be wrong or hostile: a last run counts only when a majority of the
+        // nodes report it (ledger.hpp).
+        report.runs = majority_last_runs(copies, quorum_.majority());
         Agreement& a = report.agreement.emplace();
         a.nodes = n;
         a.majority = quorum_.majority();
@@ -165,7 +166,7 @@ class QuorumInspector final : public LockInspector {
         for (auto& [key, tokens] : votes)
             for (auto& [token, v] : tokens) {
                 if (v.listed.holding < a.majority) continue;
-                if (last_runs) v.listed.runs = newest_last_runs(v.runs);
+                if (last_runs) v.listed.runs = majority_last_runs(v.runs, a.majority);
                 report.locks.push_back(std::move(v.listed));
             }
         // Permits and shared locks: their holders, read from every node (one more round trip
@@ -230,13 +231,6 @@ class QuorumInspector final : public LockInspector {
             errors[i] = node_failure(
                 [&] { per_node[i] = read_ledger(quorum_.connection(i), keys, limit); });
         });
-        // A run wrote its entry to every node it reached, with the duration it measured itself:
-        // host, pid, fence and duration name the run. The node clocks differ, and so can the
-        // outcome each node judged by what it held: a node that a slow acquire never reached
-        // says "lost" for a run that the majority says "ran". Each run is shown once, with the
-        // outcome most of its copies give.
-        using RunId = std::tuple<std::string, long long, long long, long long>;
-        std::map<RunId, std::vector<LedgerEntry>> copies;
         std::size_t answered = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (errors[i]) {
@@ -245,28 +239,19 @@ class QuorumInspector final : public LockInspector {
                 continue;
             }
             ++answered;
-            for (LedgerEntry& e : per_node[i])
-                copies[RunId{e.host, e.pid, e.fence, e.duration_ms}].push_back(std::move(e));
         }
-        if (answered == 0)
-            throw RedisUnavailable(fmt::format("history of lock '{}': no node answered", keys.key));
-        std::vector<LedgerEntry> out;
-        for (auto& [id, same_run] : copies) {
-            std::map<std::string, std::size_t> outcomes;
-            for (const LedgerEntry& e : same_run) ++outcomes[e.outcome];
-            std::size_t best = 0;
-            for (const LedgerEntry& e : same_run) best = std::max(best, outcomes[e.outcome]);
-            for (LedgerEntry& e : same_run)
-                if (outcomes[e.outcome] == best) {
-                    out.push_back(std::move(e));
-                    break;
-                }
-        }
-        std::stable_sort(out.begin(), out.end(), [](const LedgerEntry& a, const LedgerEntry& b) {
-            return a.end_ms > b.end_ms;
-        });
-        if (out.size() > limit) out.resize(limit);
-        return out;
+        // A run wrote its entry to every node it reached, with the duration it measured itself.
+        // The node clocks differ, and so can the outcome each node judged by what it held: a
+        // node that a slow acquire never reached says "lost" for a run that the majority says
+        // "ran". And one node can be wrong or hostile: a run is shown only when a majority of
+        // the nodes hold a copy of it, once, with the outcome most of its copies give
+        // (ledger.hpp). Fewer nodes than that could show none.
+        if (answered < quorum_.majority())
+            throw RedisUnavailable(fmt::format(
+                "cannot read the history of lock '{}': only {} of {} Redis nodes answered ({} "
+                "needed for a majority)",
+                keys.key, answered, n, quorum_.majority()));
+        return majority_history(per_node, quorum_.majority(), limit);
     }
 
   private:

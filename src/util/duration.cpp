@@ -81,16 +81,20 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
 
 std::string format_duration(std::chrono::milliseconds d) {
     std::int64_t ms = d.count();
+    // The magnitude in unsigned arithmetic: the negation of the minimum int64 does not fit an
+    // int64 (a ledger entry from a server can hold any), and every int64 must format.
+    std::uint64_t magnitude =
+        ms < 0 ? 0 - static_cast<std::uint64_t>(ms) : static_cast<std::uint64_t>(ms);
     // fmt rather than "-" + ...: GCC 12 at -O3 warns (-Wrestrict) about the inlined operator+.
-    if (ms < 0) return fmt::format("-{}", format_duration(-d));
-    if (ms < 1000) return fmt::format("{}ms", ms);
-    std::int64_t s = ms / 1000;
-    std::int64_t h = s / 3600, m = (s / 60) % 60, sec = s % 60;
-    std::int64_t frac = ms % 1000;
-    std::string out;
+    std::string_view sign = ms < 0 ? "-" : "";
+    if (magnitude < 1000) return fmt::format("{}{}ms", sign, magnitude);
+    std::uint64_t s = magnitude / 1000;
+    std::uint64_t h = s / 3600, m = (s / 60) % 60, sec = s % 60;
+    std::uint64_t frac = magnitude % 1000;
+    if (h == 0 && m == 0 && frac != 0) return fmt::format("{}{}.{:03}s", sign, sec, frac);
+    std::string out(sign);
     if (h > 0) out += fmt::format("{}h", h);
     if (h > 0 || m > 0) out += fmt::format("{}m", m);
-    if (h == 0 && m == 0 && frac != 0) return fmt::format("{}.{:03}s", sec, frac);
     out += fmt::format("{}s", sec);
     return out;
 }

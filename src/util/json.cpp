@@ -14,7 +14,12 @@ std::string json_string(std::string_view s) {
         unsigned char c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
             if (std::size_t len = utf8_sequence(s, i)) {
-                out.append(s.substr(i, len));
+                // C1 controls (C2 80 - C2 9F) are valid, but U+009B is a terminal's CSI: the
+                // escape is the same JSON value, and `status --json` read on a terminal is safe.
+                if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0)
+                    out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+                else
+                    out.append(s.substr(i, len));
                 i += len;
             } else {
                 out += fmt::format("\\u{:04x}", c);

@@ -46,6 +46,18 @@ std::string printable(std::string_view s) {
     return out;
 }
 
+bool is_printable(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        std::size_t len = utf8_sequence(s, i);
+        if (len == 0) return false;
+        if (len == 1 && (c < 0x20 || c == 0x7f)) return false;
+        if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) return false;
+        i += len;
+    }
+    return true;
+}
+
 std::size_t display_width(std::string_view text) {
     std::size_t width = 0;
     for (unsigned char c : text)

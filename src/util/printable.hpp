@@ -14,6 +14,10 @@ namespace redlock {
 // other control character (C0, DEL, C1) and for each byte that is not valid UTF-8.
 std::string printable(std::string_view s);
 
+// Whether `s` is valid UTF-8 without a control character (C0, DEL, C1): printable() would change
+// nothing but its backslashes.
+bool is_printable(std::string_view s);
+
 // Columns `text` (already printable) takes on a terminal: one per code point. East Asian wide
 // characters take two in most terminals; list's alignment is off by that much for them.
 std::size_t display_width(std::string_view text);

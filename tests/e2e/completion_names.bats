@@ -37,8 +37,12 @@ teardown() {
 }
 
 @test "list --names prints the locks ever taken, held or not, under the prefix and PATTERN" {
-    # A name that cannot be one line is left out.
+    # A name that cannot be one line is left out, and so is one that would drive the terminal
+    # (a C1 control, as UTF-8 or as a raw byte) or is not UTF-8.
     rcli SET $'{bad\nname}:fence' 1 > /dev/null
+    rcli SET $'{c1\xc2\x9bname}:fence' 1 > /dev/null
+    rcli SET $'{raw\x9b[2Jname}:fence' 1 > /dev/null
+    rcli SET $'{bad\xffutf8}:fence' 1 > /dev/null
     run "$RL" list --names
     assert_success
     assert_output "$(printf '%s\n' free held jobs:nightly 'two words')"
@@ -101,6 +105,38 @@ teardown() {
     if command -v fish > /dev/null; then
         run fish_complete "redlock-run history --password-file $BATS_TEST_TMPDIR/pw "
         assert_output nightly
+    fi
+}
+
+@test "a name that begins with '-' is offered after a '--', never as an option" {
+    rcli SET '{-dash}:fence' 1 > /dev/null
+    # What each offers goes in as the NAME: after the "--", as status reads it.
+    run "$RL" -u "$REDIS_URL" status -- -dash
+    assert_failure 1
+    assert_line 'name:     -dash'
+    if [ -f /usr/share/bash-completion/bash_completion ]; then
+        run bash_complete "redlock-run -u $REDIS_URL status "
+        assert_line -- '-- -dash'
+        refute_line -- '-dash'
+        assert_line held
+        run bash_complete "redlock-run -u $REDIS_URL status -- "
+        assert_line -- '-dash'
+        refute_line -- '-- -dash'
+    fi
+    if command -v zsh > /dev/null; then
+        run zsh_complete "redlock-run -u $REDIS_URL release --force "
+        assert_line -- 'value -- -dash'
+        refute_line -- 'value -dash'
+        assert_line 'value held'
+        run zsh_complete "redlock-run -u $REDIS_URL release --force -- "
+        assert_line -- 'value -dash'
+    fi
+    if command -v fish > /dev/null; then
+        run fish_complete "redlock-run -u $REDIS_URL history "
+        refute_line -- '-dash'
+        assert_line held
+        run fish_complete "redlock-run -u $REDIS_URL history -- "
+        assert_line -- '-dash'
     fi
 }
 

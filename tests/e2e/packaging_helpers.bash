@@ -48,11 +48,14 @@ fish_complete() {
 
 # zsh_complete LINE: what the zsh completion function asks zsh to offer at the end of LINE, with
 # zsh's completion builtins replaced by stubs that print their arguments: "options --ttl",
-# "value term", "files", "message duration ...", "command ls -", "name ...".
+# "value term" (after compadd's -P prefix, if any), "files", "message duration ...",
+# "command ls -", "name ...".
 zsh_complete() {
     zsh -f -c '
-        compadd() { while [[ $1 == -* && $1 != -- ]]; do shift; done; [[ $1 == -- ]] && shift
-                    print -l -- "value "$^@; }
+        compadd() { local p=
+                    while [[ $1 == -* && $1 != -- ]]; do [[ $1 == -P ]] && { p=$2; shift; }; shift; done
+                    [[ $1 == -- ]] && shift
+                    (( $# )) && print -l -- "value $p"$^@; }
         _describe() { local -a a; a=("${(@P)${@[-1]}}"); print -l -- "$2 "${^a%%:*}; }
         _files() { print -- files $*; }
         _message() { print -- "message ${@[-1]}"; }

@@ -95,3 +95,23 @@ assert len(s["per_node"]) == 5 and all(n["lock"]["token"] == s["token"] for n in
     run -69 "$RL" list
     assert_output --partial "only 2 of 5 Redis nodes answered (3 needed for a majority)"
 }
+
+@test "a minority of nodes cannot add a run to history or forge the last run in status" {
+    "$RL" job true
+    "$RL" job sh -c 'exit 3' || true
+    # Two of five nodes agree on a run nobody made, newer than every real one, and a success.
+    local end=$(($(date +%s) * 1000 + 60000))
+    local forged
+    forged=$(printf 'end_ms=%s\tstart_ms=%s\toutcome=ran\tduration_ms=1\thost=forged\tpid=4242\tuser=evil\texit=0\tfence=99' "$end" "$((end - 1))")
+    qcli 0 LPUSH '{job}:ledger' "$forged" > /dev/null
+    qcli 1 LPUSH '{job}:ledger' "$forged" > /dev/null
+    run -1 --separate-stderr "$RL" status job
+    assert_line --regexp "^last run: .*ran, exit 3"
+    assert_line --regexp "^last ok: .*ran, exit 0"
+    refute_output --partial forged
+    run -0 --separate-stderr "$RL" history --json job
+    assert_equal "${#lines[@]}" 2
+    refute_output --partial forged
+    run -0 --separate-stderr "$RL" history job
+    refute_output --partial forged
+}

@@ -30,6 +30,7 @@ class FakeInspector final : public LockInspector {
     std::optional<LockReport> status_report;
     std::optional<ListReport> list_report;
     std::optional<ReleaseReport> release_report;
+    std::vector<LedgerEntry> history_entries;
 
     LockReport status(const LockKeys&) override { return take(status_report); }
     ListReport list(const std::string&, const std::string&, bool) override {
@@ -42,7 +43,9 @@ class FakeInspector final : public LockInspector {
         return take(release_report);
     }
     ReleaseReport force_release(const LockKeys&) override { return take(release_report); }
-    std::vector<LedgerEntry> history(const LockKeys&, std::size_t) override { return {}; }
+    std::vector<LedgerEntry> history(const LockKeys&, std::size_t) override {
+        return history_entries;
+    }
 
   private:
     template <typename T>
@@ -320,6 +323,85 @@ TEST(InspectCommands, ReleaseForceOfAnotherClientsLockNamesAnUnknownHolder) {
     EXPECT_EQ(s.out,
               "released lock 'job' held by an unknown holder (token "
               "0123456789abcdef0123456789abcdef), which had 20s left\n");
+}
+
+}  // namespace
+}  // namespace redlock
+
+namespace redlock {
+namespace {
+
+// What a hostile server can put in a ledger entry's strings: set the terminal's title, clear the
+// screen, and forge a line of the report.
+LedgerEntry hostile_entry() {
+    LedgerEntry e;
+    e.end_ms = 1'700'000'000'000;
+    e.start_ms = e.end_ms - 5;
+    e.duration_ms = 5;
+    e.outcome = "ran\x1b]0;pwned\x07\x1b[2J\nstate:    held\xc2\x9b";
+    e.host = "web\x1b[31m";
+    e.user = "u\r";
+    e.pid = 42;
+    e.exit_status = 0;
+    return e;
+}
+
+// The reports here hold only ASCII, so their safe rendering does too: printable characters and
+// the newlines that end the lines, no control (C0, DEL, C1 raw or as UTF-8), and no line a
+// server wrote.
+void expect_terminal_safe(const std::string& out, std::size_t own_state_lines) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        auto c = static_cast<unsigned char>(out[i]);
+        EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f))
+            << "byte " << int(c) << " at " << i << " of:\n"
+            << out;
+    }
+    // The report's own state lines, no more.
+    std::size_t state_lines = 0;
+    for (std::size_t at = out.find("\nstate:"); at != std::string::npos;
+         at = out.find("\nstate:", at + 1))
+        ++state_lines;
+    EXPECT_EQ(state_lines, own_state_lines) << out;
+}
+
+TEST(InspectCommands, StatusEscapesWhatTheServerWroteInTheLedger) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report.emplace();
+    fake.status_report->lock.keys = keys;
+    fake.status_report->lock.type = "none";
+    fake.status_report->runs.last = hostile_entry();
+    fake.status_report->runs.last_success = hostile_entry();
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(status_command(options_for("job"), fake), exit_code::lock_free);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("state:    free\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("ran\\x1b]0;pwned\\x07\\x1b[2J\\nstate:    held\\xc2\\x9b"),
+              std::string::npos)
+        << out;
+    expect_terminal_safe(out, 1);
+}
+
+TEST(InspectCommands, StatusEscapesANodesErrorWhereSeveralDecide) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report = majority_report(keys);
+    fake.status_report->per_node[2].error = "ERR \x1b[2J\nstate:    held";
+    fake.status_report->runs.last = hostile_entry();
+    testing::internal::CaptureStdout();
+    status_command(options_for("job"), fake);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("unreachable (ERR \\x1b[2J\\nstate:    held)\n"), std::string::npos) << out;
+    expect_terminal_safe(out, 1);
+}
+
+TEST(InspectCommands, HistoryEscapesWhatTheServerWroteInTheLedger) {
+    FakeInspector fake;
+    fake.history_entries = {hostile_entry()};
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(history_command(options_for("job"), fake), exit_code::ok);
+    std::string out = testing::internal::GetCapturedStdout();
+    expect_terminal_safe(out, 0);
 }
 
 }  // namespace

@@ -55,10 +55,11 @@ TEST(LedgerEntry, RoundTripsThroughTheStoredForm) {
     e.fence = 1'700'000'000'000'123LL;
     e.command = "sh -c 'a=b\tc'";
     // What the script prepends.
-    std::string stored = "end_ms=2000\tstart_ms=766\toutcome=ran\t" + encode_entry(e);
+    std::string stored =
+        "end_ms=1700000002000\tstart_ms=1700000000766\toutcome=ran\t" + encode_entry(e);
     LedgerEntry d = decode_entry(stored);
-    EXPECT_EQ(d.end_ms, 2000);
-    EXPECT_EQ(d.start_ms, 766);
+    EXPECT_EQ(d.end_ms, 1'700'000'002'000);
+    EXPECT_EQ(d.start_ms, 1'700'000'000'766);
     EXPECT_EQ(d.outcome, "ran");
     EXPECT_EQ(d.duration_ms, 1234);
     EXPECT_EQ(d.host, e.host);
@@ -70,13 +71,104 @@ TEST(LedgerEntry, RoundTripsThroughTheStoredForm) {
     EXPECT_EQ(d.command, e.command);
 }
 
-TEST(LedgerEntry, DecodingHostileInputNeverThrows) {
-    LedgerEntry d = decode_entry("exit=99999\tsignal=-3\tpid=x\tnoequals\t=\tunknown=1\tend_ms=\\");
-    EXPECT_FALSE(d.exit_status);
-    EXPECT_FALSE(d.signal);
-    EXPECT_EQ(d.pid, 0);
-    EXPECT_EQ(d.end_ms, 0);
-    EXPECT_EQ(decode_entry("").outcome, "");
+namespace {
+// An entry as the script stores it, each field replaceable.
+std::string stored_entry(const std::string& name = "", const std::string& value = "") {
+    std::vector<std::pair<std::string, std::string>> fields{{"end_ms", "1700000002000"},
+                                                            {"start_ms", "1700000000766"},
+                                                            {"outcome", "ran"},
+                                                            {"duration_ms", "1234"},
+                                                            {"host", "web1"},
+                                                            {"pid", "42"},
+                                                            {"user", "deploy"},
+                                                            {"exit", "0"},
+                                                            {"fence", "7"}};
+    std::string out;
+    bool replaced = false;
+    for (auto& [n, v] : fields) {
+        if (n == name) {
+            v = value;
+            replaced = true;
+        }
+        if (!out.empty()) out += '\t';
+        out += n + "=" + v;
+    }
+    if (!replaced && !name.empty()) out += "\t" + name + "=" + value;
+    return out;
+}
+}  // namespace
+
+TEST(LedgerEntry, UnknownFieldsAndMalformedPairsAreIgnored) {
+    LedgerEntry d = decode_entry(stored_entry() + "\tnoequals\t=\tunknown=1\tlater=\\");
+    EXPECT_EQ(d.pid, 42);
+    EXPECT_EQ(d.exit_status, 0);
+    EXPECT_EQ(d.fence, 7);
+}
+
+// Every number of an entry comes from a server: one out of its domain (a pid no process has,
+// a negative fence, a time before 2000 or after 9999, a negative or endless duration, an exit
+// status or signal no process reports, or not a number at all) rejects the whole entry, which
+// history and status then leave out with a warning, rather than show or compute with it.
+TEST(LedgerEntry, RejectsEveryNumberOutOfItsRange) {
+    EXPECT_NO_THROW(decode_entry(stored_entry()));
+    const std::vector<std::pair<std::string, std::string>> bad{
+        {"duration_ms", "-9223372036854775808"},
+        {"duration_ms", "-1"},
+        {"duration_ms", "9223372036854775807"},
+        {"duration_ms", "x"},
+        {"pid", "-1"},
+        {"pid", "0"},
+        {"pid", "2147483648"},
+        {"pid", ""},
+        {"fence", "-2"},
+        {"fence", "-9223372036854775808"},
+        {"fence", "4611686018427387904"},  // 2^62: beyond any fence counter (fence_limit)
+        {"end_ms", "-9223372036854775808"},
+        {"end_ms", "946684799999"},     // 1999-12-31T23:59:59.999Z
+        {"end_ms", "253402300800000"},  // 10000-01-01
+        {"start_ms", "-9223372036854775808"},
+        {"start_ms", "1700000002001"},  // after its end
+        {"exit", "99999"},
+        {"exit", "-3"},
+        {"signal", "-3"},
+        {"signal", "0"},
+        {"signal", "128"},
+    };
+    for (const auto& [name, value] : bad) {
+        std::string stored = stored_entry(name, value);
+        try {
+            (void)decode_entry(stored);
+            ADD_FAILURE() << name << "=" << value << " was accepted";
+        } catch (const DataError& e) {
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(LedgerEntry, RejectsAnEntryWithoutItsTimesPidOrFence) {
+    for (const char* name : {"end_ms", "start_ms", "duration_ms", "pid", "fence", "outcome"}) {
+        std::string stored;
+        for (std::string_view pair : {"end_ms=1700000002000", "start_ms=1700000000766",
+                                      "outcome=ran", "duration_ms=1", "pid=1", "fence=0"})
+            if (!pair.starts_with(std::string(name) + "=")) {
+                if (!stored.empty()) stored += '\t';
+                stored += pair;
+            }
+        EXPECT_THROW((void)decode_entry(stored), DataError) << name;
+    }
+    EXPECT_THROW((void)decode_entry(""), DataError);
+}
+
+TEST(LedgerEntry, KeepsNumbersAtTheEdgesOfTheirRanges) {
+    LedgerEntry d = decode_entry(
+        "end_ms=253402300799999\tstart_ms=946684800000\toutcome=lost\tduration_ms=0\tpid="
+        "2147483647\tfence=4611686018427387903\texit=255\tsignal=127");
+    EXPECT_EQ(d.end_ms, 253'402'300'799'999);
+    EXPECT_EQ(d.start_ms, 946'684'800'000);
+    EXPECT_EQ(d.pid, 2'147'483'647);
+    EXPECT_EQ(d.fence, 4'611'686'018'427'387'903);
+    EXPECT_EQ(d.exit_status, 255);
+    EXPECT_EQ(d.signal, 127);
 }
 
 TEST(LedgerEntry, OutcomesHaveTheirDocumentedNames) {
@@ -92,4 +184,74 @@ TEST(LedgerKeys, LiveInTheLockKeysSlot) {
         EXPECT_EQ(hash_slot(k.once), hash_slot(k.key)) << name;
         EXPECT_NE(k.ledger, k.once);
     }
+}
+
+namespace {
+LedgerEntry run_entry(const std::string& host, long long end_ms, const std::string& outcome = "ran",
+                      int exit_status = 0) {
+    LedgerEntry e;
+    e.host = host;
+    e.pid = 100;
+    e.user = "deploy";
+    e.fence = 7;
+    e.duration_ms = 1000;
+    e.end_ms = end_ms;
+    e.start_ms = end_ms - 1000;
+    e.outcome = outcome;
+    e.exit_status = exit_status;
+    return e;
+}
+}  // namespace
+
+// Five nodes, majority three: two that agree on a run nobody else has (newer than any real one)
+// neither add it to the history nor make it the last run.
+TEST(QuorumLedger, AMinorityCannotAddARunOrForgeTheLastOne) {
+    const long long t = 1'700'000'000'000;
+    LedgerEntry real = run_entry("web1", t), older = run_entry("web1", t - 60'000, "ran", 1);
+    LedgerEntry forged = run_entry("forged", t + 60'000);
+    std::vector<std::vector<LedgerEntry>> ledgers{
+        {forged, real, older}, {forged, real, older}, {real, older}, {real, older}, {older}};
+    std::vector<LedgerEntry> h = majority_history(ledgers, 3, 10);
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(h[0].host, "web1");
+    EXPECT_EQ(h[0].exit_status, 0);
+    EXPECT_EQ(h[1].exit_status, 1);
+    EXPECT_EQ(majority_history(ledgers, 3, 1).size(), 1u);
+
+    std::vector<LastRuns> lasts{
+        {forged, forged}, {forged, forged}, {real, real}, {real, real}, {older, std::nullopt}};
+    LastRuns r = majority_last_runs(lasts, 3);
+    EXPECT_FALSE(r.last);  // two say forged, two real, one older: no majority
+    EXPECT_FALSE(r.last_success);
+    lasts[4] = {real, real};
+    r = majority_last_runs(lasts, 3);
+    ASSERT_TRUE(r.last);
+    EXPECT_TRUE(same_run(*r.last, real));
+    ASSERT_TRUE(r.last_success);
+    EXPECT_TRUE(same_run(*r.last_success, real));
+}
+
+// A node counts once per run, however often it lists the run.
+TEST(QuorumLedger, ANodeThatRepeatsAnEntryCountsOnce) {
+    LedgerEntry forged = run_entry("forged", 1'700'000'000'000);
+    std::vector<std::vector<LedgerEntry>> ledgers{{forged, forged, forged}, {}, {}};
+    EXPECT_TRUE(majority_history(ledgers, 2, 10).empty());
+}
+
+// The copies of one run differ in what each node judged: its time by its clock, and its outcome
+// by what it held. The run is shown once, with the outcome most copies give and the median
+// time, so that one node can move it neither to the top nor to the bottom.
+TEST(QuorumLedger, CopiesOfARunMergeIntoOneWithTheMajoritysOutcomeAndTheMedianTime) {
+    const long long t = 1'700'000'000'000;
+    LedgerEntry a = run_entry("web1", t), b = run_entry("web1", t + 3),
+                c = run_entry("web1", 9'000'000'000'000, "lost");
+    std::vector<LedgerEntry> h = majority_history({{a}, {b}, {c}}, 2, 10);
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(h[0].outcome, "ran");
+    EXPECT_EQ(h[0].end_ms, t + 3);
+    // A copy whose run fields differ is another run: it does not count for this one.
+    LedgerEntry other = a;
+    other.exit_status = 1;
+    EXPECT_FALSE(same_run(a, other));
+    EXPECT_TRUE(majority_history({{a}, {other}, {}}, 2, 10).empty());
 }

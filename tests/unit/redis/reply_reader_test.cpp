@@ -173,14 +173,29 @@ TEST(ReplyReader, TheLedgerScriptsReplyIsCheckedElementByElement) {
 
 TEST(ReplyReader, LastRunsAreTheNewestEntryAndTheNewestSuccessOrNone) {
     std::string error;
-    LastRuns r = last_runs_from_reply(read_one("*2\r\n$28\r\nend_ms=20\toutcome=ran\texit=1\r\n$"
-                                               "28\r\nend_ms=10\toutcome=ran\texit=0\r\n",
-                                               error),
-                                      "job");
+    auto bulk = [](const std::string& entry) {
+        return "$" + std::to_string(entry.size()) + "\r\n" + entry + "\r\n";
+    };
+    auto entry = [](const std::string& end_ms, int exit_status) {
+        return "end_ms=" + end_ms + "\tstart_ms=1700000000000\toutcome=ran\tduration_ms=5\tpid=9" +
+               "\tfence=3\texit=" + std::to_string(exit_status);
+    };
+    LastRuns r = last_runs_from_reply(
+        read_one("*2\r\n" + bulk(entry("1700000000020", 1)) + bulk(entry("1700000000010", 0)),
+                 error),
+        "job");
     ASSERT_TRUE(r.last && r.last_success) << error;
-    EXPECT_EQ(r.last->end_ms, 20);
+    EXPECT_EQ(r.last->end_ms, 1'700'000'000'020);
     EXPECT_EQ(r.last->exit_status, 1);
-    EXPECT_EQ(r.last_success->end_ms, 10);
+    EXPECT_EQ(r.last_success->end_ms, 1'700'000'000'010);
+    // An entry out of range is left out (with a warning), the other one stays.
+    r = last_runs_from_reply(read_one("*2\r\n" + bulk(entry("-9223372036854775808", 1)) +
+                                          bulk(entry("1700000000010", 0)),
+                                      error),
+                             "job");
+    EXPECT_FALSE(r.last);
+    ASSERT_TRUE(r.last_success);
+    EXPECT_EQ(r.last_success->end_ms, 1'700'000'000'010);
     // Lua's false comes as nil: none.
     r = last_runs_from_reply(read_one("*2\r\n$-1\r\n$-1\r\n", error), "job");
     EXPECT_FALSE(r.last);

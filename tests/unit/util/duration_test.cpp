@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "util/errors.hpp"
 
 using redlock::parse_duration;
@@ -63,4 +65,18 @@ TEST(Duration, FormatsForHumans) {
     EXPECT_EQ(redlock::format_duration(milliseconds(30'000)), "30s");
     EXPECT_EQ(redlock::format_duration(milliseconds(723'000)), "12m3s");
     EXPECT_EQ(redlock::format_duration(milliseconds(3'605'000)), "1h0m5s");
+}
+
+// A ledger entry's duration comes from a server: every int64 must format, the minimum (whose
+// negation does not fit) included, without recursing or overflowing.
+TEST(Duration, FormatsEveryInt64) {
+    using redlock::format_duration;
+    constexpr long long min = std::numeric_limits<long long>::min();
+    constexpr long long max = std::numeric_limits<long long>::max();
+    EXPECT_EQ(format_duration(milliseconds(-250)), "-250ms");
+    EXPECT_EQ(format_duration(milliseconds(-3'605'000)), "-1h0m5s");
+    EXPECT_EQ(format_duration(milliseconds(max)), "2562047788015h12m55s");
+    EXPECT_EQ(format_duration(milliseconds(min)), "-2562047788015h12m55s");
+    EXPECT_EQ(format_duration(milliseconds(min + 1)), "-2562047788015h12m55s");
+    EXPECT_EQ(format_duration(milliseconds(-1)), "-1ms");
 }

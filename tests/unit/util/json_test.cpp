@@ -16,6 +16,13 @@ TEST(JsonString, EscapesOtherControlCharactersAndDelete) {
     EXPECT_EQ(json_string("\x1b[31m"), R"("\u001b[31m")");
 }
 
+// U+0080-U+009F are valid UTF-8, but a terminal takes U+009B for CSI: `status --json` read on a
+// terminal must not let a server drive it. The escape is the same JSON value.
+TEST(JsonString, EscapesC1ControlsAsTheSameCodePoint) {
+    EXPECT_EQ(json_string("c1\xc2\x9b[2J\xc2\x80\xc2\x9f"), R"("c1\u009b[2J\u0080\u009f")");
+    EXPECT_EQ(json_string("nbsp\xc2\xa0"), "\"nbsp\xc2\xa0\"");
+}
+
 TEST(JsonString, KeepsPrintableAsciiAndValidUtf8) {
     EXPECT_EQ(json_string("jobs:{backup} 1/2"), "\"jobs:{backup} 1/2\"");
     EXPECT_EQ(json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92"),

@@ -18,3 +18,15 @@ TEST(Printable, DisplayWidthCountsCodePoints) {
     EXPECT_EQ(redlock::display_width("caf\xc3\xa9"), 4u);
     EXPECT_EQ(redlock::display_width("bad\\xff"), 7u);
 }
+
+TEST(Printable, IsPrintableWhenNothingButBackslashesWouldBeEscaped) {
+    using redlock::is_printable;
+    EXPECT_TRUE(is_printable("a b:{c}\\ caf\xc3\xa9 \xc2\xa0"));
+    EXPECT_TRUE(is_printable(""));
+    EXPECT_FALSE(is_printable("new\nline"));
+    EXPECT_FALSE(is_printable("del\x7f"));
+    EXPECT_FALSE(is_printable("c1\xc2\x9b"));
+    EXPECT_FALSE(is_printable("raw\x9b"));
+    EXPECT_FALSE(is_printable("bad\xff"));
+    EXPECT_FALSE(is_printable("cut\xc3"));
+}
