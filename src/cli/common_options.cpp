@@ -50,7 +50,7 @@ void add_common_options(OptionTable& t, CommonRawOptions& o) {
     add_tls_options(t, o.tls);
 }
 
-Millis duration_option(const std::string& text, const char* option) {
+Millis duration_option(const std::string& text, const std::string& option) {
     return parse_duration(text, option);
 }
 
@@ -84,7 +84,7 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
         if (urls.size() > 1) c.quorum.push_back(c.endpoint);
     }
     if (!c.quorum.empty()) c.endpoint = c.quorum.front();
-    c.node_timeout = duration_option(raw.node_timeout, "--node-timeout");
+    c.node_timeout = duration_option(raw.node_timeout, scan.label("node-timeout"));
     if (!raw.sentinel_password_file.empty()) {
         if (!c.endpoint.is_sentinel())
             throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
@@ -96,8 +96,8 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
             throw UsageError("--sentinel-user needs --sentinel-password-file");
         c.endpoint.sentinel_user = raw.sentinel_user;
     }
-    c.timeouts.connect = duration_option(raw.connect_timeout, "--connect-timeout");
-    c.timeouts.command = duration_option(raw.command_timeout, "--command-timeout");
+    c.timeouts.connect = duration_option(raw.connect_timeout, scan.label("connect-timeout"));
+    c.timeouts.command = duration_option(raw.command_timeout, scan.label("command-timeout"));
     c.prefix = raw.prefix;
     c.verbose = raw.verbose;
     return c;

@@ -35,7 +35,7 @@ struct CommonRawOptions {
 void add_common_options(OptionTable& t, CommonRawOptions& o);
 
 // Throws UsageError naming `option`: a malformed duration, or a number outside min..max.
-Millis duration_option(const std::string& text, const char* option);
+Millis duration_option(const std::string& text, const std::string& option);
 int int_option(const std::string& text, const char* option, int min, int max);
 
 // Reads the password files, loads the TLS files and checks the URLs (one, or a quorum of three or

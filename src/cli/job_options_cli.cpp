@@ -55,26 +55,26 @@ void add_job_options(OptionTable& t, JobRawOptions& o) {
              "Stop COMMAND as stuck (exit 79) when the lock would be renewed more than N times");
 }
 
-JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& given) {
+JobOptions job_options(const JobRawOptions& o, const Scan& scan) {
     JobOptions j;
     auto has = [&](const std::string& value, const char* option) {
-        return !value.empty() || given.contains(option);
+        return !value.empty() || scan.given.contains(option);
     };
     if (has(o.once_per, "once-per")) {
         OncePer p;
-        p.period = parse_duration(o.once_per, "--once-per");
+        p.period = parse_duration(o.once_per, scan.label("once-per"));
         if (p.period < once_period_min || p.period > once_period_max)
             throw UsageError(fmt::format("--once-per {} is out of range: 1s to 366d",
                                          format_duration(p.period)));
         if (has(o.slot_offset, "slot-offset") && o.slot_offset != "0") {
-            p.offset = parse_duration(o.slot_offset, "--slot-offset");
+            p.offset = parse_duration(o.slot_offset, scan.label("slot-offset"));
             if (p.offset >= p.period)
                 throw UsageError(fmt::format("--slot-offset ({}) must be less than --once-per ({})",
                                              format_duration(p.offset), format_duration(p.period)));
         }
         p.any_result = o.once_per_any_result;
         j.once_per = p;
-    } else if (given.contains("slot-offset") || given.contains("once-per-any-result")) {
+    } else if (scan.given.contains("slot-offset") || scan.given.contains("once-per-any-result")) {
         throw UsageError("--slot-offset and --once-per-any-result need --once-per");
     }
     if (has(o.ledger_size, "ledger-size"))
@@ -93,7 +93,7 @@ JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& give
     if (file) {
         if (o.heartbeat_file.empty()) throw UsageError("--heartbeat-file needs a path");
         j.heartbeat_file = o.heartbeat_file;
-        j.heartbeat_timeout = parse_duration(o.heartbeat_timeout, "--heartbeat-timeout");
+        j.heartbeat_timeout = parse_duration(o.heartbeat_timeout, scan.label("heartbeat-timeout"));
     }
     // A million renewals is years at any sensible --renew-every.
     if (has(o.max_renewals, "max-renewals"))

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/option_table.hpp"
+#include "cli/scan.hpp"
 #include "run/job_options.hpp"
 
 namespace redlock {
@@ -25,6 +26,6 @@ struct JobRawOptions {
 void add_job_options(OptionTable& t, JobRawOptions& o);
 
 // Throws UsageError naming the option. `given`: the options given on the command line.
-JobOptions job_options(const JobRawOptions& o, const std::set<std::string>& given);
+JobOptions job_options(const JobRawOptions& o, const Scan& scan);
 
 }  // namespace redlock

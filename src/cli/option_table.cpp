@@ -123,11 +123,14 @@ const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::strin
     return it == catalog.end() ? nullptr : &*it;
 }
 
-void apply_environment(const std::vector<OptionSpec>& catalog, const std::set<std::string>& given) {
+std::map<std::string, std::string> apply_environment(const std::vector<OptionSpec>& catalog,
+                                                     const std::set<std::string>& given) {
+    std::map<std::string, std::string> applied;
     for (const OptionSpec& spec : catalog) {
         if (spec.env.empty() || given.contains(spec.key())) continue;
         const char* value = std::getenv(std::string(spec.env).c_str());
         if (!value || !*value) continue;
+        applied.emplace(spec.key(), spec.env);
         if (auto* flag = std::get_if<bool*>(&spec.target))
             **flag = flag_value(spec, value);
         else if (auto* text = std::get_if<std::string*>(&spec.target))
@@ -135,6 +138,7 @@ void apply_environment(const std::vector<OptionSpec>& catalog, const std::set<st
         else
             std::get<std::vector<std::string>*>(spec.target)->push_back(value);
     }
+    return applied;
 }
 
 }  // namespace redlock

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -87,6 +88,8 @@ const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::strin
 // Sets, from its variable, each option not given on the command line (its key is not in `given`):
 // the command line wins, and a variable set to "" counts as unset, as in CLI11's own handling.
 // A flag's variable must say yes or no (1/true/yes/on, 0/false/no/off, any case); else UsageError.
-void apply_environment(const std::vector<OptionSpec>& catalog, const std::set<std::string>& given);
+// Returns which options took their value from the environment: key -> variable.
+std::map<std::string, std::string> apply_environment(const std::vector<OptionSpec>& catalog,
+                                                     const std::set<std::string>& given);
 
 }  // namespace redlock

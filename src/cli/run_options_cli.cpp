@@ -77,7 +77,7 @@ ReplicaPolicy replica_policy(const RawOptions& raw, const Scan& scan, const RunO
     ReplicaPolicy p;
     // 100 is far beyond any real replica set; more is a typo, not a deployment.
     p.min_replicas = int_option(raw.min_replicas, "--min-replicas", 0, 100);
-    p.timeout = duration_option(raw.replica_timeout, "--replica-timeout");
+    p.timeout = duration_option(raw.replica_timeout, scan.label("replica-timeout"));
     if (!p.enabled()) {
         if (scan.given.contains("replica-timeout"))
             throw UsageError("--replica-timeout needs --min-replicas N with N above 0");
@@ -99,14 +99,14 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     RunOptions r;
     r.conn = connection_options(raw, scan);
     r.name = std::move(name);
-    r.ttl = duration_option(raw.ttl, "--ttl");
+    r.ttl = duration_option(raw.ttl, scan.label("ttl"));
     // An option given with an empty value ("--wait ''", a variable expanding to nothing) is a
     // mistake to report, not the option left out.
     auto given = [&](const std::string& value, const char* option) {
         return !value.empty() || scan.given.contains(option);
     };
     r.renew_every = given(raw.renew_every, "renew-every")
-                        ? duration_option(raw.renew_every, "--renew-every")
+                        ? duration_option(raw.renew_every, scan.label("renew-every"))
                         : std::max(Millis(1), r.ttl / 3);
     // At most half: a renewal that fails must have time for retries before the lease ends,
     // or the first hiccup loses the lock.
@@ -131,7 +131,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     else if (raw.wait == "forever")
         r.wait = Millis::max();
     else if (given(raw.wait, "wait"))
-        r.wait = duration_option(raw.wait, "--wait");
+        r.wait = duration_option(raw.wait, scan.label("wait"));
     r.conflict_exit_code = int_option(raw.conflict_exit_code, "--conflict-exit-code", 0, 255);
     r.quiet = raw.quiet;
     if (raw.on_lost == "term")
@@ -141,13 +141,13 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     else if (raw.on_lost == "ignore")
         r.on_lost = OnLost::ignore;
     else
-        throw UsageError(
-            fmt::format("invalid value '{}' for --on-lost: expected term, kill or ignore",
-                        excerpt(raw.on_lost)));
-    r.kill_after = duration_option(raw.kill_after, "--kill-after");
-    if (given(raw.min_hold, "min-hold")) r.min_hold = duration_option(raw.min_hold, "--min-hold");
+        throw UsageError(fmt::format("invalid value '{}' for {}: expected term, kill or ignore",
+                                     excerpt(raw.on_lost), scan.label("on-lost")));
+    r.kill_after = duration_option(raw.kill_after, scan.label("kill-after"));
+    if (given(raw.min_hold, "min-hold"))
+        r.min_hold = duration_option(raw.min_hold, scan.label("min-hold"));
     if (given(raw.max_runtime, "max-runtime"))
-        r.max_runtime = duration_option(raw.max_runtime, "--max-runtime");
+        r.max_runtime = duration_option(raw.max_runtime, scan.label("max-runtime"));
     r.syslog = raw.syslog;
     r.hold_info = raw.hold_info;
     r.replicas = replica_policy(raw, scan, r);
@@ -155,7 +155,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.permits = int_option(raw.permits, "--permits", 1, max_permits);
     r.shared = raw.shared;
     if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
-    r.job = job_options(raw.job, scan.given);
+    r.job = job_options(raw.job, scan);
     // The acquire script reads the slot; permits.lua does not, and with several holders at once
     // two runs of one slot could run side by side anyway.
     if (r.permits > 1 && r.job.once_per)

@@ -6,6 +6,11 @@
 
 namespace redlock {
 
+std::string Scan::label(const std::string& key) const {
+    auto env = from_env.find(key);
+    return env == from_env.end() ? "--" + key : env->second;
+}
+
 void scan_options(const std::vector<OptionSpec>& catalog, const std::vector<std::string>& args,
                   Scan& scan) {
     std::size_t i = scan.next;

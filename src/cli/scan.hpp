@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,12 @@ struct Scan {
     std::set<std::string> given;       // long names of options given on the command line
     std::size_t next = 0;              // index of the first word after the options
     bool double_dash = false;          // the scan stopped at "--"
+    // Options whose value came from the environment instead (key -> variable), so that a
+    // message about a bad value names where the user must fix it.
+    std::map<std::string, std::string> from_env;
+
+    // How a message names option `key`: "--ttl", or "REDLOCK_TTL" when the value came from there.
+    std::string label(const std::string& key) const;
 };
 
 // Scans from `scan.next` to the first word that is not an option or an option's value, or to "--".

@@ -7,6 +7,7 @@ namespace {
 
 constexpr const char* usage_text =
     "Usage: redlock-run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
+    "       redlock-run [OPTIONS] NAME [OPTIONS] -- COMMAND [ARGS...]\n"
     "       redlock-run [OPTIONS] -c 'SHELL COMMAND' NAME\n"
     "       redlock-run run [OPTIONS] NAME [--] COMMAND [ARGS...]\n"
     "       redlock-run status [OPTIONS] [--json] NAME\n"

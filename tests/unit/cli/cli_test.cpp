@@ -103,6 +103,30 @@ TEST_F(Cli, DoubleDashAfterNameIsDropped) {
     EXPECT_EQ(parse({"job", "ls", "--", "x"}).run.command, (Args{"ls", "--", "x"}));
 }
 
+// Before an explicit "--", the words after NAME are options too.
+TEST_F(Cli, OptionsBetweenNameAndDoubleDash) {
+    Invocation inv = parse({"-t", "5s", "job", "-q", "--wait", "1m", "--", "ls", "-q"});
+    EXPECT_EQ(inv.run.name, "job");
+    EXPECT_TRUE(inv.run.quiet);
+    EXPECT_EQ(inv.run.ttl, milliseconds(5000));
+    EXPECT_EQ(inv.run.wait, milliseconds(60'000));
+    EXPECT_EQ(inv.run.command, (Args{"ls", "-q"}));
+    // A command's own "--" after a command word stays the command's.
+    EXPECT_EQ(parse({"job", "ls", "-q", "--", "x"}).run.command, (Args{"ls", "-q", "--", "x"}));
+    // flock's "NAME -c CMD" is unchanged.
+    EXPECT_EQ(parse({"job", "-c", "echo hi"}).run.command, (Args{"/bin/sh", "-c", "echo hi"}));
+}
+
+// A NAME that looks like a mistyped subcommand is refused only when its command cannot run:
+// a lock named "stats" for a command that exists is an ordinary run.
+TEST_F(Cli, ANameLikeASubcommandRunsWhenItsCommandExists) {
+    EXPECT_EQ(parse({"stats", "true"}).run.name, "stats");
+    EXPECT_EQ(parse({"stauts", "--", "no-such-command-here"}).run.name, "stauts");
+    EXPECT_EQ(parse({"lint", "no-such-command-here"}).run.name, "lint");  // not a typo of list
+    EXPECT_EQ(parse({"help"}).action, Action::help);
+    EXPECT_EQ(parse({"help", "true"}).run.name, "help");
+}
+
 TEST_F(Cli, DoubleDashBeforeNameEndsOptions) {
     Invocation inv = parse({"-q", "--", "-weird-name", "true"});
     EXPECT_EQ(inv.run.name, "-weird-name");
@@ -232,7 +256,7 @@ TEST_F(Cli, SharedRefusesPermitsButNotAQuorum) {
 
 TEST_F(Cli, BadEnvironmentValuesAreUsageErrors) {
     setenv("REDLOCK_TTL", "5x", 1);
-    expect_usage_error({"j", "x"}, "--ttl");
+    expect_usage_error({"j", "x"}, "for REDLOCK_TTL");
 }
 
 // Replacing what is there would be wrong (root replaced /dev/null itself), and it is refused

@@ -147,14 +147,44 @@ std::vector<Row> rows() {
             300,
             with_job("TtlHundredKilobytes", {"--ttl", repeated(100'000, '7')},
                      R"(invalid duration '7{80}\.\.\.\(100000 bytes\)' for --ttl: too large$)")),
-        from_env("EnvTtlNotADuration", "REDLOCK_TTL", "abc", R"(invalid duration 'abc' for --ttl)"),
+        // A value from the environment is named by its variable, where it must be fixed.
+        from_env("EnvTtlNotADuration", "REDLOCK_TTL", "abc",
+                 R"(invalid duration 'abc' for REDLOCK_TTL:)"),
         from_env("EnvCommandTimeoutNegative", "REDLOCK_COMMAND_TIMEOUT", "-1",
-                 R"(invalid duration '-1' for --command-timeout)"),
+                 R"(invalid duration '-1' for REDLOCK_COMMAND_TIMEOUT:)"),
+        from_env("EnvWaitNotADuration", "REDLOCK_WAIT", "soon",
+                 R"(invalid duration 'soon' for REDLOCK_WAIT:)"),
+        from_env("EnvOnLostUnknownAction", "REDLOCK_ON_LOST", "stop",
+                 R"(invalid value 'stop' for REDLOCK_ON_LOST: expected term, kill or ignore$)"),
         with_job("TtlTooShortToRenew", {"--ttl", "50ms"}, R"(--ttl 50ms is too short)"),
         with_job("RenewEveryAboveHalfTheDefaultTtl", {"--renew-every", "20s"},
                  R"(--renew-every \(20s\) must be at most half of --ttl \(30s\))"),
         with_job("WaitBeyondTenYears", {"--wait", "5000d"},
                  R"(invalid duration '5000d' for --wait: too large$)"),
+
+        // --- the traps of where options end (issue 34) ---
+        as_given("OptionAfterNameWithoutDoubleDash", {"job", "-q", "true"},
+                 R"(^'-q' after the lock NAME 'job' would be run as the command; put options )"
+                 R"(before NAME, or end them with '--' \(redlock-run job OPTIONS -- COMMAND\)$)"),
+        as_given("LongOptionAfterNameWithoutDoubleDash", {"job", "--ttl", "5", "ls"},
+                 R"(^'--ttl' after the lock NAME 'job' would be run as the command)"),
+        as_given("NotAnOptionBetweenNameAndDoubleDash", {"job", "-q", "foo", "--", "true"},
+                 R"(^only options may come between the lock NAME 'job' and '--'; 'foo' is not )"
+                 R"(one$)"),
+        as_given("UnknownOptionBetweenNameAndDoubleDash", {"job", "-x", "--", "true"},
+                 R"(^unknown option '-x' \(see --help\)$)"),
+        as_given("OptionGivenBeforeAndAfterName", {"-t", "5s", "job", "-t", "6s", "--", "true"},
+                 R"(^option '--ttl' given twice$)"),
+        as_given("MisspeltSubcommandAndNoSuchCommand", {"stauts", "no-such-command-here"},
+                 R"(^'stauts' is not a subcommand \(did you mean 'status'\?\) and )"
+                 R"('no-such-command-here' is not a command in PATH; to run a command under a )"
+                 R"(lock named 'stauts', write: redlock-run stauts -- COMMAND$)"),
+        as_given("MisspeltListAlone", {"lsit"},
+                 R"(^missing the COMMAND to run under lock 'lsit' \(did you mean the )"
+                 R"(subcommand 'list'\?\)$)"),
+        as_given("OptionTookTheNameAsItsValue", {"--wait", "job", "true"},
+                 R"(^missing the COMMAND to run under lock 'true' \(did '--wait' take 'job' as )"
+                 R"(its value\?\)$)"),
 
         // --- exit codes and enumerations (hostile_input.bats) ---
         with_job("ConflictExitCode256", {"-E", "256"},
@@ -285,7 +315,8 @@ std::vector<Row> rows() {
                  {"-t", "1s", "--renew-every", "990ms", "job", "--", "true"}, R"(at most half)"),
         with_job("MaxRuntimeTooLargeForDeadlines", {"--max-runtime", "2562047h"}, R"(too large)"),
         with_job("WaitTooLargeForDeadlines", {"--wait", "2562047h"}, R"(too large)"),
-        from_env("EnvTtlUnknownUnit", "REDLOCK_TTL", "5x", R"(--ttl)"),
+        from_env("EnvTtlUnknownUnit", "REDLOCK_TTL", "5x",
+                 R"(invalid duration .5x. for REDLOCK_TTL: unknown unit)"),
         from_env("EnvUrlHttp", "REDLOCK_URL", "http://x", R"(^invalid Redis URL)"),
         as_given("NoWordsAtAll", {}, R"(^missing the lock NAME)"),
         as_given("NameWithoutCommand", {"job"}, R"(^missing the COMMAND to run under lock 'job')"),
