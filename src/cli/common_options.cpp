@@ -84,6 +84,7 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
         if (urls.size() > 1) c.quorum.push_back(c.endpoint);
     }
     if (!c.quorum.empty()) c.endpoint = c.quorum.front();
+    c.endpoint.is_default = !scan.given.contains("url") && !scan.from_env.contains("url");
     c.node_timeout = duration_option(raw.node_timeout, scan.label("node-timeout"));
     if (!raw.sentinel_password_file.empty()) {
         if (!c.endpoint.is_sentinel())

@@ -235,6 +235,13 @@ const redisReply& check(const Reply& reply, std::string_view context) {
                         "REDISCLI_AUTH, --password-file or the URL",
                         context, text));
     if (code == "WRONGTYPE") throw DataError(message);
+    // A redis:// URL that names one node of a Cluster works for the names whose slot that node
+    // serves and fails with this for the others: say what it means. (In Cluster mode the router
+    // follows MOVED before any reply reaches here.)
+    if (code == "MOVED")
+        throw RedisUnavailable(fmt::format(
+            "{} (this Redis is a node of a Redis Cluster: use a redis-cluster://HOST:PORT URL)",
+            message));
     // UNBLOCKED: a blocking command ended because the server changed role (a failover demoted
     // it), or by CLIENT UNBLOCK ... ERROR; the server is not the master to wait on any more.
     if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||

@@ -37,6 +37,9 @@ struct Endpoint {
     std::vector<SentinelAddress> sentinels;
     std::string sentinel_user;                     // --sentinel-user (ACL); empty: default
     std::optional<std::string> sentinel_password;  // --sentinel-password-file
+    // No URL was given (no -u, no REDLOCK_URL): this is the built-in 127.0.0.1:6379, which a
+    // failure to connect says, since the user may not know that a default was used.
+    bool is_default = false;
 
     bool is_unix() const { return !socket_path.empty(); }
     bool is_cluster() const { return !cluster_seeds.empty(); }

@@ -158,8 +158,11 @@ Socket Socket::connect(const Endpoint& ep, Deadline deadline, int cancel_fd) {
     std::string peer = ep.describe();
     auto fail = [&](int err) {
         return RedisUnavailable(
-            fmt::format("cannot connect to Redis at {}: {}", peer,
-                        err == ETIMEDOUT ? "connection timed out" : std::strerror(err)));
+            fmt::format("cannot connect to Redis at {}: {}{}", peer,
+                        err == ETIMEDOUT ? "connection timed out" : std::strerror(err),
+                        ep.is_default ? " (the default, as no -u or REDLOCK_URL was given; set "
+                                        "REDLOCK_URL=redis://HOST:PORT or pass -u URL)"
+                                      : ""));
     };
     if (ep.is_unix()) {
         sockaddr_un sun{};

@@ -127,6 +127,15 @@ TEST_F(Cli, ANameLikeASubcommandRunsWhenItsCommandExists) {
     EXPECT_EQ(parse({"help", "true"}).run.name, "help");
 }
 
+// Only the built-in endpoint is marked as the default, for the connect error's hint.
+TEST_F(Cli, TheDefaultEndpointIsMarkedOnlyWhenNoUrlWasGiven) {
+    EXPECT_TRUE(parse({"job", "true"}).run.conn.endpoint.is_default);
+    EXPECT_FALSE(
+        parse({"-u", "redis://127.0.0.1:6379", "job", "true"}).run.conn.endpoint.is_default);
+    setenv("REDLOCK_URL", "redis://127.0.0.1:6379", 1);
+    EXPECT_FALSE(parse({"job", "true"}).run.conn.endpoint.is_default);
+}
+
 TEST_F(Cli, DoubleDashBeforeNameEndsOptions) {
     Invocation inv = parse({"-q", "--", "-weird-name", "true"});
     EXPECT_EQ(inv.run.name, "-weird-name");

@@ -70,6 +70,28 @@ TEST(Connection, RefusedConnectionIsUnavailable) {
     EXPECT_FALSE(conn.connected());
 }
 
+// The built-in default endpoint, when nothing answers there, is named as such: the user may not
+// know that no URL was configured.
+TEST(Connection, ARefusedDefaultEndpointSaysItIsTheDefault) {
+    Endpoint given = loopback(closed_port());
+    Endpoint defaulted = given;
+    defaulted.is_default = true;
+    for (const Endpoint& ep : {given, defaulted}) {
+        Connection conn(ep, Timeouts{});
+        try {
+            conn.command({"PING"});
+            FAIL();
+        } catch (const RedisUnavailable& e) {
+            std::string what = e.what();
+            EXPECT_EQ(
+                what.find("the default, as no -u or REDLOCK_URL was given; set "
+                          "REDLOCK_URL=redis://HOST:PORT or pass -u URL") != std::string::npos,
+                ep.is_default)
+                << what;
+        }
+    }
+}
+
 TEST(Connection, SilentServerTimesOutAtTheCommandDeadline) {
     SilentServer server;
     Connection conn(loopback(server.port), Timeouts{milliseconds(2000), milliseconds(200)});
@@ -118,6 +140,19 @@ TEST(Connection, ErrorRepliesMapToTheProgramsErrors) {
         "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
         "replica?)");
     expect_check_throws<RedisError>("ERR unknown command");
+}
+
+// A redis:// URL naming one node of a Cluster: the MOVED says what to use instead.
+TEST(Connection, AMovedReplyOutsideClusterModeSaysToUseAClusterUrl) {
+    Reply moved = parse_reply("-MOVED 15069 127.0.0.1:7002\r\n");
+    try {
+        check(moved, "acquiring lock 'job'");
+        FAIL();
+    } catch (const RedisUnavailable& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "acquiring lock 'job': MOVED 15069 127.0.0.1:7002 (this Redis is a node of a "
+                  "Redis Cluster: use a redis-cluster://HOST:PORT URL)");
+    }
 }
 
 TEST(Connection, CheckPassesOtherRepliesThroughAndNamesTheContext) {
