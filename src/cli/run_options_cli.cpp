@@ -20,6 +20,10 @@ void add_run_options(OptionTable& t, RawOptions& o) {
     t.option("-w,--wait DURATION", o.wait,
              "Wait up to DURATION for a busy lock, or 'forever' (default: do not wait)",
              "REDLOCK_WAIT");
+    // flock's spelling of the default, for those who type it by habit.
+    t.flag("-n,--no-wait", o.no_wait,
+           "Do not wait for a busy lock: exit with the conflict code at once (the default; "
+           "flock's -n); wins over REDLOCK_WAIT");
     t.option("-E,--conflict-exit-code N", o.conflict_exit_code,
              "Exit with N when the lock is busy (default 75)", "REDLOCK_CONFLICT_EXIT_CODE");
     t.flag("-q,--quiet", o.quiet, "Say nothing when the lock is busy", "REDLOCK_QUIET");
@@ -57,7 +61,7 @@ void add_run_options(OptionTable& t, RawOptions& o) {
              "Let up to N runs hold NAME at once (default 1: a plain lock); each gets its "
              "own permit REDLOCK_PERMIT (1..N) and fence",
              "REDLOCK_PERMITS");
-    t.flag("--shared", o.shared,
+    t.flag("-s,--shared", o.shared,
            "Hold NAME shared: any number of --shared runs together, none beside an exclusive "
            "run (one without --shared), which waiting shared runs let go first; not with "
            "--permits",
@@ -125,8 +129,11 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
             "--node-timeout ({}) must be at most a tenth of --ttl ({}) in the quorum mode, so "
             "that a slow node leaves most of the lock's validity",
             format_duration(r.conn.node_timeout), format_duration(r.ttl)));
+    if (raw.no_wait && scan.given.contains("wait"))
+        throw UsageError("give either --wait or --no-wait, not both");
     // "--wait 0" means a single try, as flock -w 0 does; other durations must be positive.
-    if (raw.wait == "0" || raw.wait == "0s" || raw.wait == "0ms")
+    // --no-wait says the same, over a REDLOCK_WAIT from the environment.
+    if (raw.no_wait || raw.wait == "0" || raw.wait == "0s" || raw.wait == "0ms")
         r.wait.reset();
     else if (raw.wait == "forever")
         r.wait = Millis::max();

@@ -19,6 +19,7 @@ struct RawOptions : CommonRawOptions {
     std::string ttl = "30s";
     std::string renew_every;
     std::string wait;
+    bool no_wait = false;
     std::string conflict_exit_code = "75";
     std::string shell;
     std::string on_lost = "term";

@@ -18,6 +18,7 @@ constexpr const char* usage_text =
     "\n"
     "Runs COMMAND while holding the Redis lock NAME, so that only one instance runs at a time\n"
     "across hosts. Exits with COMMAND's status; see the man page for every exit code.\n"
+    "A busy lock is not waited for unless -w DURATION is given: the run exits 75 at once.\n"
     "DURATION: a number and a unit (ms, s, m, h, d), combinable: 250ms, 1.5s, 5m, 1h30m; a bare\n"
     "number is seconds (0.5 is 500ms).\n";
 

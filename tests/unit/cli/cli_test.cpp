@@ -136,6 +136,17 @@ TEST_F(Cli, TheDefaultEndpointIsMarkedOnlyWhenNoUrlWasGiven) {
     EXPECT_FALSE(parse({"job", "true"}).run.conn.endpoint.is_default);
 }
 
+// flock's -n and a short -s: the habits of flock and consul users.
+TEST_F(Cli, NoWaitAndShortShared) {
+    setenv("REDLOCK_WAIT", "10m", 1);
+    EXPECT_EQ(parse({"job", "true"}).run.wait, milliseconds(600'000));
+    EXPECT_FALSE(parse({"-n", "job", "true"}).run.wait);
+    EXPECT_FALSE(parse({"--no-wait", "job", "true"}).run.wait);
+    expect_usage_error({"-n", "-w", "forever", "job", "true"},
+                       "give either --wait or --no-wait, not both");
+    EXPECT_TRUE(parse({"-s", "job", "true"}).run.shared);
+}
+
 TEST_F(Cli, DoubleDashBeforeNameEndsOptions) {
     Invocation inv = parse({"-q", "--", "-weird-name", "true"});
     EXPECT_EQ(inv.run.name, "-weird-name");
