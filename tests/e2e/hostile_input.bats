@@ -29,7 +29,7 @@ connections_received() { rcli INFO stats | tr -d '\r' | sed -n 's/^total_connect
     local before after
     before=$(connections_received)
     refuse 64 "invalid duration 'abc' for --ttl" --ttl abc "${JOB[@]}"
-    REDLOCK_TTL=5x refuse 64 "invalid duration '5x' for --ttl" "${JOB[@]}"
+    REDLOCK_TTL=5x refuse 64 "invalid duration '5x' for REDLOCK_TTL" "${JOB[@]}"
     refuse 64 "contains a control character" $'a\nb' -- touch "$RAN"
     refuse 64 "option '--ttl' is for running a command, not for 'status'" status --ttl 5s held
     refuse 64 "give either --token or --force" release --token t --force held
