@@ -1,7 +1,9 @@
 #include "cli/job_options_cli.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 
 #include "run/metrics.hpp"
@@ -92,6 +94,14 @@ JobOptions job_options(const JobRawOptions& o, const Scan& scan) {
     if (file != timeout) throw UsageError("--heartbeat-file and --heartbeat-timeout go together");
     if (file) {
         if (o.heartbeat_file.empty()) throw UsageError("--heartbeat-file needs a path");
+        // The command touches it (as this user): a place it cannot be is found out now, not by
+        // stopping the command as stuck when its timeout has passed.
+        const std::string& f = o.heartbeat_file;
+        std::size_t slash = f.rfind('/');
+        std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : f.substr(0, slash);
+        if (::access(dir.c_str(), W_OK | X_OK) != 0)
+            throw UsageError(fmt::format("--heartbeat-file '{}': its directory '{}' {}", f, dir,
+                                         errno == ENOENT ? "does not exist" : "is not writable"));
         j.heartbeat_file = o.heartbeat_file;
         j.heartbeat_timeout = parse_duration(o.heartbeat_timeout, scan.label("heartbeat-timeout"));
     }

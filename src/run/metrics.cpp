@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "lock/ledger.hpp"
 #include "util/clock.hpp"
 #include "util/errors.hpp"
 #include "util/fd.hpp"
@@ -38,6 +40,7 @@ constexpr Gauge gauges[] = {
     {"last_success_timestamp_seconds", "When the latest run that exited 0 ended."},
     {"last_duration_seconds", "How long the latest run of the lock's command took."},
     {"last_exit_status", "redlock-run's exit status after the latest run of the command."},
+    {"running", "Runs of the lock's command started on this host and not ended yet."},
 };
 
 // Reads `name{lock="...",outcome="..."} value`; false when the line is not one of ours.
@@ -179,8 +182,18 @@ std::string format_metrics(const MetricsFile& given) {
 void apply_update(MetricsFile& file, const MetricsUpdate& u) {
     // Keyed as parse_metrics reads it back, so that the next run finds the same entry.
     LockMetrics& m = file[label_value_text(u.lock)];
+    for (Outcome o : all_outcomes) m.outcomes.try_emplace(std::string(outcome_name(o)), 0);
+    m.gauges.try_emplace("last_success_timestamp_seconds", 0);
+    double& running = m.gauges.try_emplace("running", 0).first->second;
+    if (u.started) {
+        running += 1;
+        m.gauges["last_start_timestamp_seconds"] = u.start_s;
+        return;
+    }
     m.outcomes[label_value_text(u.outcome)] += 1;
     if (!u.ran) return;
+    // Never below 0: a command that could not start was never counted in.
+    running = std::max(0.0, running - 1);
     m.gauges["last_start_timestamp_seconds"] = u.start_s;
     m.gauges["last_end_timestamp_seconds"] = u.end_s;
     m.gauges["last_duration_seconds"] = u.duration_s;
@@ -361,6 +374,14 @@ Existing read_existing(int dir_fd, const std::string& base) {
 }  // namespace
 
 void check_metrics_path(const std::string& path) {
+    std::size_t slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    // Found out now, before the lock is taken, rather than as a warning after the job ran.
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw UsageError(fmt::format(
+            "--metrics-file '{}': its directory '{}' {}", path, dir,
+            errno == ENOENT ? "does not exist"
+                            : "is not writable (" + std::string(std::strerror(errno)) + ")"));
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
     // Replacing it would be wrong for each of these: a link's target is not ours to write, and

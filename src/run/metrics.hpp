@@ -35,11 +35,19 @@ std::string escape_label_value(std::string_view v);
 struct MetricsUpdate {
     std::string lock;
     std::string outcome;
-    bool ran = false;  // the command started: the timestamps and the exit status are new
+    // The run held the lock and tried its command (it ran, or could not be started): the
+    // timestamps and the exit status are new, and running goes down by one.
+    bool ran = false;
     double start_s = 0, end_s = 0, duration_s = 0;
     int exit_status = 0;
     bool success = false;
+    // The start of a command (written as it starts, so that a run that hangs shows): running
+    // goes up by one and last_start is set; no outcome is counted.
+    bool started = false;
 };
+// Every series an alert reads exists from a lock's first write on, with its starting value: each
+// outcome's counter at 0 (so that increase() sees the first stuck or lost run), running at 0, and
+// last_success at 0 until a run succeeds (so that a job that never succeeded is as old as 1970).
 void apply_update(MetricsFile& file, const MetricsUpdate& u);
 
 // The most update_metrics_file reads of an existing file, and writes: a textfile of 1 MiB is
@@ -47,8 +55,8 @@ void apply_update(MetricsFile& file, const MetricsUpdate& u);
 inline constexpr std::size_t metrics_file_max_bytes = 1 << 20;
 
 // Before the run: UsageError when `path` exists and is not a regular file (a symbolic link, a
-// device such as /dev/null, a FIFO, a directory, a socket). A missing file, or one that cannot be
-// looked at, is left to update_metrics_file (a warning after the run).
+// device such as /dev/null, a FIFO, a directory, a socket), or when its directory is missing or
+// not writable by this user. Other failures are left to update_metrics_file (a warning).
 void check_metrics_path(const std::string& path);
 
 // Reads, updates and replaces `path` atomically; throws std::runtime_error with the reason,

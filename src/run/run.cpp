@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "lock/backend.hpp"
 #include "lock/holder.hpp"
@@ -88,6 +89,7 @@ class Run {
     std::optional<StuckDetector> stuck_detector_;  // --heartbeat-timeout, --max-renewals
     bool stuck_ = false;                           // they stopped the command
     FinishedRun finished_;                         // what record() and report() write
+    std::jthread metrics_start_;  // writes the start to --metrics-file; last: joined first
 };
 
 bool Run::acquire() {
@@ -307,6 +309,11 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
                  watchdog->pid());
     if (opt_.max_runtime) runtime_end_ = clock_.now() + *opt_.max_runtime;
     finished_.started = std::chrono::system_clock::now();
+    // On a thread of its own: the write may wait up to 5s for another writer's lock, and the
+    // supervisor (renewals, signals, the lease end) must not wait with it.
+    if (!opt_.job.metrics_file.empty())
+        metrics_start_ = std::jthread(
+            [this, started = finished_.started] { record_start_in_metrics(opt_, started); });
     const JobOptions& job = opt_.job;
     if (job.heartbeat_timeout || job.max_renewals)
         stuck_detector_.emplace(job.heartbeat_file, job.heartbeat_timeout, job.max_renewals,
@@ -373,6 +380,7 @@ void Run::finish(Outcome outcome, std::optional<int> wait_status, Millis keep) {
 }
 
 int Run::report(int exit_code) {
+    if (metrics_start_.joinable()) metrics_start_.join();  // the start is written before the end
     if (lost_ && finished_.wait_status) finished_.outcome = Outcome::lost;
     finished_.exit_code = exit_code;
     record_in_metrics(opt_, finished_);

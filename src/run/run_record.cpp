@@ -113,12 +113,29 @@ bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release
     return r.still_held || !record.held;
 }
 
+void record_start_in_metrics(const RunOptions& options,
+                             std::chrono::system_clock::time_point started) {
+    if (options.job.metrics_file.empty()) return;
+    MetricsUpdate u;
+    u.lock = options.name;
+    u.started = true;
+    u.start_s = seconds(started);
+    try {
+        update_metrics_file(options.job.metrics_file, u);
+    } catch (const std::exception& e) {
+        log::warning("could not update the metrics file '{}': {}", options.job.metrics_file,
+                     e.what());
+    }
+}
+
 void record_in_metrics(const RunOptions& options, const FinishedRun& run) {
     if (options.job.metrics_file.empty()) return;
     MetricsUpdate u;
     u.lock = options.name;
     u.outcome = std::string(outcome_name(run.outcome));
-    u.ran = run.wait_status.has_value();
+    // A command that could not be started (127, 126, a process limit) is a run that held the
+    // lock and failed: its exit status is the alert's to see.
+    u.ran = run.held;
     u.start_s = seconds(run.started);
     u.end_s = seconds(run.ended);
     u.duration_s = std::chrono::duration<double>(run.ended - run.started).count();

@@ -41,5 +41,9 @@ bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release
 
 // --metrics-file; a failure is a warning.
 void record_in_metrics(const RunOptions& options, const FinishedRun& run);
+// The command has started: --metrics-file's running gauge and last start, so that a run that
+// hangs (or whose supervisor dies) shows before it ends. A failure is a warning.
+void record_start_in_metrics(const RunOptions& options,
+                             std::chrono::system_clock::time_point started);
 
 }  // namespace redlock

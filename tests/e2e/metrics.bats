@@ -90,9 +90,55 @@ PY
     [ "$total" -eq 20 ]
 }
 
-@test "a metrics file that cannot be written is a warning, not a failure" {
-    run -0 --separate-stderr "$RL" --metrics-file /nonexistent/dir/x.prom job true
-    [[ "$stderr" == *"could not update the metrics file"* ]]
+# The failures the shipped alerts exist for (packaging/examples/redlock-run.rules.yml, tested by
+# promtool in ctest's rules.alerts): each leaves the series its alert reads.
+@test "a command that cannot be started leaves exit status 127 and every outcome counter" {
+    run -127 "$RL" --metrics-file "$METRICS" job /nonexistent/command
+    run -0 sample redlock_run_last_exit_status job
+    [ "$output" = 127 ]
+    run -0 sample redlock_run_outcomes_total job failed-to-start
+    [ "$output" = 1 ]
+    local outcome
+    for outcome in ran busy skipped-slot lost timed-out stuck; do
+        run -0 sample redlock_run_outcomes_total job "$outcome"
+        [ "$output" = 0 ]
+    done
+    # Never succeeded: 0, which the no-success alert sees as 1970.
+    run -0 sample redlock_run_last_success_timestamp_seconds job
+    [ "$output" = 0 ]
+    run -0 sample redlock_run_running job
+    [ "$output" = 0 ]
+}
+
+running_is() { [ "$(sample redlock_run_running job 2>/dev/null)" = "$1" ]; }
+
+@test "a command shows as running in the file while it runs, and not after" {
+    local d=$BATS_TEST_TMPDIR
+    rl_start --metrics-file "$METRICS" job -- sh -c "while [ ! -e '$d/go' ]; do sleep 0.02; done"
+    wait_for 10 running_is 1
+    run -0 sample redlock_run_last_start_timestamp_seconds job
+    [ "${output%.*}" -ge $(($(date +%s) - 60)) ]
+    run -0 sample redlock_run_outcomes_total job ran
+    [ "$output" = 0 ]
+    touch "$d/go"
+    rl_finish 10
+    assert_equal "$RL_STATUS" 0
+    running_is 0
+    run -0 sample redlock_run_outcomes_total job ran
+    [ "$output" = 1 ]
+}
+
+@test "a heartbeat file in a missing directory is a usage error before the lock is taken" {
+    run -64 --separate-stderr "$RL" --heartbeat-file /nonexistent/dir/beat --heartbeat-timeout 1m job touch "$BATS_TEST_TMPDIR/ran"
+    [ "$stderr" = "redlock-run: --heartbeat-file '/nonexistent/dir/beat': its directory '/nonexistent/dir' does not exist" ]
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "a metrics file in a missing directory is a usage error before the lock is taken" {
+    run -64 --separate-stderr "$RL" --metrics-file /nonexistent/dir/x.prom job touch "$BATS_TEST_TMPDIR/ran"
+    [ "$stderr" = "redlock-run: --metrics-file '/nonexistent/dir/x.prom': its directory '/nonexistent/dir' does not exist" ]
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    key_absent job
 }
 
 # The file-system attacks of issue 36, as root runs the tool from cron: another user who can
@@ -292,7 +338,7 @@ text = open(sys.argv[1], "rb").read().decode("utf-8")
 ran = {}
 for family in text_string_to_metric_families(text):
     for s in family.samples:
-        if s.name == "redlock_run_outcomes_total":
+        if s.name == "redlock_run_outcomes_total" and s.labels["outcome"] == "ran":
             assert s.labels["lock"] not in ran, s.labels
             ran[s.labels["lock"]] = int(s.value)
 print(ascii(sorted(ran.items())))

@@ -287,8 +287,24 @@ TEST_F(Cli, MetricsFileThatIsNotARegularFileIsAUsageError) {
     setenv("REDLOCK_METRICS_FILE", "/dev/null", 1);
     expect_usage_error({"job", "true"}, "--metrics-file '/dev/null'");
     unsetenv("REDLOCK_METRICS_FILE");
-    EXPECT_EQ(parse({"--metrics-file", "/nonexistent/x.prom", "job", "true"}).run.job.metrics_file,
-              "/nonexistent/x.prom");
+    // A missing file is created; a missing directory is refused before anything runs.
+    EXPECT_EQ(parse({"--metrics-file", "/tmp/redlock-run-no-such.prom", "job", "true"})
+                  .run.job.metrics_file,
+              "/tmp/redlock-run-no-such.prom");
+    expect_usage_error({"--metrics-file", "/nonexistent/x.prom", "job", "true"},
+                       "--metrics-file '/nonexistent/x.prom': its directory '/nonexistent' does "
+                       "not exist");
+}
+
+// The heartbeat file is the command's to touch: a place it cannot be is refused at once.
+TEST_F(Cli, AHeartbeatFileInAMissingDirectoryIsAUsageError) {
+    expect_usage_error(
+        {"--heartbeat-file", "/nonexistent/beat", "--heartbeat-timeout", "1m", "job", "true"},
+        "--heartbeat-file '/nonexistent/beat': its directory '/nonexistent' does "
+        "not exist");
+    EXPECT_EQ(parse({"--heartbeat-file", "/tmp/beat", "--heartbeat-timeout", "1m", "job", "true"})
+                  .run.job.heartbeat_file,
+              "/tmp/beat");
 }
 
 TEST_F(Cli, ShellBeforeName) {

@@ -110,3 +110,45 @@ TEST(MetricsFile, AnInvalidNameAccumulatesInOneEntryAcrossRuns) {
     EXPECT_EQ(back.begin()->first, "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
     EXPECT_EQ(back.begin()->second.outcomes["ran"], 2);
 }
+
+// Every series an alert reads exists from a lock's first write: each outcome's counter at 0 (so
+// that increase() sees the first stuck run go 0 -> 1), last_success at 0 for a job that never
+// succeeded, running at 0.
+TEST(MetricsFile, EverySeriesAnAlertReadsExistsFromTheFirstWrite) {
+    MetricsFile f;
+    MetricsUpdate busy;
+    busy.lock = "j";
+    busy.outcome = "busy";
+    apply_update(f, busy);
+    MetricsFile back = parse_metrics(format_metrics(f));
+    for (const char* outcome :
+         {"ran", "busy", "skipped-slot", "lost", "timed-out", "stuck", "failed-to-start"}) {
+        ASSERT_EQ(back["j"].outcomes.count(outcome), 1u) << outcome;
+        EXPECT_EQ(back["j"].outcomes[outcome], std::string(outcome) == "busy" ? 1 : 0) << outcome;
+    }
+    EXPECT_EQ(back["j"].gauges.at("last_success_timestamp_seconds"), 0);
+    EXPECT_EQ(back["j"].gauges.at("running"), 0);
+}
+
+// A command's start is written as it starts (running 1, its start time), its end brings running
+// back; a command that could not be started is not counted in, and leaves its exit status.
+TEST(MetricsFile, RunningCountsStartedCommandsUntilTheyEnd) {
+    MetricsFile f;
+    MetricsUpdate start;
+    start.lock = "j";
+    start.started = true;
+    start.start_s = 100;
+    apply_update(f, start);
+    EXPECT_EQ(f["j"].gauges["running"], 1);
+    EXPECT_EQ(f["j"].gauges["last_start_timestamp_seconds"], 100);
+    EXPECT_EQ(f["j"].outcomes["ran"], 0);  // not counted before it ends
+    MetricsUpdate end{"j", "ran", true, 100, 160, 60, 0, true};
+    apply_update(f, end);
+    EXPECT_EQ(f["j"].gauges["running"], 0);
+    MetricsUpdate not_found{"j", "failed-to-start", true, 200, 200, 0, 127, false};
+    apply_update(f, not_found);
+    EXPECT_EQ(f["j"].gauges["running"], 0);
+    EXPECT_EQ(f["j"].gauges["last_exit_status"], 127);
+    EXPECT_EQ(f["j"].outcomes["failed-to-start"], 1);
+    EXPECT_EQ(f["j"].gauges["last_success_timestamp_seconds"], 160);
+}
