@@ -143,6 +143,60 @@ check_log() {
     pid_gone "$watchdog"
 }
 
+# voluntary_switches PID: how often PID went to sleep (or stopped) so far.
+voluntary_switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# resumed_and_asleep PID COUNT: PID, resumed, has been to sleep since its stop (COUNT switches
+# then), or is gone: either way it has had its chance to act on what it found.
+resumed_and_asleep() {
+    pid_gone "$1" && return 0
+    local st
+    st=$(ps -o stat= -p "$1") || return 0
+    [[ $st == S* ]] && [ "$(voluntary_switches "$1")" -gt "$2" ]
+}
+past_ms() { [ "$(now_ms)" -ge "$1" ]; }
+
+@test "a watchdog SIGSTOPped past the lease spares the command redlock-run kept renewing" {
+    local d=$BATS_TEST_TMPDIR watchdog stopped_at
+    rl_start -t 1s --renew-every 200ms frozendog -- sh -c "
+        echo \$\$ > '$d/pgid'; while [ ! -e '$d/go' ]; do sleep 0.02; done; exit 0"
+    wait_for 5 file_exists "$d/pgid"
+    wait_for 5 watchdog_of "$RL_PID"
+    watchdog=$(watchdog_of "$RL_PID")
+    kill -STOP "$watchdog"
+    CONT_AT_END=$watchdog
+    wait_for 5 eval '[[ $(ps -o stat= -p '"$watchdog"') == T* ]]'
+    stopped_at=$(voluntary_switches "$watchdog")
+    # Stopped for twice the lease, while redlock-run renews it: the watchdog's last deadline
+    # passes, and every one the renewals set meanwhile but the newest.
+    wait_for 10 past_ms $(($(now_ms) + 2000))
+    kill -CONT "$watchdog"
+    wait_for 10 resumed_and_asleep "$watchdog" "$stopped_at"
+    group_alive "$(cat "$d/pgid")"
+    kill -0 "$watchdog"
+    touch "$d/go"
+    rl_finish 5
+    run cat "$RL_ERR"
+    refute_output --partial "SIGKILL"
+    assert_equal "$RL_STATUS" 0
+    wait_for 2 pid_gone "$watchdog"
+}
+
+# pkill -f redlock-run, an operator's reflex, must leave the watchdogs alone: their command line
+# is their name, not redlock-run's (which once carried their messages, naming redlock-run).
+@test "the watchdog's command line does not match pkill -f redlock-run" {
+    local d=$BATS_TEST_TMPDIR watchdog
+    rl_start named -- sh -c "while [ ! -e '$d/go' ]; do sleep 0.02; done"
+    wait_for 5 watchdog_of "$RL_PID"
+    watchdog=$(watchdog_of "$RL_PID")
+    run pgrep -f redlock-run
+    assert_output --partial "$RL_PID"
+    refute_line "$watchdog"
+    assert_equal "$(tr '\0' ' ' <"/proc/$watchdog/cmdline")" "rl-watchdog "
+    touch "$d/go"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 0
+}
+
 @test "an acquire too slow to leave time for the command: released, not run, exit 69" {
     local d=$BATS_TEST_TMPDIR
     "$RL" -t 2s late -- true  # the scripts are cached: the acquire is the first EVALSHA
