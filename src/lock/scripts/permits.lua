@@ -141,7 +141,8 @@ end
 -- lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] N, ARGV[11..] holder-info field/value pairs.
--- Returns {1, fence, 'permit', i} when acquired (fence a decimal string); {0, pttl} when busy,
+-- Returns {1, fence, 'permit', i} when acquired (fence a decimal string; a re-send adds
+-- 'counter', the counter's value now); {0, pttl} when busy,
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
@@ -183,9 +184,10 @@ if op == 'acquire' then
     if s.values[i] == token and fence_kind ~= 'none' then
       for _, k in ipairs({permit_keys(i)}) do redis.call('PEXPIRE', k, ttl) end
       stretch(tonumber(ttl))
-      local drawn = redis.call('GET', P .. i .. ':fence')
-      if not drawn then drawn = redis.call('GET', KEYS[2]) end
-      return {1, drawn, 'permit', i}
+      local counter = redis.call('GET', KEYS[2])
+      local drawn = redis.call('GET', P .. i .. ':fence') or counter
+      -- The counter too, for a quorum: its fence must exceed every node's counter it reads.
+      return {1, drawn, 'permit', i, 'counter', counter}
     end
   end
   local ahead = s.free > 0 and admitted(token, s.free) or nil

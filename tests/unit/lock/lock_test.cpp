@@ -303,6 +303,9 @@ TEST_F(Lock, AResentPermitAcquireAnswersItsOwnFenceNotALaterHolders) {
         ASSERT_TRUE(again.acquired);
         EXPECT_EQ(again.permit, first.permit) << with_info;
         EXPECT_EQ(again.fence, first.fence) << with_info;
+        // And the counter, which a quorum's fence must exceed.
+        ASSERT_TRUE(again.counter) << with_info;
+        EXPECT_GE(*again.counter, other.fence) << with_info;
         // Still after a renewal, and the fence record goes with the permit.
         ASSERT_EQ(a.renew(keys, ta, milliseconds(5000), soon()), RenewResult::renewed);
         EXPECT_EQ(a.acquire(keys, ta, milliseconds(5000), hi).fence, first.fence) << with_info;
