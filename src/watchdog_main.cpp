@@ -4,9 +4,10 @@
 // locked `true` 2.2 ms on a 2-core VM (its page tables copied, then every page either process
 // wrote faulting again while the watchdog lived), and this program's exec 0.6 ms.
 //
-// redlock-run's vfork child sets up what the loop reads (fd 3, stderr), a process group of its
-// own and every signal blocked, so that only SIGKILL ends it; argv[1] and argv[2] are the two
-// messages. Nothing here may need initialising: the compiler is told not to emit stack
+// redlock-run's vfork child sets up what the loop reads (fd 3, the shared memory file on fd 4
+// with the lease and the two messages, stderr), a process group of its own and every signal
+// blocked, so that only SIGKILL ends it; its argv is its name alone. Nothing here may need
+// initialising: the compiler is told not to emit stack
 // protection or unwind tables (CMakeLists.txt).
 #include <cstddef>
 
@@ -25,12 +26,9 @@ extern "C" void* memcpy(void* d, const void* s, std::size_t n) {
     return d;
 }
 
-// The entry point: the kernel leaves argc, then argv, on the stack.
-extern "C" [[noreturn]] void watchdog_entry(long* sp) {
-    long argc = sp[0];
-    char** argv = reinterpret_cast<char**>(sp + 1);
-    if (argc < 3) redlock::watch_loop::exit_now(64);
-    redlock::watch_loop::run(argv[1], argv[2]);
+// The entry point (the kernel leaves argc, then argv, on the stack; neither is needed).
+extern "C" [[noreturn]] void watchdog_entry(long*) {
+    redlock::watch_loop::run(redlock::watch_loop::map_shared());
 }
 
 asm(".text\n"

@@ -28,7 +28,8 @@ long long count_option(const std::string& text, const char* option, long long mi
 void add_job_options(OptionTable& t, JobRawOptions& o) {
     t.option("--once-per DURATION", o.once_per,
              "Run COMMAND at most once per PERIOD slot of Redis's clock: after a run of the "
-             "slot succeeded, later runs of NAME skip with the busy exit code",
+             "slot succeeded, later runs of NAME skip with the busy exit code; not with --shared "
+             "or --permits above 1",
              "REDLOCK_ONCE_PER");
     t.option("--slot-offset DURATION", o.slot_offset,
              "With --once-per: slots start D after each multiple of PERIOD since the epoch "

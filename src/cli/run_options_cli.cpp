@@ -169,6 +169,12 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
         throw UsageError(
             "--once-per needs --permits 1: with several holders at once two runs of a slot could "
             "run side by side");
+    // shared.lua reads no slot either, and shared holders run side by side by design, so two runs
+    // of one slot would too: refused rather than silently run every time.
+    if (r.shared && r.job.once_per)
+        throw UsageError(
+            "--once-per does not combine with --shared: shared holders run side by side, so two "
+            "runs of a slot could too");
     r.command = std::move(command);
     return r;
 }

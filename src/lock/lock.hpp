@@ -22,6 +22,10 @@ struct AcquireResult {
     long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
     std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
     int permit = 1;                    // when acquired: which of the --permits (1: a plain lock)
+    // When a re-sent permits acquire found its permit already taken by this token: the node's
+    // counter now, which other holders may have moved past `fence` (the one this token drew). A
+    // quorum counts this, not `fence`, toward its own fence (quorum.cpp says why).
+    std::optional<long long> counter;
     // --once-per: the slot this attempt belongs to, by the node's clock (acquired or skipped).
     std::optional<long long> slot;
     // --once-per: the lock was free but the slot's run is already done, so it was not taken.

@@ -145,9 +145,19 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
                 type_name(r.element[1]->type)));
         result.fence = checked_fence(*fence, key);
         // Then field/value pairs: 'slot' (--once-per) here, 'permit' for LockNode's permits.
-        for (std::size_t i = 2; i + 1 < r.elements; i += 2)
-            if (reply_text(*r.element[i]) == "slot")
-                result.slot = checked_slot(*r.element[i + 1], key);
+        // 'counter' for a re-sent permits acquire (AcquireResult::counter).
+        for (std::size_t i = 2; i + 1 < r.elements; i += 2) {
+            std::string field = reply_text(*r.element[i]);
+            if (field == "slot") result.slot = checked_slot(*r.element[i + 1], key);
+            if (field == "counter") {
+                std::optional<long long> c = number(*r.element[i + 1], LLONG_MIN, LLONG_MAX);
+                if (!c)
+                    throw RedisError(fmt::format(
+                        "unexpected reply from the acquire script: {} where a counter belongs",
+                        type_name(r.element[i + 1]->type)));
+                result.counter = checked_fence(*c, key);
+            }
+        }
         return result;
     }
     result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));

@@ -219,13 +219,20 @@ bool is_permit_companion(std::string_view key) {
             std::string_view::npos &&
         lock_key_of(key.substr(0, key.size() - token_len), "shared:"))
         return true;
-    std::string_view base = key;
-    if (base.ends_with(":info")) base.remove_suffix(5);
+    // A permit key, or its holder info or drawn fence (permits.lua): "permit:" + i [+ ":info" or
+    // ":fence"].
+    std::string_view base = key, tail;
+    for (std::string_view t : {":info", ":fence"}) {
+        if (base.ends_with(t)) {
+            base.remove_suffix(t.size());
+            tail = t;
+            break;
+        }
+    }
     std::size_t digits = base.size();
     while (digits > 0 && base[digits - 1] >= '0' && base[digits - 1] <= '9') --digits;
     if (digits == base.size()) return false;
-    std::string suffix =
-        fmt::format("permit:{}{}", base.substr(digits), key.size() != base.size() ? ":info" : "");
+    std::string suffix = fmt::format("permit:{}{}", base.substr(digits), tail);
     return lock_key_of(key, suffix).has_value();
 }
 

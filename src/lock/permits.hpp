@@ -49,8 +49,8 @@ PermitsState read_permits(Connection& conn, const LockKeys& keys);
 // release --force: ends every permit; returns the holders removed.
 std::vector<PermitHolder> force_release_permits(Connection& conn, const LockKeys& keys);
 
-// Whether `key` is a permit key or a permit's holder info of some lock, or a shared lock's
-// holders set or holder record (list skips them).
+// Whether `key` is a permit key, a permit's holder info or drawn fence of some lock, or a shared
+// lock's holders set or holder record (list skips them).
 bool is_permit_companion(std::string_view key);
 
 // The scripts' "another --permits holds this name" error reply as UsageError (exit 64): the

@@ -367,7 +367,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                                    Deadline::max());
             // The quorum hands out one above the highest counter: that must stay below the
             // limit too (a node refused here counts as failed, and is released below).
-            if (r.acquired) checked_fence(r.fence + 1, keys.key);
+            if (r.acquired) checked_fence(r.counter.value_or(r.fence) + 1, keys.key);
             return r;
         },
         [need](const Answers<AcquireResult>& seen) { return best_permit(seen).nodes >= need; },
@@ -397,7 +397,10 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         } else if (r.acquired) {
             ++took;
             if (r.permit == pick.permit) ++a.accepted;
-            max_counter = std::max(max_counter, r.fence);
+            // A permit this token already held there answers the fence it drew then, and the
+            // counter now (AcquireResult::counter): the counter is what later majorities' INCRs
+            // must exceed, so it is the one that counts.
+            max_counter = std::max(max_counter, r.counter.value_or(r.fence));
             if (r.slot) slots.push_back(*r.slot);
         } else {
             a.holder_pttl[i] = r.holder_pttl;

@@ -277,11 +277,21 @@ void Run::refuse_if_too_late(const Renewer& renewer) {
     Millis took = std::chrono::ceil<Millis>(now - lease_start_);
     Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead();
     if (now < stop_at) return;
-    release();
+    // Not release(): a lock found gone there means "the command ran without it", which is false
+    // here, since the command never started. The lock simply expired before we could use it.
+    Release r = lock_.release(token_, Millis(0));
+    std::string what = "released the lock without running the command";
+    if (r.outcome == Release::Outcome::lost)
+        what = "did not run the command (the lock had already expired or passed to another holder)";
+    else if (r.outcome == Release::Outcome::unknown)
+        what = fmt::format(
+            "did not run the command (could not release the lock: {}; it expires by itself "
+            "within {})",
+            r.detail, format_duration(opt_.ttl));
     throw RedisUnavailable(fmt::format(
         "lock '{}' acquired too late: the acquire took {} of the {} ttl, past the point where the "
-        "command would have to be stopped; released the lock without running the command",
-        keys_.key, format_duration(took), format_duration(opt_.ttl)));
+        "command would have to be stopped; {}",
+        keys_.key, format_duration(took), format_duration(opt_.ttl), what));
 }
 
 // Starts the watchdog, then the command under it. The watchdog's first deadline is the lease end

@@ -1,8 +1,9 @@
-// The watchdog process and the pipe redlock-run talks to it through. Why a process: the supervisor
-// (run.cpp) stops the command before the lease ends, but only while redlock-run is scheduled. A
-// SIGSTOPped redlock-run stops nothing, and a SIGKILLed one takes only its direct child along
-// (PR_SET_PDEATHSIG): a shell's subprocesses run on, overlapping the next holder. The watchdog
-// is a separate process that owns the same deadline and kills the command's whole group.
+// The watchdog process, and the pipe and shared memory redlock-run talks to it through. Why a
+// process: the supervisor (run.cpp) stops the command before the lease ends, but only while
+// redlock-run is scheduled. A SIGSTOPped redlock-run stops nothing, and a SIGKILLed one takes
+// only its direct child along (PR_SET_PDEATHSIG): a shell's subprocesses run on, overlapping the
+// next holder. The watchdog is a separate process that owns the same deadline and kills the
+// command's whole group.
 //
 // Its program is src/watchdog_main.cpp, built without the C library and embedded in ours: we
 // vfork and exec it from a sealed memory file. Where that program is missing (another
@@ -11,6 +12,7 @@
 #include "run/watchdog.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -19,6 +21,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -32,40 +35,33 @@ namespace redlock {
 namespace {
 
 using watch_loop::Record;
-constexpr int watchdog_fd = watch_loop::pipe_fd;  // where the watchdog finds the read end
+using watch_loop::Shared;
+
+// The lowest descriptor number the parent moves the watchdog's inputs to, above the numbers the
+// child arranges (0-4), so that no dup2 there overwrites another input.
+constexpr int high_fd = 10;
 
 void write_record(int fd, Record r) noexcept {
     while (::write(fd, &r, sizeof r) < 0 && errno == EINTR) {
     }
 }
 
-// The watchdog's two messages, formatted (and escaped) by the parent before the fork; the child
-// appends the process group. The child makes only async-signal-safe calls: redlock-run may have
-// other threads (a quorum's node workers) whose locks, malloc's among them, a forked child must
-// never wait for. So it writes to stderr itself, and its messages do not go to syslog (the
-// lost lock that follows is logged there by redlock-run, when it lives).
-struct Messages {
-    std::string lease_ended;
-    std::string parent_died;
-};
-
 // In the watchdog's child, before it runs the loop or execs the program. Its own process group,
 // every signal blocked (a mask survives exec): only SIGKILL ends it, and the command's `kill 0`,
 // a terminal's ^C or ^Z, or a `kill -STOP -PGID` aimed at redlock-run's job cannot reach it. It
-// keeps stderr for its message, the pipe's read end on fd 3, and the descriptors in `keep` (each
-// above 3, close-on-exec); nothing else of ours: not the Redis connection, the signalfd, or the
-// write end (whose EOF tells it we died), nor our stdin and stdout, which a reader may be waiting
-// to see closed. System calls only: it runs after fork or vfork.
-void become_watchdog(int read_end, std::initializer_list<int> keep) noexcept {
+// keeps stderr for its message, the pipe's read end on fd 3, the shared memory file on fd 4, and
+// the descriptors in `keep` (each above 4, close-on-exec); nothing else of ours: not the Redis
+// connection, the signalfd, or the write end (whose EOF tells it we died), nor our stdin and
+// stdout, which a reader may be waiting to see closed. System calls only: it runs after fork or
+// vfork. `read_end` and `shared` are at high_fd or above.
+void become_watchdog(int read_end, int shared, std::initializer_list<int> keep) noexcept {
     setpgid(0, 0);
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, nullptr);
-    if (read_end == watchdog_fd)
-        fcntl(watchdog_fd, F_SETFD, 0);  // pipe2 made it close-on-exec
-    else
-        dup2(read_end, watchdog_fd);  // the copy is not close-on-exec
-    unsigned from = watchdog_fd + 1;
+    dup2(read_end, watch_loop::pipe_fd);  // the copies are not close-on-exec
+    dup2(shared, watch_loop::shared_fd);
+    unsigned from = watch_loop::shared_fd + 1;
     for (int fd : keep) {  // in increasing order
         if (static_cast<unsigned>(fd) > from) close_range(from, static_cast<unsigned>(fd) - 1, 0);
         from = static_cast<unsigned>(fd) + 1;
@@ -113,28 +109,28 @@ int watchdog_program() {
 }
 #endif
 
-// Runs the embedded program as the watchdog, its pipe on fd 3, stdin and stdout closed: the pid,
-// or -1 when it could not be started (the caller then forks one). vfork: no copy of our page
-// tables, no copy-on-write faults afterwards, and the exec maps a few pages of a static program.
-pid_t exec_watchdog(int read_end, const Messages& say) {
+// Runs the embedded program as the watchdog, its pipe on fd 3, the shared file on fd 4, stdin and
+// stdout closed: the pid, or -1 when it could not be started (the caller then forks one). vfork:
+// no copy of our page tables, no copy-on-write faults afterwards, and the exec maps a few pages
+// of a static program. Its argv is its name alone (see watch_loop::Shared).
+pid_t exec_watchdog(int read_end, int shared) {
     int program = watchdog_program();
     if (program < 0) return -1;
     char name[] = "rl-watchdog";
-    char* argv[] = {name, const_cast<char*>(say.lease_ended.c_str()),
-                    const_cast<char*>(say.parent_died.c_str()), nullptr};
+    char* argv[] = {name, nullptr};
     char* envp[] = {nullptr};
     // A failed exec is reported through a close-on-exec pipe: EOF means the exec happened. Not
     // through shared memory, which a sanitizer that turns vfork into fork would not share.
     int err[2];
     if (pipe2(err, O_CLOEXEC) < 0) return -1;
-    // Its write end above the numbers the child arranges (0-3), like the program's.
-    Fd err_read(err[0]), err_low(err[1]), err_write(fcntl(err[1], F_DUPFD_CLOEXEC, 10));
+    // Its write end above the numbers the child arranges (0-4), like the program's.
+    Fd err_read(err[0]), err_low(err[1]), err_write(fcntl(err[1], F_DUPFD_CLOEXEC, high_fd));
     err_low.reset();
     if (!err_write) return -1;
     pid_t pid = vfork();
     if (pid == 0) {
         // The program's descriptor and the error pipe close at the exec.
-        become_watchdog(read_end,
+        become_watchdog(read_end, shared,
                         {std::min(program, err_write.get()), std::max(program, err_write.get())});
         syscall(SYS_execveat, program, "", argv, envp, AT_EMPTY_PATH);
         char failed = 1;
@@ -156,6 +152,49 @@ pid_t exec_watchdog(int read_end, const Messages& say) {
     return pid;
 }
 
+// The fork's command line is redlock-run's own (the embedded program's is its name alone), which
+// `pkill -f redlock-run` would match. The kernel reads it from the argv strings in our memory, so
+// the forked child overwrites its copy of them. Found in the parent: glibc's
+// program_invocation_name is argv[0], the start of those strings, and /proc/self/cmdline says
+// how far they go.
+struct ArgStrings {
+    char* start = nullptr;
+    std::size_t size = 0;
+};
+
+ArgStrings arg_strings() {
+    static const ArgStrings found = [] {
+        ArgStrings a;
+        Fd f(::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC));
+        if (!f) return a;
+        char buf[4096];
+        std::size_t total = 0;
+        ssize_t n;
+        std::string first;
+        while ((n = ::read(f.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+            if (n < 0) continue;
+            if (total == 0) first.assign(buf, strnlen(buf, static_cast<std::size_t>(n)));
+            total += static_cast<std::size_t>(n);
+        }
+        // Only when argv[0] is where the kernel's copy starts (nobody moved it).
+        if (total > 1 && program_invocation_name && first == program_invocation_name)
+            a = {program_invocation_name, total};
+        return a;
+    }();
+    return found;
+}
+
+// In the forked child: the argv strings become "rl-watchdog" and NULs. Plain stores only.
+void rename_forked(ArgStrings a) noexcept {
+    if (!a.start) return;
+    const char name[] = "rl-watchdog";
+    for (std::size_t i = 0; i < a.size; ++i) a.start[i] = i < sizeof name - 1 ? name[i] : '\0';
+}
+
+void unmap(Shared* s, std::size_t size) noexcept {
+    if (s) munmap(s, size);
+}
+
 }  // namespace
 
 // The embedded program when it can run, else fork without exec (an exec of our own binary, with
@@ -164,65 +203,121 @@ pid_t exec_watchdog(int read_end, const Messages& say) {
 // child sets itself up and runs the loop with system calls alone, its messages formatted before
 // the fork. It never returns into our code: it _exits.
 Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
+    auto fail = [&key](const char* what) {
+        return Error(fmt::format("cannot start the watchdog for lock '{}': {}: {}", key, what,
+                                 std::strerror(errno)),
+                     exit_code::internal);
+    };
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        throw Error(fmt::format("cannot start the watchdog for lock '{}': pipe: {}", key,
-                                std::strerror(errno)),
-                    exit_code::internal);
-    Fd read_end(fds[0]);
+    if (pipe2(fds, O_CLOEXEC) < 0) throw fail("pipe");
+    Fd read_low(fds[0]);
     to_watchdog_.reset(fds[1]);
-    // Never block the renewer (or the command's vfork child) on a watchdog that does not read:
-    // a record lost to a full pipe leaves an earlier deadline in force, which errs early.
+    // Never block the command's vfork child on a watchdog that does not read (it writes one
+    // record, which an empty pipe always takes).
     fcntl(to_watchdog_.get(), F_SETFL, O_NONBLOCK);
-    // The first deadline is in the pipe before the command exists, so there is never a moment
-    // when the command runs and the watchdog has no deadline.
-    extend(deadline);
+    Fd read_end(fcntl(read_low.get(), F_DUPFD_CLOEXEC, high_fd));
+    if (!read_end) throw fail("fcntl");
+    read_low.reset();
 
+    // The watchdog's two messages, formatted (and escaped) here, before any fork; the watchdog
+    // appends the process group. The forked child makes only async-signal-safe calls:
+    // redlock-run may have other threads (a quorum's node workers) whose locks, malloc's among
+    // them, it must never wait for. So it writes to stderr itself, and its messages do not go
+    // to syslog (the lost lock that follows is logged there by redlock-run, when it lives).
     pid_t parent = getpid();
-    const Messages say{
+    std::string messages =
         log::stderr_line(fmt::format("lock '{}': the lease ended and redlock-run (pid {}) had "
                                      "not stopped the command; the watchdog sent SIGKILL to its "
                                      "process group ",
-                                     key, parent)),
-        log::stderr_line(fmt::format("lock '{}': redlock-run (pid {}) died; the watchdog sent "
-                                     "SIGKILL to the command's process group ",
-                                     key, parent))};
-    if (pid_t pid = how == Start::fork ? -1 : exec_watchdog(read_end.get(), say); pid > 0) {
+                                     key, parent));
+    messages += '\0';
+    messages +=
+        log::stderr_line(fmt::format("lock '{}': redlock-run (pid {}) died; the watchdog "
+                                     "sent SIGKILL to the command's process group ",
+                                     key, parent));
+    messages += '\0';
+    Fd shared_low(memfd_create("rl-watchdog-lease", MFD_CLOEXEC));
+    if (!shared_low) throw fail("memfd_create");
+    Fd shared(fcntl(shared_low.get(), F_DUPFD_CLOEXEC, high_fd));
+    if (!shared) throw fail("fcntl");
+    shared_low.reset();
+    shared_size_ = sizeof(Shared) + messages.size();
+    if (ftruncate(shared.get(), static_cast<off_t>(shared_size_)) < 0) throw fail("ftruncate");
+    void* at = mmap(nullptr, shared_size_, PROT_READ | PROT_WRITE, MAP_SHARED, shared.get(), 0);
+    if (at == MAP_FAILED) throw fail("mmap");
+    shared_ = static_cast<Shared*>(at);
+    shared_->turn = watch_loop::watching;
+    std::memcpy(shared_ + 1, messages.data(), messages.size());
+    // The first deadline is there before the command exists, so there is never a moment when the
+    // command runs and the watchdog has no deadline.
+    extend(deadline);
+
+    if (pid_t pid = how == Start::fork ? -1 : exec_watchdog(read_end.get(), shared.get());
+        pid > 0) {
         pid_ = pid;
         setpgid(pid, pid);  // as for the command: the group exists before anyone could signal it
         return;
     }
+    ArgStrings args = arg_strings();
     pid_t pid = fork();
-    if (pid < 0)
-        throw Error(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,
-                                std::strerror(errno)),
-                    exit_code::internal);
+    if (pid < 0) {
+        unmap(shared_, shared_size_);
+        throw fail("fork");
+    }
     if (pid == 0) {
-        become_watchdog(read_end.get(), {});
-        watch_loop::run(say.lease_ended.c_str(), say.parent_died.c_str());
+        become_watchdog(read_end.get(), shared.get(), {});
+        rename_forked(args);
+        watch_loop::run(shared_);  // our mapping, shared with the parent across the fork
     }
     pid_ = pid;
     // Also from here, as for the command: the group exists before anyone could signal it.
     setpgid(pid, pid);
 }
 
-void Watchdog::extend(Deadline deadline) const noexcept {
-    write_record(to_watchdog_.get(),
-                 {watch_loop::kind_deadline, deadline.time_since_epoch().count()});
+Watchdog::~Watchdog() {
+    dismiss();
+    unmap(shared_, shared_size_);
 }
 
+// One store: the newest deadline is the one the watchdog reads next, whatever it missed while it
+// was stopped. Renewals only ever move it later.
+void Watchdog::extend(Deadline deadline) const noexcept {
+    __atomic_store_n(&shared_->deadline, deadline.time_since_epoch().count(), __ATOMIC_SEQ_CST);
+}
+
+// The watchdog may be acting already (the lease ended: it kills the group, then writes its
+// message); it is then left to finish, and dismiss() waits for it. Otherwise it is told to
+// stand back first, so that it cannot start a kill between our look and our SIGKILL.
 void Watchdog::stop() noexcept {
     if (pid_ <= 0 || stopped_) return;
-    ::kill(pid_, SIGKILL);
     stopped_ = true;
+    if (watch_loop::claim(shared_, watch_loop::dismissed)) {
+        ::kill(pid_, SIGKILL);
+        killed_ = true;
+    }
 }
 
 // The write end stays open until the destructor: the renewer thread may still call extend() after
-// the command was reaped (the write then fails with EPIPE, SIGPIPE being blocked), and closing it
-// first would read as "redlock-run died" to a watchdog still alive.
+// the command was reaped, and closing it first would read as "redlock-run died" to a watchdog
+// still alive. A watchdog that is acting gets a second to write its message and exit; a stderr
+// that blocks it longer (a full pipe nobody reads) costs the message, not the run.
 void Watchdog::dismiss() noexcept {
     if (pid_ <= 0) return;
     stop();
+    if (!killed_) {
+        bool exited = false;
+        if (Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid_, 0))); pidfd) {
+            pollfd p{pidfd.get(), POLLIN, 0};
+            Deadline until = BootClock::now() + std::chrono::seconds(1);
+            for (;;) {
+                int n = ::poll(&p, 1, millis_until(until));
+                if (n < 0 && errno == EINTR) continue;
+                exited = n > 0;
+                break;
+            }
+        }
+        if (!exited) ::kill(pid_, SIGKILL);
+    }
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;

@@ -5,12 +5,17 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 
 #include "util/clock.hpp"
 #include "util/fd.hpp"
 
 namespace redlock {
+
+namespace watch_loop {
+struct Shared;
+}
 
 class Watchdog {
   public:
@@ -24,24 +29,29 @@ class Watchdog {
     Watchdog(const std::string& key, Deadline deadline, Start how = Start::exec_or_fork);
     Watchdog(const Watchdog&) = delete;
     Watchdog& operator=(const Watchdog&) = delete;
-    ~Watchdog() { dismiss(); }
+    ~Watchdog();
 
     pid_t pid() const { return pid_; }
     // Where the command's vfork child writes its process group before it execs (announce()).
     int announce_fd() const { return to_watchdog_.get(); }
     // Moves the deadline to `deadline`, the lease end a renewal just proved. Callable from the
-    // renewer thread: one record of 16 bytes, written atomically, never blocking.
+    // renewer thread: one atomic store into memory the watchdog reads, never blocking, and the
+    // newest always wins (nothing queues up while the watchdog is stopped).
     void extend(Deadline deadline) const noexcept;
-    // Sends the watchdog SIGKILL without waiting for it to die. Idempotent.
+    // Sends the watchdog SIGKILL without waiting for it to die, unless it is already acting on
+    // the lease end (then it is left to finish its kill and its message). Idempotent.
     void stop() noexcept;
-    // Kills and reaps the watchdog. Must run before the command's leader is reaped (see
+    // Stops and reaps the watchdog. Must run before the command's leader is reaped (see
     // watchdog.cpp on recycled process group ids). Idempotent.
     void dismiss() noexcept;
 
   private:
     pid_t pid_ = -1;
-    bool stopped_ = false;  // SIGKILL sent
+    bool stopped_ = false;  // stop() ran
+    bool killed_ = false;   // and sent SIGKILL (the watchdog was not acting)
     Fd to_watchdog_;        // write end of the pipe the watchdog reads; its EOF means we died
+    watch_loop::Shared* shared_ = nullptr;  // the lease and the messages, mapped by both
+    std::size_t shared_size_ = 0;
 };
 
 // For the command's vfork child, between setpgid and exec: tells the watchdog its group, so the

@@ -15,7 +15,7 @@
         Before its work it also tries a non-blocking exclusive flock on LOG + ".flock", which
         every process of an earlier command still alive holds: "busy TAG" is logged if it fails.
 
-    lease_probe.py check LOG [--admit-key-lost]
+    lease_probe.py check LOG [--admit-key-lost] [--at-once N [--exclusive PREFIX]]
         Prints and counts overlapping [start, done or else end] intervals, "busy" lines, and
         starts without an observer's end (a command still running); exits 1 if there is any.
         Fences, where logged, must all differ and grow in the order the commands started.
@@ -25,6 +25,11 @@
         man page states for a failover or a restart that loses the key (the holder learns it at
         its next renewal and stops its command; until then both run). Admitted overlaps are
         printed and counted, not failed; the later command's larger fence is then the defence.
+        With --at-once N (--permits N, or 0 for shared holders: no bound), up to N commands may
+        run at once instead of one: more is a problem, the flock's "busy" proves nothing, and
+        fences must differ but need not grow in start order (holders that overlap may log their
+        starts in either order). With --exclusive PREFIX, a command whose tag starts with PREFIX
+        (an exclusive run among shared ones) must overlap no other.
 """
 import fcntl
 import os
@@ -120,7 +125,9 @@ def hold(log, tag, pgid_file, seconds):
     append(log, "done %s %.6f" % (tag, time.monotonic()))
 
 
-def check(log, admit_key_lost=False):
+def check(log, admit_key_lost=False, at_once=1, exclusive=None):
+    if at_once != 1:
+        return check_many(log, at_once, exclusive)
     starts, ends, observed, fences, busy, problems = {}, {}, set(), {}, [], []
     key_lost, statuses = set(), {}
     with open(log) as f:
@@ -184,11 +191,70 @@ def check(log, admit_key_lost=False):
     return 1 if problems else 0
 
 
+def check_many(log, at_once, exclusive):
+    """check() for permits (at_once N > 1) and shared holders (0: no bound)."""
+    starts, ends, observed, fences, problems, statuses = {}, {}, set(), {}, [], {}
+    with open(log) as f:
+        for line in f:
+            parts = line.split()
+            if parts[0] == "start":
+                starts[parts[1]] = float(parts[2])
+                if len(parts) > 3:
+                    fences[parts[1]] = int(parts[3])
+            elif parts[0] == "end":
+                ends.setdefault(parts[1], float(parts[2]))
+                observed.add(parts[1])
+            elif parts[0] == "done":
+                ends[parts[1]] = float(parts[2])
+            elif parts[0] == "exit":
+                statuses[parts[2]] = statuses.get(parts[2], 0) + 1
+    for tag in starts:
+        if tag not in observed:
+            problems.append("%s never ended" % tag)
+    spans = sorted((starts[t], ends[t], t) for t in starts if t in ends)
+    # A sweep over starts and ends (an end before a start at the same instant).
+    events = sorted([(s, 1, t) for s, _, t in spans] + [(e, 0, t) for _, e, t in spans])
+    running, peak = set(), 0
+    for _, kind, tag in events:
+        if kind == 0:
+            running.discard(tag)
+            continue
+        running.add(tag)
+        peak = max(peak, len(running))
+        if at_once > 0 and len(running) > at_once:
+            problems.append("%d commands at once: %s" % (len(running), " ".join(sorted(running))))
+        if exclusive and len(running) > 1 and any(t.startswith(exclusive) for t in running):
+            problems.append("an exclusive command beside others: %s" % " ".join(sorted(running)))
+    seen = {}
+    for tag in sorted(fences, key=lambda t: starts[t]):
+        if fences[tag] in seen:
+            problems.append("fence %d handed out twice: %s and %s" %
+                            (fences[tag], seen[fences[tag]], tag))
+        seen[fences[tag]] = tag
+    for p in problems:
+        print(p)
+    print("%d commands, %d fences, exits %s, peak %d at once, %d problems" %
+          (len(starts), len(fences),
+           " ".join("%s:%d" % kv for kv in sorted(statuses.items())) or "-", peak,
+           len(problems)))
+    return 1 if problems else 0
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "hold":
         hold(*sys.argv[2:6])
-    elif sys.argv[1] == "check" and sys.argv[3:] in ([], ["--admit-key-lost"]):
-        sys.exit(check(sys.argv[2], sys.argv[3:] == ["--admit-key-lost"]))
+    elif sys.argv[1] == "check" and len(sys.argv) > 2:
+        opts, at_once, exclusive, admit = sys.argv[3:], 1, None, False
+        while opts:
+            if opts[0] == "--admit-key-lost":
+                admit, opts = True, opts[1:]
+            elif opts[0] == "--at-once" and len(opts) > 1 and opts[1].isdigit():
+                at_once, opts = int(opts[1]), opts[2:]
+            elif opts[0] == "--exclusive" and len(opts) > 1:
+                exclusive, opts = opts[1], opts[2:]
+            else:
+                sys.exit("lease_probe.py: unknown check option " + opts[0])
+        sys.exit(check(sys.argv[2], admit, at_once, exclusive))
     else:
         sys.exit("usage: lease_probe.py hold LOG TAG PGID_FILE SECONDS"
-                 " | check LOG [--admit-key-lost]")
+                 " | check LOG [--admit-key-lost] [--at-once N [--exclusive PREFIX]]")

@@ -4,6 +4,7 @@
 # start and end (lease_probe.py); a checker counts overlapping intervals.
 load helpers
 load failure_helpers
+load contenders
 
 PROBE="$BATS_TEST_DIRNAME/lease_probe.py"
 
@@ -17,6 +18,7 @@ teardown() {
         wait "$pid" 2>/dev/null || true
     done
     rl_cleanup "$BATS_TEST_TMPDIR"/pgid*
+    contenders_cleanup
     proxy_stop
     redis_stop
 }
@@ -143,6 +145,60 @@ check_log() {
     pid_gone "$watchdog"
 }
 
+# voluntary_switches PID: how often PID went to sleep (or stopped) so far.
+voluntary_switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# resumed_and_asleep PID COUNT: PID, resumed, has been to sleep since its stop (COUNT switches
+# then), or is gone: either way it has had its chance to act on what it found.
+resumed_and_asleep() {
+    pid_gone "$1" && return 0
+    local st
+    st=$(ps -o stat= -p "$1") || return 0
+    [[ $st == S* ]] && [ "$(voluntary_switches "$1")" -gt "$2" ]
+}
+past_ms() { [ "$(now_ms)" -ge "$1" ]; }
+
+@test "a watchdog SIGSTOPped past the lease spares the command redlock-run kept renewing" {
+    local d=$BATS_TEST_TMPDIR watchdog stopped_at
+    rl_start -t 1s --renew-every 200ms frozendog -- sh -c "
+        echo \$\$ > '$d/pgid'; while [ ! -e '$d/go' ]; do sleep 0.02; done; exit 0"
+    wait_for 5 file_exists "$d/pgid"
+    wait_for 5 watchdog_of "$RL_PID"
+    watchdog=$(watchdog_of "$RL_PID")
+    kill -STOP "$watchdog"
+    CONT_AT_END=$watchdog
+    wait_for 5 eval '[[ $(ps -o stat= -p '"$watchdog"') == T* ]]'
+    stopped_at=$(voluntary_switches "$watchdog")
+    # Stopped for twice the lease, while redlock-run renews it: the watchdog's last deadline
+    # passes, and every one the renewals set meanwhile but the newest.
+    wait_for 10 past_ms $(($(now_ms) + 2000))
+    kill -CONT "$watchdog"
+    wait_for 10 resumed_and_asleep "$watchdog" "$stopped_at"
+    group_alive "$(cat "$d/pgid")"
+    kill -0 "$watchdog"
+    touch "$d/go"
+    rl_finish 5
+    run cat "$RL_ERR"
+    refute_output --partial "SIGKILL"
+    assert_equal "$RL_STATUS" 0
+    wait_for 2 pid_gone "$watchdog"
+}
+
+# pkill -f redlock-run, an operator's reflex, must leave the watchdogs alone: their command line
+# is their name, not redlock-run's (which once carried their messages, naming redlock-run).
+@test "the watchdog's command line does not match pkill -f redlock-run" {
+    local d=$BATS_TEST_TMPDIR watchdog
+    rl_start named -- sh -c "while [ ! -e '$d/go' ]; do sleep 0.02; done"
+    wait_for 5 watchdog_of "$RL_PID"
+    watchdog=$(watchdog_of "$RL_PID")
+    run pgrep -f redlock-run
+    assert_output --partial "$RL_PID"
+    refute_line "$watchdog"
+    assert_equal "$(tr '\0' ' ' <"/proc/$watchdog/cmdline")" "rl-watchdog "
+    touch "$d/go"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 0
+}
+
 @test "an acquire too slow to leave time for the command: released, not run, exit 69" {
     local d=$BATS_TEST_TMPDIR
     "$RL" -t 2s late -- true  # the scripts are cached: the acquire is the first EVALSHA
@@ -233,4 +289,103 @@ started_or_left_at_most() {
     for i in $pids; do wait_for 60 pid_gone "$i"; done
     check_log
     [ "$injected" -eq ${#faults[@]} ]  # the faults the test is about did happen
+}
+
+# A contender's command running now (started, no end logged), with its redlock-run and watchdog:
+# "RL_PID WATCHDOG_PID TAG". Builtins and /proc only, as holder_rl.
+running_holder() {
+    local line tag="" pgid stat ppid comm dog
+    local -A open=()
+    while read -r line; do
+        set -- $line
+        case $1 in start) open[$2]=1 ;; end) unset "open[$2]" ;; esac
+    done <"$CONT_DIR/log"
+    for tag in "${!open[@]}"; do :; done
+    [ -n "$tag" ] && read -r pgid 2>/dev/null <"$CONT_DIR/pgid.$tag" || return 1
+    read -r stat 2>/dev/null <"/proc/$pgid/stat" || return 1
+    read -r _ ppid _ <<<"${stat##*) }"
+    read -r comm 2>/dev/null <"/proc/$ppid/comm" && [ "$comm" = redlock-run ] || return 1
+    dog=$(watchdog_of "$ppid") || return 1
+    echo "$ppid $dog $tag"
+}
+
+# watchdog_faults TARGET:SIGNAL...: for each, once the contenders made progress, sends SIGNAL to
+# a running holder's watchdog or supervisor (redlock-run). A stopped watchdog is continued after
+# longer than the 1s lease (its supervisor renews meanwhile, and the command must survive it); a
+# stopped supervisor once its command's group is dead (its watchdog's work). Faulted tags are
+# collected in FAULTED_TAGS ("TARGET:SIGNAL:TAG ...").
+watchdog_faults() {
+    local fault target sig holder rl dog tag victim tries
+    FAULTED_TAGS=
+    for fault in "$@"; do
+        target=${fault%%:*} sig=${fault#*:}
+        for tries in 1 2 3 4 5; do
+            contenders_progress 60 1
+            holder=$(running_holder) || continue
+            read -r rl dog tag <<<"$holder"
+            # One fault per run: a second would make its exit status say nothing clear.
+            [[ " $FAULTED_TAGS " == *":$tag "* ]] && { tag=; continue; }
+            victim=$rl
+            [ "$target" = watchdog ] && victim=$dog
+            kill "-$sig" "$victim" 2>/dev/null && break
+            tag=
+        done
+        [ -n "$tag" ] || return 1
+        echo "# SIG$sig to the $target ($victim) of $tag" >&3
+        FAULTED_TAGS="$FAULTED_TAGS $target:$sig:$tag"
+        [ "$sig" = STOP ] || continue
+        CONT_AT_END="${CONT_AT_END:-} $victim"
+        if [ "$target" = watchdog ]; then
+            wait_for 10 past_ms $(($(now_ms) + 1400))
+        else
+            wait_for 10 group_dead "$(cat "$CONT_DIR/pgid.$tag")"
+        fi
+        kill -CONT "$victim" 2>/dev/null || true
+    done
+}
+
+# The runs' exits: 0 or 76 (a lost lock: a stopped supervisor, or renewals too late under a
+# sanitizer), or anything for runs whose supervisor was killed (the loop sees 137). Never 137 for
+# any other run: that is the watchdog killing a command whose lease was renewed.
+faulted_exits_ok() {
+    local tag status allowed fault bad=0
+    while read -r _ tag status _; do
+        allowed="0 76"
+        for fault in $FAULTED_TAGS; do
+            [ "${fault##*:}" = "$tag" ] || continue
+            case $fault in
+                supervisor:KILL:*) allowed="$status" ;;
+            esac
+        done
+        [[ " $allowed " == *" $status "* ]] || { echo "run $tag exited $status"; cat "$CONT_DIR/$tag.err"; bad=1; }
+    done < <(grep '^exit ' "$CONT_DIR/log")
+    return $bad
+}
+
+@test "permits: contenders whose watchdog or supervisor is stopped or killed never exceed N or share a fence" {
+    CONTENDER_WORK=2 contenders_start 4 dogpermits --wait 60s -t 1s --renew-every 200ms --permits 2
+    watchdog_faults watchdog:STOP supervisor:STOP watchdog:KILL supervisor:KILL
+    contenders_progress 60 2
+    contenders_stop
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log" --at-once 2
+    echo "$output"
+    echo "# $(tail -n 1 <<<"$output")" >&3
+    assert_success
+    faulted_exits_ok
+}
+
+@test "shared: holders whose watchdog or supervisor is stopped or killed leave no command behind, and the exclusive run is alone" {
+    CONTENDER_WORK=2 contenders_start 3 dogshared --wait 60s -t 1s --renew-every 200ms --shared
+    local shared=$CONTENDERS
+    # One exclusive contender beside them (its tags start with r2.).
+    CONTENDER_WORK=0.2 contenders_start 1 dogshared --wait 60s -t 1s --renew-every 200ms
+    CONTENDERS="$CONTENDERS $shared"
+    watchdog_faults watchdog:STOP supervisor:STOP watchdog:KILL supervisor:KILL
+    contenders_progress 60 2
+    contenders_stop
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log" --at-once 0 --exclusive r2.
+    echo "$output"
+    echo "# $(tail -n 1 <<<"$output")" >&3
+    assert_success
+    faulted_exits_ok
 }

@@ -9,6 +9,8 @@
 --   P .. i  (1..N)     permit i: a plain string holding its holder's token, with the holder's TTL,
 --                      so a holder that dies frees its permit when the TTL ends, without help.
 --   P .. i .. ':info'  permit i's holder info (--hold-info), same TTL.
+--   P .. i .. ':fence' the fence permit i's holder drew, same TTL: a re-sent acquire (its
+--                      reply lost) answers it, since the counter may have moved on for others.
 --   fence counter      shared by all holders: every holder's fence is above every earlier one.
 --   waiters' queue     as for the plain lock (a list in arrival order, or for a quorum's waiters
 --                      a sorted set by ticket, lib/queue.lua): the first F live waiters have the
@@ -122,6 +124,11 @@ local function find(token, n, hint)
   return nil
 end
 
+-- Permit i's keys: the permit, its holder info and the fence its holder drew (DEL takes them all).
+local function permit_keys(i)
+  return P .. i, P .. i .. ':info', P .. i .. ':fence'
+end
+
 local function holder_info(i)
   local info = P .. i .. ':info'
   if redis.call('TYPE', info).ok ~= 'hash' then return {} end
@@ -134,7 +141,8 @@ end
 -- lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] N, ARGV[11..] holder-info field/value pairs.
--- Returns {1, fence, 'permit', i} when acquired (fence a decimal string); {0, pttl} when busy,
+-- Returns {1, fence, 'permit', i} when acquired (fence a decimal string; a re-send adds
+-- 'counter', the counter's value now); {0, pttl} when busy,
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
@@ -164,19 +172,22 @@ if op == 'acquire' then
   if fence_error then return fence_error end
   if kind == 'none' then
     -- No record: whatever permits are left were ended by deleting the lock key.
-    for i = 1, n do redis.call('DEL', P .. i, P .. i .. ':info') end
+    for i = 1, n do redis.call('DEL', permit_keys(i)) end
   end
   local s = survey(n)
   -- Our own token already holds a permit: an earlier send of this acquire took it and its reply
-  -- was lost. It keeps its permit and fence (see acquire.lua).
+  -- was lost. It keeps its permit and the fence it drew then, not the counter's value now: other
+  -- holders may have drawn fences since (unlike a plain lock's), and two holders at once must
+  -- never carry the same fence. A permit taken before the fence was kept per permit has none
+  -- recorded: the counter then, as before.
   for i = 1, n do
     if s.values[i] == token and fence_kind ~= 'none' then
-      redis.call('PEXPIRE', P .. i, ttl)
-      if redis.call('TYPE', P .. i .. ':info').ok == 'hash' then
-        redis.call('PEXPIRE', P .. i .. ':info', ttl)
-      end
+      for _, k in ipairs({permit_keys(i)}) do redis.call('PEXPIRE', k, ttl) end
       stretch(tonumber(ttl))
-      return {1, redis.call('GET', KEYS[2]), 'permit', i}
+      local counter = redis.call('GET', KEYS[2])
+      local drawn = redis.call('GET', P .. i .. ':fence') or counter
+      -- The counter too, for a quorum: its fence must exceed every node's counter it reads.
+      return {1, drawn, 'permit', i, 'counter', counter}
     end
   end
   local ahead = s.free > 0 and admitted(token, s.free) or nil
@@ -217,6 +228,7 @@ if op == 'acquire' then
   redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
   -- Never below this master's clock in microseconds, as with a plain lock.
   local fence = next_fence(KEYS[2])
+  redis.call('SET', P .. i .. ':fence', fence, 'PX', ttl)
   local info = P .. i .. ':info'
   redis.call('DEL', info)
   if #ARGV > 10 then
@@ -236,8 +248,7 @@ if op == 'renew' then
   local token, ttl, i = ARGV[5], ARGV[6], tonumber(ARGV[7])
   local _, n = recorded()
   if not n or not find(token, n, i) then return 0 end
-  redis.call('PEXPIRE', P .. i, ttl)
-  redis.call('PEXPIRE', P .. i .. ':info', ttl)
+  for _, k in ipairs({permit_keys(i)}) do redis.call('PEXPIRE', k, ttl) end
   stretch(tonumber(ttl))
   return 1
 end
@@ -254,12 +265,11 @@ local function release(token, keep, hint)
     return survey(n).free == n and 0 or -1
   end
   if keep > 0 then
-    redis.call('PEXPIRE', P .. i, keep)
-    redis.call('PEXPIRE', P .. i .. ':info', keep)
+    for _, k in ipairs({permit_keys(i)}) do redis.call('PEXPIRE', k, keep) end
     stretch(keep)
     return 1
   end
-  redis.call('DEL', P .. i, P .. i .. ':info')
+  redis.call('DEL', permit_keys(i))
   -- The permit just freed admits the next waiter not already admitted, and wakes only that one.
   wake_nth(refit(n).free)
   return 1
@@ -313,7 +323,7 @@ if op == 'abandon' then
   local i = find(token, n, nil)
   if i == keep then return 0 end
   if i then
-    redis.call('DEL', P .. i, P .. i .. ':info')
+    redis.call('DEL', permit_keys(i))
     deleted = 1
   end
   local free = refit(n).free
@@ -352,7 +362,7 @@ if op == 'force' then
     local v = redis.call('GET', P .. i)
     if v then
       removed[#removed + 1] = {i, v, redis.call('PTTL', P .. i), holder_info(i)}
-      redis.call('DEL', P .. i, P .. i .. ':info')
+      redis.call('DEL', permit_keys(i))
     end
   end
   if n then

@@ -262,6 +262,20 @@ TEST_F(Cli, SharedFromFlagOrEnvironment) {
     expect_usage_error({"job", "true"}, "REDLOCK_SHARED");
 }
 
+// Shared holders run side by side, so a slot's runs could too: refused, from flags or environment,
+// as --once-per with --permits is (before, shared.lua ignored the slot and every run ran).
+TEST_F(Cli, OncePerRefusesSharedAndPermits) {
+    EXPECT_TRUE(parse({"--once-per", "1h", "job", "true"}).run.job.once_per);
+    expect_usage_error({"--shared", "--once-per", "1h", "job", "true"},
+                       "--once-per does not combine with --shared");
+    setenv("REDLOCK_SHARED", "1", 1);
+    expect_usage_error({"--once-per", "1h", "job", "true"},
+                       "--once-per does not combine with --shared");
+    unsetenv("REDLOCK_SHARED");
+    expect_usage_error({"--permits", "2", "--once-per", "1h", "job", "true"},
+                       "--once-per needs --permits 1");
+}
+
 TEST_F(Cli, SharedRefusesPermitsButNotAQuorum) {
     EXPECT_TRUE(parse({"--shared", "--permits", "1", "job", "true"}).run.shared);
     expect_usage_error({"--shared", "--permits", "2", "job", "true"},

@@ -283,6 +283,38 @@ TEST_F(Lock, APermitsFinishReleasesThePermitAndJudgesTheRunByIt) {
     EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
 }
 
+// An acquire re-sent after its reply was lost (same token) answers the fence this token drew, not
+// the counter's current value: another holder may have drawn a fence in between, and two
+// concurrent holders must never carry the same fence, with or without holder info.
+TEST_F(Lock, AResentPermitAcquireAnswersItsOwnFenceNotALaterHolders) {
+    for (bool with_info : {false, true}) {
+        raw("FLUSHALL");
+        HolderInfo info;
+        info.host = "h";
+        const HolderInfo* hi = with_info ? &info : nullptr;
+        LockNode a{conn, 3}, b{conn, 3};
+        std::string ta = new_token(), tb = new_token();
+        AcquireResult first = a.acquire(keys, ta, milliseconds(5000), hi);
+        ASSERT_TRUE(first.acquired);
+        AcquireResult other = b.acquire(keys, tb, milliseconds(5000), hi);
+        ASSERT_TRUE(other.acquired);
+        ASSERT_GT(other.fence, first.fence);
+        AcquireResult again = a.acquire(keys, ta, milliseconds(5000), hi);
+        ASSERT_TRUE(again.acquired);
+        EXPECT_EQ(again.permit, first.permit) << with_info;
+        EXPECT_EQ(again.fence, first.fence) << with_info;
+        // And the counter, which a quorum's fence must exceed.
+        ASSERT_TRUE(again.counter) << with_info;
+        EXPECT_GE(*again.counter, other.fence) << with_info;
+        // Still after a renewal, and the fence record goes with the permit.
+        ASSERT_EQ(a.renew(keys, ta, milliseconds(5000), soon()), RenewResult::renewed);
+        EXPECT_EQ(a.acquire(keys, ta, milliseconds(5000), hi).fence, first.fence) << with_info;
+        EXPECT_EQ(a.release(keys, ta), ReleaseResult::released);
+        std::string p = permit_key_prefix(keys) + std::to_string(first.permit);
+        EXPECT_EQ(raw({"EXISTS", p, p + ":fence"}), "0") << with_info;
+    }
+}
+
 // A quorum's permits (permits.lua with tickets): each node gives its k-th queued waiter the k-th
 // free permit, whatever order the waiters' requests reach it in, so that nodes with the same
 // permits free give a waiter the same permit. Stepping back keeps the waiter's place; settling

@@ -7,6 +7,7 @@
 
 using redlock::companion_key;
 using redlock::hash_slot;
+using redlock::is_permit_companion;
 using redlock::LockKeys;
 using redlock::max_permits;
 using redlock::permit_key_prefix;
@@ -38,4 +39,16 @@ TEST(PermitKeys, ShareTheLockSlotWhateverTheBraces) {
             EXPECT_EQ(hash_slot(permit + ":info"), hash_slot(keys.key)) << name;
         }
     }
+}
+
+// list skips a permit's keys, the fence its holder drew included, and lists a lock merely named so.
+TEST(PermitKeys, EveryPermitKeyIsACompanionNotALock) {
+    LockKeys keys = LockKeys::make("job", "");
+    std::string permit = permit_key_prefix(keys) + "2";
+    EXPECT_TRUE(is_permit_companion(permit));
+    EXPECT_TRUE(is_permit_companion(permit + ":info"));
+    EXPECT_TRUE(is_permit_companion(permit + ":fence"));
+    EXPECT_FALSE(is_permit_companion(permit + ":other"));
+    EXPECT_FALSE(is_permit_companion("job:fence"));
+    EXPECT_FALSE(is_permit_companion("permit:2:fence"));
 }

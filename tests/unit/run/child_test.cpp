@@ -2,6 +2,7 @@
 // command that cannot start, its own process group, and the mask it is given.
 #include "run/child.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +11,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -234,6 +237,11 @@ TEST_P(WatchdogStart, KillsTheGroupAtAnUnextendedDeadline) {
     char exe[256] = {};
     ssize_t n = readlink(("/proc/" + std::to_string(dog) + "/exe").c_str(), exe, sizeof exe - 1);
     ASSERT_GT(n, 0);
+    // Its command line is its name alone, either way: nothing for `pkill -f redlock-run` (or
+    // any other word of ours) to match.
+    std::string cmdline = read_file("/proc/" + std::to_string(dog) + "/cmdline");
+    cmdline.erase(cmdline.find_last_not_of('\0') + 1);
+    EXPECT_EQ(cmdline, "rl-watchdog");
     // The embedded program runs from its memory file; the fork runs our own binary.
     EXPECT_EQ(std::string(exe).find("memfd:rl-watchdog") != std::string::npos,
               GetParam() == Watchdog::Start::exec_or_fork)
@@ -242,6 +250,111 @@ TEST_P(WatchdogStart, KillsTheGroupAtAnUnextendedDeadline) {
     run_to_end(child);
     EXPECT_TRUE(WIFSIGNALED(child.wait_status()));
     EXPECT_EQ(WTERMSIG(child.wait_status()), SIGKILL);
+}
+
+namespace {
+
+// A process's voluntary context switches: one more each time it goes to sleep (or stops).
+long voluntary_switches(pid_t pid) {
+    std::istringstream in(read_file(fmt::format("/proc/{}/status", pid)));
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+    return -1;
+}
+
+// The watchdog's name once it is set (the embedded program's exec, or the fork's prctl).
+void await_watchdog_name(pid_t dog) {
+    std::string comm;
+    for (int i = 0; i < 500 && comm != "rl-watchdog"; ++i) {
+        std::ifstream in("/proc/" + std::to_string(dog) + "/comm");
+        std::getline(in, comm);
+        if (comm != "rl-watchdog") std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_EQ(comm, "rl-watchdog");
+}
+
+}  // namespace
+
+// A watchdog stopped for longer than the lease while redlock-run went on renewing, then resumed:
+// the command lives on. The renewals are more than a pipe holds (a full pipe once dropped the
+// newest), all but the last already past when it resumes: only the newest may count, and it
+// must be read before the clock is compared with anything.
+TEST_P(WatchdogStart, AWatchdogStoppedPastTheLeaseSparesACommandWhoseLeaseWasRenewed) {
+    using redlock::BootClock;
+    using redlock::Watchdog;
+    using namespace std::chrono_literals;
+    redlock::Deadline first = BootClock::now() + 300ms;
+    Watchdog watchdog("child-test", first, GetParam());
+    pid_t dog = watchdog.pid();
+    ASSERT_GT(dog, 0);
+    await_watchdog_name(dog);
+    Child child = Child::spawn({"sleep", "30"}, {}, empty_mask(), &watchdog);
+    ASSERT_EQ(::kill(dog, SIGSTOP), 0);
+    for (int i = 0; i < 1000 && state_of(dog) != 'T'; ++i) std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(state_of(dog), 'T');
+    for (int i = 1; i <= 5000; ++i) watchdog.extend(first + std::chrono::microseconds(i));
+    watchdog.extend(BootClock::now() + 10min);
+    // Past every deadline but the newest before it may run again.
+    while (BootClock::now() < first + 50ms) std::this_thread::sleep_for(10ms);
+    long stopped_at = voluntary_switches(dog);
+    ASSERT_EQ(::kill(dog, SIGCONT), 0);
+    // Resumed, it either acts at once (kills and exits) or goes back to sleep until the newest
+    // deadline: its next voluntary switch.
+    for (int i = 0; i < 5000; ++i) {
+        char st = state_of(dog);
+        if (st == 'Z' || st == '?' || (st == 'S' && voluntary_switches(dog) > stopped_at)) break;
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(state_of(dog), 'S');
+    EXPECT_FALSE(child.try_reap()) << "the watchdog killed a command whose lease was renewed";
+    child.signal(SIGKILL);
+    run_to_end(child);
+}
+
+// The watchdog's message is on stderr even though redlock-run, seeing the command die, stops
+// the watchdog at once (a bare 137 once left the operator guessing). Its stderr here is a full
+// pipe, read only once the command was reaped: the watchdog is still writing when it is told
+// to go, which made the race that lost the message certain.
+TEST_P(WatchdogStart, ItsMessageIsWrittenAlthoughTheRunStopsItAsItReapsTheCommand) {
+    using redlock::Watchdog;
+    using namespace std::chrono_literals;
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    int capacity = ::fcntl(p[1], F_GETPIPE_SZ);
+    ASSERT_GT(capacity, 0);
+    std::string filler(static_cast<std::size_t>(capacity), 'x');
+    ASSERT_EQ(::write(p[1], filler.data(), filler.size()), capacity);  // full, never blocked
+    int saved = ::dup(STDERR_FILENO);
+    ::dup2(p[1], STDERR_FILENO);
+    std::optional<Watchdog> watchdog;
+    watchdog.emplace("child-test", redlock::BootClock::now() + 200ms, GetParam());
+    ::dup2(saved, STDERR_FILENO);
+    ::close(saved);
+    ::close(p[1]);
+    std::string got;
+    std::thread reader;
+    pid_t group = 0;
+    {
+        Child child = Child::spawn({"sleep", "30"}, {}, empty_mask(), &*watchdog);
+        run_to_end(child);
+        EXPECT_EQ(WTERMSIG(child.wait_status()), SIGKILL);
+        // Read only now that the run has seen the command die and told the watchdog to go.
+        reader = std::thread([&] {
+            char buf[4096];
+            ssize_t n;
+            while ((n = ::read(p[0], buf, sizeof buf)) > 0)
+                got.append(buf, static_cast<std::size_t>(n));
+        });
+        group = child.pid();
+    }  // the Child's end dismisses the watchdog, then reaps the leader
+    watchdog.reset();
+    reader.join();  // EOF: the watchdog held the last write end
+    ::close(p[0]);
+    EXPECT_NE(got.find(fmt::format("the watchdog sent SIGKILL to its process group {}\n", group)),
+              std::string::npos)
+        << got.substr(got.find_first_not_of('x') == std::string::npos ? got.size()
+                                                                      : got.find_first_not_of('x'));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothWays, WatchdogStart,

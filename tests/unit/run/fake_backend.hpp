@@ -62,6 +62,11 @@ class Backend : public LockBackend {
         std::lock_guard g(mutex_);
         acquire_ = a;
     }
+    // The acquire's answer comes `took` after it was sent (the lease counts from the send).
+    void set_acquire_took(Millis took) {
+        std::lock_guard g(mutex_);
+        acquire_took_ = took;
+    }
     void script_renewals(std::vector<Renew> renews, Renew then = {}) {
         std::lock_guard g(mutex_);
         renews_.assign(renews.begin(), renews.end());
@@ -107,6 +112,7 @@ class Backend : public LockBackend {
         {
             std::lock_guard g(mutex_);
             answer = acquire_;
+            c.at -= acquire_took_;
         }
         record(c);
         Acquisition a;
@@ -250,6 +256,7 @@ class Backend : public LockBackend {
     mutable std::mutex mutex_;
     std::vector<Call> calls_;
     Acquire acquire_ = Acquire::acquired;
+    Millis acquire_took_{0};
     std::deque<Renew> renews_;
     Renew renew_default_;
     Release release_;

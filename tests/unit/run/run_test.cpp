@@ -185,6 +185,35 @@ TEST_F(RunTest, AnAcquireThatCannotDecideThrowsWithoutStartingTheCommand) {
     EXPECT_TRUE(lock_.givebacks().empty());
 }
 
+// An acquire answered so late that the command would have to be stopped at once: not started,
+// 69, and the release that finds the lock already expired does not claim that the command ran
+// without the lock (it never ran).
+TEST_F(RunTest, AnAcquireAnsweredTooLateNeverSaysTheCommandRanWithoutTheLock) {
+    for (Release::Outcome gone : {Release::Outcome::released, Release::Outcome::lost}) {
+        lock_.set_acquire_took(opt_.ttl);
+        lock_.set_release(gone, "was gone at release: the command ran without it for a while");
+        testing::internal::CaptureStderr();
+        EXPECT_THROW(
+            try {
+                run({"touch", file("ran")});
+            } catch (const RedisUnavailable& e) {
+                std::string what = e.what();
+                EXPECT_NE(what.find("acquired too late"), std::string::npos) << what;
+                EXPECT_NE(what.find(gone == Release::Outcome::lost ? "had already expired"
+                                                                   : "without running the command"),
+                          std::string::npos)
+                    << what;
+                EXPECT_EQ(what.find("ran without"), std::string::npos) << what;
+                throw;
+            },
+            RedisUnavailable);
+        std::string err = testing::internal::GetCapturedStderr();
+        EXPECT_EQ(err.find("ran without"), std::string::npos) << err;
+        EXPECT_EQ(err.find("lost"), std::string::npos) << err;
+        EXPECT_FALSE(std::filesystem::exists(file("ran")));
+    }
+}
+
 // On the real clock, the one test that watches the command itself receive the SIGTERM (the
 // decisions' timing is proved on virtual time below). sh ignores nothing here: it notes the TERM
 // and goes on, so only the SIGKILL ends it.
