@@ -193,10 +193,12 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
         return;
     }
     pid_t pid = fork();
+    // No process (a process limit, memory): the command cannot run guarded, so it is not started,
+    // as when its own fork fails (Run::start records failed-to-start and releases the lock).
     if (pid < 0)
-        throw Error(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,
-                                std::strerror(errno)),
-                    exit_code::internal);
+        throw SpawnError(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,
+                                     std::strerror(errno)),
+                         exit_code::cannot_fork);
     if (pid == 0) {
         become_watchdog(read_end.get(), {});
         watch_loop::run(say.lease_ended.c_str(), say.parent_died.c_str());

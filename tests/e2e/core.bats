@@ -90,6 +90,19 @@ teardown() {
     assert_output --partial "lock 'busy' is held"
 }
 
+@test "a command that cannot be forked (process limit) exits 71, releases the lock and records why" {
+    # An unused uid, so that no other process counts against its limit of 2: redlock-run and its
+    # watchdog, and the command's vfork is refused (RLIMIT_NPROC is not applied to root). No
+    # LeakSanitizer: its check at exit needs a task of its own.
+    run -71 --separate-stderr prlimit --nproc=2 setpriv --reuid=61234 --regid=61234 --clear-groups \
+        env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$RL" nproc -- true
+    [[ "$stderr" == *"redlock-run: true: cannot start the command: fork: Resource temporarily unavailable"* ]]
+    assert_equal "$(rcli EXISTS '{nproc}:fence')" 1
+    key_absent nproc
+    run -0 "$RL" history --json nproc
+    echo "$output" | jq -e '.outcome == "failed-to-start"'
+}
+
 @test "a missing command exits 127 and the lock is released" {
     run -127 "$RL" nocmd -- redlock-test-no-such-command
     assert_output --partial 'redlock-test-no-such-command'
