@@ -91,14 +91,13 @@ pid_t start_child(const ExecPlan& plan) {
     return pid;
 }
 
-
 SpawnError fork_failed(const std::string& command, int err) {
-    return SpawnError(fmt::format("{}: cannot start the command: fork: {}{}", command,
-                                  std::strerror(err),
-                                  err == EAGAIN ? " (a process limit reached: RLIMIT_NPROC or a "
-                                                  "cgroup's pids.max?)"
-                                                : ""),
-                      exit_code::cannot_fork);
+    return SpawnError(
+        fmt::format("{}: cannot start the command: fork: {}{}", command, std::strerror(err),
+                    err == EAGAIN ? " (a process limit reached: RLIMIT_NPROC or a "
+                                    "cgroup's pids.max?)"
+                                  : ""),
+        exit_code::cannot_fork);
 }
 }  // namespace
 

@@ -49,9 +49,8 @@ TEST(LockName, RefusesEmptyHugeAndControlCharacters) {
 // key as a lock and collide with the lock it belongs to.
 TEST(LockName, RefusesTheKeyOfAnotherLocksCompanion) {
     for (const char* name :
-         {"{job}:fence", "{job}:info", "{job}:wait", "{job}:ledger", "{job}:once",
-          "{job}:shared", "{job}:permit:2", "{job}:permit:2:info",
-          "{job}:wake:0123456789abcdef0123456789abcdef",
+         {"{job}:fence", "{job}:info", "{job}:wait", "{job}:ledger", "{job}:once", "{job}:shared",
+          "{job}:permit:2", "{job}:permit:2:info", "{job}:wake:0123456789abcdef0123456789abcdef",
           "{job}:wake:0123456789abcdef0123456789abcdef:alive",
           "{job}:shared:0123456789abcdef0123456789abcdef", "{c}b{c}:fence"}) {
         std::string m = usage_message([&] { check_lock_name(name, ""); });

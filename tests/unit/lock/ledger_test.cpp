@@ -59,8 +59,7 @@ TEST(OncePerSlot, OnlySlotsOfARealClockAreTaken) {
     EXPECT_FALSE(slot_in_range(max_slot, every(day)));
     EXPECT_THROW(slot_start_ms(max_slot, every(day)), DataError);
     EXPECT_THROW(slot_start_ms(LLONG_MIN, every(day)), DataError);
-    EXPECT_EQ(slot_start_ms(slot_of(max_time_ms, every(day)), every(day)),
-              max_time_ms / day * day);
+    EXPECT_EQ(slot_start_ms(slot_of(max_time_ms, every(day)), every(day)), max_time_ms / day * day);
 }
 
 TEST(LedgerEntry, RoundTripsThroughTheStoredForm) {

@@ -56,8 +56,9 @@ TEST(ReplyReader, RefusesAReplyWithTooManyElementsInAll) {
     for (int i = 0; i < 17; ++i) bytes += inner;
     std::string error;
     EXPECT_EQ(read_one(bytes, error), nullptr);
-    EXPECT_EQ(error, "a reply of more than 1048576 elements in all, more than any reply can have "
-                     "here");
+    EXPECT_EQ(error,
+              "a reply of more than 1048576 elements in all, more than any reply can have "
+              "here");
     // The count is per reply: the next reply on the same reader starts again from zero.
     std::unique_ptr<redisReader, ReaderDeleter> reader(new_reply_reader());
     std::string two = "*9\r\n";
