@@ -103,6 +103,18 @@ teardown() {
     echo "$output" | jq -e '.outcome == "failed-to-start"'
 }
 
+@test "no thread for the renewals (process limit) stops the command before its lease ends and releases" {
+    # As above with a limit of 3: redlock-run, its watchdog and the command. The renewal thread,
+    # started when the first renewal is due, is refused; the lease is then never extended, and
+    # the run stops the command before it ends, as when renewals fail.
+    run -76 --separate-stderr prlimit --nproc=3 setpriv --reuid=61234 --regid=61234 --clear-groups \
+        env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$RL" -t 1s nproc -- sleep 30
+    [[ "$stderr" == *"cannot start the renewal thread for lock 'nproc'"* ]]
+    key_absent nproc
+    run -0 "$RL" history --json nproc
+    echo "$output" | jq -e '.outcome == "lost"'
+}
+
 @test "a missing command exits 127 and the lock is released" {
     run -127 "$RL" nocmd -- redlock-test-no-such-command
     assert_output --partial 'redlock-test-no-such-command'
