@@ -25,7 +25,8 @@ constexpr const char* usage_text =
 constexpr const char* exit_codes_text =
     "Exit codes: COMMAND's own status (128+N if killed by signal N); 75 lock busy (-E);\n"
     "64 usage; 65 key is not a lock; 69 Redis unreachable (or too few replicas for\n"
-    "--min-replicas, or acquired too late to run safely); 70 internal; 76 lock lost;\n"
+    "--min-replicas, or acquired too late to run safely); 70 internal; 71 no process\n"
+    "for COMMAND (fork failed: a process limit); 76 lock lost;\n"
     "77 auth refused; 78 TLS verification failed; 79 stuck (--heartbeat-timeout,\n"
     "--max-renewals); 124 --max-runtime exceeded;\n"
     "126 command not executable; 127 command not found.\n"

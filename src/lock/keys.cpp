@@ -65,6 +65,27 @@ std::optional<std::string_view> lock_key_of(std::string_view companion, std::str
     return key;
 }
 
+std::optional<CompanionOf> companion_of(std::string_view key) {
+    // Every companion starts with '{' (both forms of companion_key); most names end here.
+    if (!key.starts_with('{')) return std::nullopt;
+    // The suffixes a lock uses: whole, or a family followed by a token, a permit's number and
+    // the like (companion_key(k, "wake:" + t) == companion_key(k, "wake:") + t).
+    constexpr std::string_view whole[] = {"fence", "info", "wait", "ledger", "once", "shared"};
+    constexpr std::string_view family[] = {"wake:", "shared:", "permit:"};
+    // Each ':' may start the suffix; lock_key_of proves a candidate by rebuilding the companion.
+    for (std::size_t colon = key.find(':'); colon != std::string_view::npos;
+         colon = key.find(':', colon + 1)) {
+        std::string_view suffix = key.substr(colon + 1);
+        bool used = false;
+        for (std::string_view w : whole) used = used || suffix == w;
+        for (std::string_view f : family) used = used || suffix.starts_with(f);
+        if (!used) continue;
+        if (std::optional<std::string_view> lock = lock_key_of(key, suffix))
+            return CompanionOf{*lock, suffix};
+    }
+    return std::nullopt;
+}
+
 LockKeys LockKeys::make(std::string_view name, std::string_view prefix) {
     LockKeys k;
     k.name = std::string(name);

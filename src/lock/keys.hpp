@@ -17,6 +17,15 @@ std::string companion_key(std::string_view key, std::string_view suffix);
 // The lock key whose companion with `suffix` is exactly `companion`, if there is one.
 std::optional<std::string_view> lock_key_of(std::string_view companion, std::string_view suffix);
 
+// When `key` is a companion of some lock key under any suffix a lock uses (LockKeys, the
+// permits' and shared holders' keys, a waiter's wake-up list and mark): that lock key and the
+// suffix. Such a key taken as a lock would collide with the lock it belongs to.
+struct CompanionOf {
+    std::string_view lock;
+    std::string_view suffix;
+};
+std::optional<CompanionOf> companion_of(std::string_view key);
+
 struct LockKeys {
     std::string name;   // as the user gave it
     std::string key;    // prefix + name: the Redis key holding the token

@@ -33,7 +33,15 @@ long long slot_of(long long now_ms, const OncePer& p) {
     return q;
 }
 
+bool slot_in_range(long long slot, const OncePer& p) {
+    return slot >= slot_of(0, p) && slot <= slot_of(max_time_ms, p);
+}
+
 long long slot_start_ms(long long slot, const OncePer& p) {
+    // A slot past a real clock's overflows the product (a year's period times a slot near
+    // max_slot); LockNode::acquire refuses such replies, this keeps any other caller exact.
+    if (!slot_in_range(slot, p))
+        throw DataError(fmt::format("--once-per slot {} is of no real clock", slot));
     return slot * p.period.count() + p.offset.count();
 }
 
@@ -85,6 +93,10 @@ RecordArgs record_args(const RunRecord& record) {
                   "pid",   std::to_string(e.pid),
                   "fence", std::to_string(e.fence),
                   "exit",  e.exit_status ? std::to_string(*e.exit_status) : std::string()};
+    if (record.slot) {
+        out.fields.push_back("start_ms");
+        out.fields.push_back(std::to_string(record.slot_start_ms));
+    }
     return out;
 }
 

@@ -40,7 +40,10 @@ inline constexpr long long max_slot = max_time_ms / 1000;
 // The slot of Unix time `now_ms` (as Redis's clock says it). Throws DataError for a time no
 // Redis can report (negative, or beyond the year 10000), UsageError for a policy out of range.
 long long slot_of(long long now_ms, const OncePer& p);
-// When `slot` begins, in Unix ms.
+// Whether `slot` is one of a real clock's (slot_of 0 to max_time_ms) under `p`: a slot from a
+// reply is checked with it, as slot * period overflows for a hostile one.
+bool slot_in_range(long long slot, const OncePer& p);
+// When `slot` begins, in Unix ms. Throws DataError for a slot not in range.
 long long slot_start_ms(long long slot, const OncePer& p);
 // How long the slot record is kept: a few periods, so it outlives its slot whatever the offset,
 // then expires by itself.
@@ -101,6 +104,7 @@ struct RunRecord {
     // --once-per: mark `slot` done; when any_result is false only a run that still holds the
     // lock and ran does.
     std::optional<long long> slot;
+    long long slot_start_ms = 0;  // when `slot` began (Unix ms), compared across periods
     bool any_result = false;
     Millis once_ttl{0};
 };

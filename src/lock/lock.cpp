@@ -5,6 +5,7 @@
 #include "lock/lock_replies.hpp"
 #include "lock/permits.hpp"
 #include "lock/scripts.hpp"
+#include "util/duration.hpp"
 #include "util/errors.hpp"
 
 namespace redlock {
@@ -76,6 +77,12 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
             "unexpected reply from the acquire script for lock '{}': no --once-per slot (is this "
             "Redis?)",
             keys.key));
+    // Range-checked here, where the policy is known: slot * period of a hostile slot overflows.
+    if (once_ && result.slot && !slot_in_range(*result.slot, *once_))
+        throw RedisError(fmt::format(
+            "unexpected reply from the acquire script for lock '{}': --once-per slot {}, which "
+            "no real clock gives for every {} (is this Redis?)",
+            keys.key, *result.slot, format_duration(once_->period)));
     return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "lock/keys.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
 #include "util/printable.hpp"
@@ -31,6 +32,14 @@ void check_lock_name(std::string_view name, std::string_view prefix) {
     if (has_control_character(prefix))
         throw UsageError(fmt::format("the --prefix '{}' contains a control character",
                                      excerpt(printable(prefix))));
+    // "{job}:fence" is job's fence counter: locked as a name of its own, it would break job's
+    // fences (and a run of job would find a lock token where its counter belongs).
+    std::string key = fmt::format("{}{}", prefix, name);
+    if (std::optional<CompanionOf> of = companion_of(key))
+        throw UsageError(fmt::format(
+            "the lock key '{}' (--prefix and NAME) is a key of lock '{}' (its {}); choose "
+            "another NAME",
+            excerpt(printable(key)), excerpt(printable(of->lock)), excerpt(printable(of->suffix))));
 }
 
 }  // namespace redlock

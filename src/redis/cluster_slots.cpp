@@ -53,8 +53,11 @@ std::string NodeAddress::describe() const {
 }
 
 std::vector<SlotRange> parse_cluster_slots(const redisReply& reply, std::string_view asked_host) {
+    // A protocol error (69) like the reader's own: the node answered nothing a cluster node
+    // would, and the next seed may still know the map (ClusterRouter::refresh goes on to it).
     auto malformed = [](std::string_view why) {
-        return RedisError(fmt::format("unexpected reply to CLUSTER SLOTS: {}", why));
+        return RedisUnavailable(
+            fmt::format("protocol error: unexpected reply to CLUSTER SLOTS: {}", why));
     };
     if (reply.type != REDIS_REPLY_ARRAY) throw malformed("not an array");
     // A real cluster has at most one range per slot. More would overflow the router's 16-bit

@@ -35,7 +35,8 @@ struct SlotRange {
 
 // The master of every slot range in a CLUSTER SLOTS reply. A master listed without an address
 // ("" or "?": the node does not know its own) is reached at `asked_host`, the host the reply
-// came from, as the Redis documentation says. Throws RedisError on a malformed reply.
+// came from, as the Redis documentation says. Throws RedisUnavailable (a protocol error) on a
+// malformed reply.
 std::vector<SlotRange> parse_cluster_slots(const redisReply& reply, std::string_view asked_host);
 
 struct Redirect {

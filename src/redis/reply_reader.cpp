@@ -17,13 +17,28 @@ namespace {
 const redisReplyObjectFunctions* defaults = nullptr;
 redisReplyObjectFunctions bounded;
 std::once_flag init;
-// Per thread: the renewer and the main loop each read their own replies.
+// Per thread: the renewer and the main loop each read their own replies, and a thread reads one
+// reply whole (Connection::read_reply) or drops its connection, reader and all, before another.
 thread_local long long refused_elements = 0;
+thread_local bool refused_in_all = false;
+// The elements of the arrays of the reply being read so far, nested ones included.
+thread_local long long reply_elements = 0;
 
 void* create_bounded_array(const redisReadTask* task, int elements) {
     if (elements > max_reply_elements) {
         refused_elements = elements;
+        refused_in_all = false;
         return nullptr;  // hiredis turns this into a reader error
+    }
+    // Each array alone is bounded above; many of them nested are not (16 arrays of a million
+    // integers fit the byte cap and cost 1.1 GB), so the whole reply is counted too. An array
+    // without a parent starts a new reply.
+    if (!task->parent) reply_elements = 0;
+    reply_elements += elements > 0 ? elements : 0;
+    if (reply_elements > max_reply_total_elements) {
+        refused_elements = reply_elements;
+        refused_in_all = true;
+        return nullptr;
     }
     return defaults->createArray(task, elements);
 }
@@ -41,6 +56,7 @@ redisReader* new_reply_reader() {
     });
     reader->fn = &bounded;
     refused_elements = 0;
+    refused_in_all = false;
     return reader;
 }
 
@@ -59,6 +75,10 @@ int feed_reader(redisReader& reader, const char* buf, std::size_t len) {
 }
 
 std::string reader_error(const redisReader& reader) {
+    if (refused_elements > 0 && std::strcmp(reader.errstr, "Out of memory") == 0 && refused_in_all)
+        return fmt::format(
+            "a reply of more than {} elements in all, more than any reply can have here",
+            max_reply_total_elements);
     if (refused_elements > 0 && std::strcmp(reader.errstr, "Out of memory") == 0)
         return fmt::format("an array of {} elements, more than any reply can have here ({})",
                            refused_elements, max_reply_elements);

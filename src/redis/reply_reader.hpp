@@ -13,6 +13,10 @@ namespace redlock {
 // Far more elements than any reply redlock-run asks for (SCAN with COUNT 1000 returns about a
 // thousand keys); 8 MB of element table at most.
 inline constexpr int max_reply_elements = 1 << 20;
+// The same bound over a whole reply, nested arrays' elements included: about 56 MB of reply
+// objects at most. The largest real one, CLUSTER SLOTS of 16384 single-slot ranges with five
+// replicas each, has about 460,000.
+inline constexpr long long max_reply_total_elements = 1 << 20;
 
 // The most bytes one reply may take on the wire, 64 MiB: a bulk header may announce 900 GB and
 // a server may then stream it, and hiredis buffers a bulk string whole. The largest replies here
@@ -25,7 +29,8 @@ inline constexpr std::size_t max_reply_bytes = std::size_t{64} << 20;
 std::size_t unparsed_bytes(const redisReader& reader);
 
 // A new reader (free it with redisReaderFree) that refuses arrays of more than
-// max_reply_elements as a protocol error. Throws std::bad_alloc.
+// max_reply_elements, and replies of more than max_reply_total_elements in all, as a protocol
+// error. Throws std::bad_alloc.
 redisReader* new_reply_reader();
 
 // redisReaderFeed, with the reader's buffer grown by doubling: hiredis (sds) grows it by 1 MiB at

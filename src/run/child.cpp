@@ -91,6 +91,14 @@ pid_t start_child(const ExecPlan& plan) {
     return pid;
 }
 
+SpawnError fork_failed(const std::string& command, int err) {
+    return SpawnError(
+        fmt::format("{}: cannot start the command: fork: {}{}", command, std::strerror(err),
+                    err == EAGAIN ? " (a process limit reached: RLIMIT_NPROC or a "
+                                    "cgroup's pids.max?)"
+                                  : ""),
+        exit_code::cannot_fork);
+}
 }  // namespace
 
 Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const sigset_t& mask,
@@ -132,7 +140,9 @@ Child Child::spawn(const std::vector<std::string>& argv, const Env& env, const s
                   take_terminal,
                   getpid()};
     pid_t pid = start_child(plan);
-    if (pid < 0) throw std::system_error(errno, std::generic_category(), "vfork");
+    // No process for the command (EAGAIN at a process limit, ENOMEM): the run cannot start it,
+    // which Run::start records and answers like a command not found, releasing the lock.
+    if (pid < 0) throw fork_failed(argv.front(), errno);
     setpgid(pid, pid);  // also from here, so the group exists before we ever signal it
     err_write.reset();
     int err = 0;

@@ -16,11 +16,6 @@
 
 namespace redlock {
 
-// The command could not be started: 127 when it does not exist, 126 when it cannot be run.
-struct SpawnError : Error {
-    SpawnError(const std::string& m, int code) : Error(m, code) {}
-};
-
 class Child {
   public:
     using Env = std::vector<std::pair<std::string, std::string>>;

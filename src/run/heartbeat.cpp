@@ -10,6 +10,21 @@
 
 namespace redlock {
 
+namespace {
+
+// start + (n + 1) * every, saturated at Deadline::max(): -t 1d --max-renewals 1000000 is ~3
+// million years away, beyond a nanosecond time point, and a wrapped sum lay in the past, so the
+// run was stopped as stuck at once. A deadline past the clock's range is never reached anyway.
+Deadline renewals_deadline(Deadline start, long long n, Millis every) {
+    using Nanos = Deadline::duration;
+    Nanos room = Deadline::max() - start;
+    Nanos period = std::chrono::duration_cast<Nanos>(std::max(every, Millis(1)));
+    if (n + 1 > room / period) return Deadline::max();
+    return start + (n + 1) * period;
+}
+
+}  // namespace
+
 StuckDetector::StuckDetector(std::string heartbeat_file, std::optional<Millis> timeout,
                              std::optional<long long> max_renewals, Millis renew_every,
                              Deadline start)
@@ -17,7 +32,7 @@ StuckDetector::StuckDetector(std::string heartbeat_file, std::optional<Millis> t
       timeout_(timeout),
       max_renewals_(max_renewals),
       progress_(start) {
-    if (max_renewals) renewals_end_ = start + (*max_renewals + 1) * renew_every;
+    if (max_renewals) renewals_end_ = renewals_deadline(start, *max_renewals, renew_every);
     struct stat st {};
     if (timeout_ && ::stat(file_.c_str(), &st) == 0) mtime_ = st.st_mtim;
 }

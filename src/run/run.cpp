@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "lock/backend.hpp"
@@ -52,6 +53,7 @@ class Run {
     void start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
                std::optional<Child>& child);
     int supervise(Child& child, Renewer& renewer);
+    void start_renewer(Renewer& renewer, Deadline now);
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
     void lose(Child& child, Renewer& renewer, const std::string& reason,
               std::optional<Deadline> kill_by = std::nullopt);
@@ -80,8 +82,9 @@ class Run {
     Deadline lease_start_{};
     bool lost_ = false;
     std::optional<Deadline> kill_at_;
-    std::optional<HolderInfo> info_;       // recorded beside the lock (command: --hold-info)
-    Deadline acquired_at_{};               // when the acquire reply arrived (for --min-hold)
+    Deadline renewal_start_{};        // when supervise() (next) tries to start the renewal thread
+    std::optional<HolderInfo> info_;  // recorded beside the lock (command: --hold-info)
+    Deadline acquired_at_{};          // when the acquire reply arrived (for --min-hold)
     std::optional<Deadline> runtime_end_;  // --max-runtime: when to stop the command
     bool timed_out_ = false;               // --max-runtime stopped the command
     std::optional<int> interrupted_by_;    // a signal ended --wait before the lock was taken
@@ -184,10 +187,28 @@ Millis Run::term_lead() const {
     return std::min(opt_.kill_after, (opt_.ttl - opt_.renew_every) / 2);
 }
 
+// The renewal thread, when the first renewal is due. The system may refuse it (EAGAIN at a
+// process limit reached since the command started): then the lease is not extended, and
+// supervise() stops the command before the lease ends as when renewals fail, trying again
+// meanwhile, since a thread may be given later.
+void Run::start_renewer(Renewer& renewer, Deadline now) {
+    try {
+        renewer.start();
+    } catch (const std::system_error& e) {
+        if (renewal_start_ == renewer.first_renewal())
+            log::error(
+                "cannot start the renewal thread for lock '{}': {}; trying again until "
+                "the lease ends",
+                keys_.key, e.code().message());
+        renewal_start_ = now + std::max(Millis(10), opt_.renew_every / 10);
+    }
+}
+
 int Run::supervise(Child& child, Renewer& renewer) {
+    renewal_start_ = renewer.first_renewal();
     while (!child.try_reap()) {
         Deadline now = clock_.now();
-        if (!lost_ && !renewer.started() && now >= renewer.first_renewal()) renewer.start();
+        if (!lost_ && !renewer.started() && now >= renewal_start_) start_renewer(renewer, now);
         // The watchdog kills the group at valid_until(); the supervisor finishes a little
         // earlier, so that the watchdog acts only when the supervisor could not (was stopped or
         // starved), not in a tie with a supervisor that is on time.
@@ -237,7 +258,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
 
         Deadline wake = Deadline::max();
         if (!lost_) wake = renewer.valid_until() - watchdog_lead() - term_lead();
-        if (!lost_ && !renewer.started()) wake = std::min(wake, renewer.first_renewal());
+        if (!lost_ && !renewer.started()) wake = std::min(wake, renewal_start_);
         if (kill_at_) wake = std::min(wake, *kill_at_);
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
         if (stuck_detector_ && !stuck_) wake = std::min(wake, stuck_detector_->due());

@@ -76,6 +76,7 @@ std::optional<RunRecord> run_record(const RunOptions& options, const FinishedRun
         bool ok = run.outcome == Outcome::ran && rec.entry.exit_status == 0;
         if (job.once_per->any_result || ok) {
             rec.slot = run.slot;
+            rec.slot_start_ms = slot_start_ms(*run.slot, *job.once_per);
             rec.any_result = job.once_per->any_result;
             rec.once_ttl = once_record_ttl(*job.once_per);
         }

@@ -113,6 +113,17 @@ inline void report(const char* line, long group) {
     }
 }
 
+// Whether `group`, as announced, may be killed as the command's process group. kill(-1) would
+// SIGKILL every process we may signal, kill(0) and our own group the watchdog itself, and
+// redlock-run's group redlock-run and maybe its caller's shell; so only a live process that leads
+// a group of its own (the command made its group before announcing it), and neither ours nor our
+// parent's.
+inline bool is_command_group(std::int64_t group) {
+    if (group <= 1 || group > INT32_MAX) return false;
+    if (group == sys(SYS_getpgid, 0) || group == sys(SYS_getpgid, sys(SYS_getppid))) return false;
+    return sys(SYS_getpgid, static_cast<long>(group)) == group;
+}
+
 // Kills by process group id, which is safe only while that id cannot name another group: the id
 // stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
 // the leader before this watchdog has exited and been reaped (Child::reap), so every kill below
@@ -173,7 +184,9 @@ inline void report(const char* line, long group) {
             exit_now(0);
         }
         if (got != sizeof r) exit_now(70);
-        if (r.kind == kind_group) group = static_cast<long>(r.value);
+        // The first group that is one, and only it: the command announces its group once.
+        if (r.kind == kind_group && group == 0 && is_command_group(r.value))
+            group = static_cast<long>(r.value);
     }
 }
 

@@ -260,9 +260,14 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
     }
     ArgStrings args = arg_strings();
     pid_t pid = fork();
+    // No process (a process limit, memory): the command cannot run guarded, so it is not started,
+    // as when its own fork fails (Run::start records failed-to-start and releases the lock).
     if (pid < 0) {
+        int err = errno;
         unmap(shared_, shared_size_);
-        throw fail("fork");
+        throw SpawnError(fmt::format("cannot start the watchdog for lock '{}': fork: {}", key,
+                                     std::strerror(err)),
+                         exit_code::cannot_fork);
     }
     if (pid == 0) {
         become_watchdog(read_end.get(), shared.get(), {});

@@ -62,6 +62,13 @@ struct TlsError : Error {
     explicit TlsError(const std::string& m) : Error(m, exit_code::tls) {}
 };
 
+// The command could not be started: 127 when it does not exist, 126 when it cannot be run, 71
+// when the system gave no process for it or its watchdog (fork failed: a process limit such as
+// RLIMIT_NPROC or a cgroup's pids.max, or memory). The run records it as failed-to-start.
+struct SpawnError : Error {
+    SpawnError(const std::string& m, int code) : Error(m, code) {}
+};
+
 // release --token T refused: the lock is held under another token (left untouched).
 struct NotOwner : Error {
     explicit NotOwner(const std::string& m) : Error(m, exit_code::not_owner) {}

@@ -11,6 +11,7 @@ inline constexpr int usage = 64;         // EX_USAGE
 inline constexpr int data = 65;          // EX_DATAERR: the key holds something that is not a lock
 inline constexpr int unavailable = 69;  // EX_UNAVAILABLE: Redis unreachable, timed out, not primary
 inline constexpr int internal = 70;     // EX_SOFTWARE
+inline constexpr int cannot_fork = 71;  // EX_OSERR: no process for the command (or its watchdog)
 inline constexpr int auth = 77;         // EX_NOPERM: AUTH refused or ACL denied a command
 inline constexpr int tls = 78;          // EX_CONFIG: TLS verification or negotiation failed
 inline constexpr int lock_lost = 76;    // the lock was lost while the command ran

@@ -162,6 +162,35 @@ shifted() {
     [ "$ttl" -gt 20000 ] && [ "$ttl" -le 30000 ]
 }
 
+@test "a slot record ahead of the current slot (a clock stepped back) skips the run" {
+    local d=$BATS_TEST_TMPDIR off slot
+    off=$(mid_slot_offset 3600000)
+    # The slot of the same period five slots ahead, as a node whose clock ran ahead left it.
+    slot=$(((($(redis_ms) - ${off%ms}) / 3600000) + 5))
+    rcli HSET '{job}:once' slot "$slot" end_ms "$(redis_ms)" outcome ran >/dev/null
+    run -75 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d")"
+    [ ! -e "$d/log" ]
+}
+
+@test "a record of a shorter period earlier in the slot skips; one of a longer period does not" {
+    local d=$BATS_TEST_TMPDIR now
+    now=$(redis_ms)
+    # An hourly run of this hour, now run daily: the day's slot has had its run.
+    rcli HSET '{job}:once' slot $((now / 3600000)) start_ms $((now / 3600000 * 3600000)) \
+        end_ms "$now" outcome ran >/dev/null
+    run -75 "$RL" --once-per 1d job -c "$(job "$d")"
+    [ ! -e "$d/log" ]
+    # A daily run of a day begun before this minute, now run every minute: this minute's slot
+    # has not had its run, although the daily slot's number is far below the minute's.
+    rcli DEL '{job}:once' >/dev/null
+    rcli HSET '{job}:once' slot $((now / 86400000)) start_ms $((now / 86400000 * 86400000)) \
+        end_ms "$now" outcome ran >/dev/null
+    if [ $((now % 86400000)) -ge 60000 ]; then
+        run -0 "$RL" --once-per 1m job -c "$(job "$d")"
+        [ "$(starts_in "$d/log")" -eq 1 ]
+    fi
+}
+
 @test "--once-per and --slot-offset are range-checked" {
     run -64 "$RL" --once-per 0 j true
     run -64 "$RL" --once-per 500ms j true

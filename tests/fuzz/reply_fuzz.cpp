@@ -13,6 +13,7 @@
 #include "lock/holder.hpp"
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
+#include "lock/ledger.hpp"
 #include "lock/lock_replies.hpp"
 #include "redis/cluster_slots.hpp"
 #include "redis/connection.hpp"
@@ -42,6 +43,14 @@ void interpret(const Reply& reply) {
     tolerate_errors([&] {
         AcquireResult a = acquire_result(reply, "job");
         if (!a.acquired) (void)describe_holder(a);
+        // --once-per: a slot is taken only in its policy's range (LockNode::acquire), and its
+        // start is then computed without overflow, whatever the period.
+        for (Millis period : {once_period_min, Millis(3'600'000), once_period_max}) {
+            OncePer p;
+            p.period = period;
+            p.offset = Millis(period / 2);
+            if (a.slot && slot_in_range(*a.slot, p)) (void)slot_start_ms(*a.slot, p);
+        }
     });
     tolerate_errors([&] { (void)renew_result(reply, "job"); });
     tolerate_errors([&] { (void)release_result(reply, "job"); });

@@ -39,7 +39,7 @@ end
 -- land in the next slot. Computed once per call (the skip check and the reply agree).
 local once_period, once_offset = nil, nil
 if (ARGV[7] or '') ~= '' then once_period, once_offset = string.match(ARGV[7], '^(%d+):(%d+)$') end
-local once_cached = nil
+local once_cached, once_start = nil, nil
 local function once_slot()
   if not once_period then return nil end
   if not once_cached then
@@ -48,6 +48,7 @@ local function once_slot()
     local r = math.fmod(since, period)
     if r < 0 then r = r + period end
     once_cached = string.format('%d', (since - r) / period)
+    once_start = since - r + tonumber(once_offset)  -- when the slot began, in ms
   end
   return once_cached
 end
@@ -159,14 +160,30 @@ end
 -- (a waiter that gets the lock after the slot's run finished skips here). The record is written
 -- by the run that completed the slot, in the same step as its release (ledger.lua).
 if once_slot() then
-  -- HGET under pcall: the slot done (a string), none (false: no record, or no slot in it), or
-  -- an error table for a record of another type (only then TYPE, for the message).
-  local done = redis.pcall('HGET', KEYS[5], 'slot')
-  if type(done) == 'table' then
+  -- HMGET under pcall: the slot done and when it began (strings, or false: no record, or an
+  -- older record without start_ms), or an error table for a record of another type (only then
+  -- TYPE, for the message).
+  local rec = redis.pcall('HMGET', KEYS[5], 'slot', 'start_ms')
+  if rec.err then
     local kind = redis.call('TYPE', KEYS[5]).ok
     return redis.error_reply('WRONGTYPE the once-per record ' .. KEYS[5] .. ' holds a ' .. kind)
   end
-  if done == once_slot() then
+  -- Done when the recorded slot began no earlier than ours, not only when it is ours: a record
+  -- ahead of this slot (this node's clock stepped back, or a failover to a replica whose clock
+  -- is behind) means the job already ran at a time this clock has yet to reach, and running it
+  -- again until that record expires would run it once per attempt. Compared by start times,
+  -- which mean the same whatever the period: a run of a shorter period within our slot used it
+  -- up, a run of a longer period whose slot began before ours did not (slot numbers of two
+  -- periods do not compare). A record without start_ms is of the same period (written before
+  -- start_ms was).
+  local done_slot, done_start = tonumber(rec[1] or ''), tonumber(rec[2] or '')
+  local done
+  if done_start then
+    done = done_start >= once_start
+  else
+    done = done_slot ~= nil and done_slot >= tonumber(once_slot())
+  end
+  if done then
     -- Not taken. Our key, when an earlier attempt's lost reply had taken it, goes; a waiter
     -- leaves the queue and the free lock goes on to the next one, who decides for itself (the
     -- wake-up lingers as long as a waiter's mark outlasts its retry).

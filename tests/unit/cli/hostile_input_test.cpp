@@ -44,6 +44,27 @@ TEST(LockName, RefusesEmptyHugeAndControlCharacters) {
               "the --prefix 'x\\x7f' contains a control character");
 }
 
+// A name that is the key of another lock's companion (its fence counter, holder info, queue,
+// ledger, once-per record, a permit, a shared holder, a waiter's wake-up list) would take that
+// key as a lock and collide with the lock it belongs to.
+TEST(LockName, RefusesTheKeyOfAnotherLocksCompanion) {
+    for (const char* name :
+         {"{job}:fence", "{job}:info", "{job}:wait", "{job}:ledger", "{job}:once", "{job}:shared",
+          "{job}:permit:2", "{job}:permit:2:info", "{job}:wake:0123456789abcdef0123456789abcdef",
+          "{job}:wake:0123456789abcdef0123456789abcdef:alive",
+          "{job}:shared:0123456789abcdef0123456789abcdef", "{c}b{c}:fence"}) {
+        std::string m = usage_message([&] { check_lock_name(name, ""); });
+        EXPECT_NE(m.find("is a key of lock"), std::string::npos) << name << ": " << m;
+    }
+    EXPECT_EQ(usage_message([] { check_lock_name("job}:fence", "{locks:"); }),
+              "the lock key '{locks:job}:fence' (--prefix and NAME) is a key of lock "
+              "'locks:job' (its fence); choose another NAME");
+    // Names that merely look alike are locks of their own.
+    for (const char* name : {"job:fence", "{job}:fencing", "{job}:other", "{job}fence", "{}:fence",
+                             "{job}:", "{a}b:fence", "job}:fence"})
+        EXPECT_NO_THROW(check_lock_name(name, "")) << name;
+}
+
 TEST(RedisUrlHostile, MasksThePasswordEvenWithoutSchemeSlashes) {
     for (const char* url : {"redis:/u:hunter2@host", "redis//u:hunter2@h", "http://u:hunter2@h",
                             "redis://u:hunter2@h:0", "redis:u:hunter2@h", "x:hunter2@h"}) {

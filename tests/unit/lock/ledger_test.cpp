@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "lock/keys.hpp"
 #include "redis/cluster_slots.hpp"
 #include "util/errors.hpp"
@@ -43,6 +45,21 @@ TEST(OncePerSlot, RejectsClocksAndPoliciesOutOfRange) {
     EXPECT_THROW(slot_of(1000, every(10'000, 10'000)), UsageError);
     EXPECT_THROW(slot_of(1000, every(10'000, -1)), UsageError);
     EXPECT_EQ(once_record_ttl(every(10'000)), Millis(30'000));
+}
+
+// A hostile server's slot (an acquire reply) must not overflow slot * period: only the slots of
+// a real clock (0 to the year 10000) are taken, and slot_start_ms refuses any other.
+TEST(OncePerSlot, OnlySlotsOfARealClockAreTaken) {
+    const long long day = 86'400'000;
+    EXPECT_TRUE(slot_in_range(slot_of(0, every(day)), every(day)));
+    EXPECT_TRUE(slot_in_range(slot_of(max_time_ms, every(day)), every(day)));
+    EXPECT_TRUE(slot_in_range(-1, every(day, 1000)));
+    EXPECT_FALSE(slot_in_range(-1, every(day)));
+    EXPECT_FALSE(slot_in_range(slot_of(max_time_ms, every(day)) + 1, every(day)));
+    EXPECT_FALSE(slot_in_range(max_slot, every(day)));
+    EXPECT_THROW(slot_start_ms(max_slot, every(day)), DataError);
+    EXPECT_THROW(slot_start_ms(LLONG_MIN, every(day)), DataError);
+    EXPECT_EQ(slot_start_ms(slot_of(max_time_ms, every(day)), every(day)), max_time_ms / day * day);
 }
 
 TEST(LedgerEntry, RoundTripsThroughTheStoredForm) {

@@ -165,7 +165,7 @@ TEST_F(Lock, AFenceCounterThatIsNotANumberLeavesNoLockBehind) {
 }
 
 // A finished run of the slot, as LockNode::finish records it.
-RunRecord slot_run(long long slot) {
+RunRecord slot_run(long long slot, long long period_ms = 3'600'000) {
     RunRecord rec;
     rec.entry.host = "web-1";
     rec.entry.pid = 4120;
@@ -174,6 +174,7 @@ RunRecord slot_run(long long slot) {
     rec.held = true;
     rec.ledger_size = 10;
     rec.slot = slot;
+    rec.slot_start_ms = slot * period_ms;
     rec.once_ttl = milliseconds(60'000);
     return rec;
 }
@@ -199,7 +200,10 @@ TEST_F(Lock, AnAcquireInADoneSlotSkipsWithoutTakingTheLock) {
     EXPECT_EQ(b.slot_done->host, "web-1");
     EXPECT_EQ(b.slot_done->pid, 4120);
     EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
-    // Another period is another slot; without --once-per nothing is checked.
+    // A slot of another period that began after the recorded one is not done (the record's
+    // start moved back to the epoch: this minute always begins after it); without --once-per
+    // nothing is checked.
+    raw({"HSET", keys.once, "start_ms", "0"});
     OncePer minute;
     minute.period = milliseconds(60'000);
     node.set_once_per(minute);

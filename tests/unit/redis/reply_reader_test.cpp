@@ -45,6 +45,34 @@ TEST(ReplyReader, RefusesAnArrayHeaderTooLargeToAllocate) {
     EXPECT_EQ(read_one("*1\r\n*1048577\r\n", error), nullptr);
 }
 
+// Each array under the bound, but the reply as a whole far beyond what any reply here has: 17
+// arrays of 65536 integers (1.1 million elements in 4.5 MB on the wire; 16 arrays of a million,
+// under the 64 MiB byte cap, took 1.1 GB). Counted across the nested reply, refused as a
+// protocol error before it is built whole.
+TEST(ReplyReader, RefusesAReplyWithTooManyElementsInAll) {
+    std::string inner = "*65536\r\n";
+    for (int i = 0; i < 65536; ++i) inner += ":1\r\n";
+    std::string bytes = "*17\r\n";
+    for (int i = 0; i < 17; ++i) bytes += inner;
+    std::string error;
+    EXPECT_EQ(read_one(bytes, error), nullptr);
+    EXPECT_EQ(error,
+              "a reply of more than 1048576 elements in all, more than any reply can have "
+              "here");
+    // The count is per reply: the next reply on the same reader starts again from zero.
+    std::unique_ptr<redisReader, ReaderDeleter> reader(new_reply_reader());
+    std::string two = "*9\r\n";
+    for (int i = 0; i < 9; ++i) two += inner;
+    for (int round = 0; round < 3; ++round) {
+        redisReaderFeed(reader.get(), two.data(), two.size());
+        void* out = nullptr;
+        ASSERT_EQ(redisReaderGetReply(reader.get(), &out), REDIS_OK) << reader_error(*reader);
+        ASSERT_NE(out, nullptr);
+        Reply reply(static_cast<redisReply*>(out));
+        EXPECT_EQ(reply->elements, 9u);
+    }
+}
+
 // A bulk string fed in 16 KiB reads, as Connection::read_reply feeds a server's stream: the
 // buffer must grow by doubling (hiredis alone grows it 1 MiB at a time, copying it whole each
 // time: 38 reallocations for 32 MiB, and quadratic time towards the 64 MiB cap).

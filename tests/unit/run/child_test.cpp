@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "run/watch_loop.hpp"
 #include "util/exit_codes.hpp"
 
 using redlock::Child;
@@ -355,6 +356,75 @@ TEST_P(WatchdogStart, ItsMessageIsWrittenAlthoughTheRunStopsItAsItReapsTheComman
               std::string::npos)
         << got.substr(got.find_first_not_of('x') == std::string::npos ? got.size()
                                                                       : got.find_first_not_of('x'));
+}
+
+// A process that pauses until killed; in a group of its own when `leader`.
+pid_t paused_process(bool leader) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (leader) setpgid(0, 0);
+        for (;;) pause();
+    }
+    if (leader) setpgid(pid, pid);
+    return pid;
+}
+
+// The watchdog kills only a group that is one: an announced id that does not lead a group of
+// its own (here a process in the test's group) is ignored, and the command's real group, which
+// comes after it, is the one killed. It used to take any id, kill(-1) included.
+TEST_P(WatchdogStart, IgnoresAnAnnouncedIdThatIsNotTheCommandsGroup) {
+    using redlock::Watchdog;
+    // As in redlock-run, where SIGPIPE is blocked: a watchdog that exited makes a write fail.
+    struct IgnorePipe {
+        void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+        ~IgnorePipe() { signal(SIGPIPE, old); }
+    } ignore_pipe;
+    // A deadline already past: the watchdog kills the first group it accepts at once.
+    Watchdog watchdog("child-test", redlock::BootClock::now() - std::chrono::seconds(1),
+                      GetParam());
+    pid_t member = paused_process(false), leader = paused_process(true);
+    redlock::announce_process_group(watchdog.announce_fd(), member);
+    redlock::announce_process_group(watchdog.announce_fd(), leader);
+    int status = 0;
+    pid_t reaped = 0;
+    for (int i = 0; i < 5000 && reaped == 0; ++i) {
+        reaped = waitpid(leader, &status, WNOHANG);
+        if (reaped == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (reaped == 0) {
+        kill(leader, SIGKILL);
+        waitpid(leader, &status, 0);
+        ADD_FAILURE() << "the command's group was not killed";
+    } else {
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    }
+    EXPECT_EQ(waitpid(member, &status, WNOHANG), 0);  // untouched
+    kill(member, SIGKILL);
+    waitpid(member, &status, 0);
+    watchdog.dismiss();
+}
+
+// What the watchdog accepts as the command's group (checked here in the test's own process):
+// never 1 (kill(-1) reaches every process), 0, a negative id, its own group or its parent's,
+// nor an id that leads no group; a process that leads its own group, yes.
+TEST(WatchdogGroup, OnlyALiveGroupLeaderThatIsNeitherOursNorOurParents) {
+    using redlock::watch_loop::is_command_group;
+    EXPECT_FALSE(is_command_group(1));
+    EXPECT_FALSE(is_command_group(0));
+    EXPECT_FALSE(is_command_group(-1));
+    EXPECT_FALSE(is_command_group(-getpgrp()));
+    EXPECT_FALSE(is_command_group(getpgrp()));
+    EXPECT_FALSE(is_command_group(getpgid(getppid())));
+    EXPECT_FALSE(is_command_group(std::int64_t{1} << 40));
+    pid_t member = paused_process(false), leader = paused_process(true);
+    EXPECT_FALSE(is_command_group(member));
+    EXPECT_TRUE(is_command_group(leader));
+    int status = 0;
+    kill(member, SIGKILL);
+    kill(leader, SIGKILL);
+    waitpid(member, &status, 0);
+    waitpid(leader, &status, 0);
+    EXPECT_FALSE(is_command_group(leader));  // gone: no group of that id any more
 }
 
 INSTANTIATE_TEST_SUITE_P(BothWays, WatchdogStart,

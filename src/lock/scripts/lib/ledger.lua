@@ -34,9 +34,22 @@ local function record_run(ledger, once, now, judged, held, o, fields)
     if kind ~= 'none' and kind ~= 'hash' then
       problem = 'WRONGTYPE the once-per record ' .. once .. ' holds a ' .. kind
     else
-      -- Never back to an older slot (a clock that stepped back on the lock's node).
-      local prev = tonumber(redis.call('HGET', once, 'slot'))
-      if not prev or prev <= tonumber(ARGV[o + 5]) then
+      -- Never back to an older slot (a clock that stepped back on the lock's node). By the
+      -- slots' start times when both records have one (start_ms, among the field/value pairs),
+      -- as acquire.lua compares them: slot numbers of two periods do not compare.
+      local start = nil
+      for i = fields, #ARGV - 1, 2 do
+        if ARGV[i] == 'start_ms' then start = tonumber(ARGV[i + 1]) end
+      end
+      local prev = redis.call('HMGET', once, 'slot', 'start_ms')
+      local prev_slot, prev_start = tonumber(prev[1] or ''), tonumber(prev[2] or '')
+      local newer
+      if prev_start and start then
+        newer = prev_start <= start
+      else
+        newer = not prev_slot or prev_slot <= tonumber(ARGV[o + 5])
+      end
+      if newer then
         try('DEL', once)
         local record = {'slot', ARGV[o + 5], 'end_ms', string.format('%d', now),
                         'outcome', outcome}
