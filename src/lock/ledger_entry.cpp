@@ -5,7 +5,6 @@
 #include <sys/types.h>
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <map>
 #include <set>
@@ -15,17 +14,11 @@
 #include "lock/lock_replies.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
+#include "util/number.hpp"
 #include "util/printable.hpp"
 
 namespace redlock {
 namespace {
-
-std::optional<long long> to_number(std::string_view s) {
-    long long v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-    return v;
-}
 
 void escape_into(std::string& out, std::string_view v) {
     for (char c : v) {
@@ -82,7 +75,7 @@ LedgerEntry decode_entry(std::string_view stored) {
     // One bad field rejects the whole entry: a row half made of defaults would look real.
     std::set<std::string_view> seen;
     auto number = [&](std::string_view name, std::string_view value, long long min, long long max) {
-        std::optional<long long> n = to_number(value);
+        std::optional<long long> n = parse_integer(value);
         if (!n || *n < min || *n > max)
             throw DataError(fmt::format("ledger entry: {} '{}' is not a number in {}..{}", name,
                                         excerpt(printable(value), 30), min, max));

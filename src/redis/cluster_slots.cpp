@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdint>
 
 #include "util/errors.hpp"
 #include "util/iequals.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -35,17 +35,6 @@ std::string_view hashed_part(std::string_view key) {
 unsigned hash_slot(std::string_view key) {
     return crc16(hashed_part(key)) % 16384;
 }
-
-namespace {
-
-std::optional<long long> to_number(std::string_view s) {
-    long long v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-    return v;
-}
-
-}  // namespace
 
 std::string NodeAddress::describe() const {
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
@@ -104,13 +93,13 @@ std::optional<Redirect> parse_redirect(std::string_view error) {
     std::string_view rest = error.substr(error.find(' ') + 1);
     auto space = rest.find(' ');
     if (space == std::string_view::npos) return std::nullopt;
-    auto slot = to_number(rest.substr(0, space));
+    auto slot = parse_integer(rest.substr(0, space));
     std::string_view address = rest.substr(space + 1);
     // The host may be an IPv6 address with colons of its own: the port follows the last one.
     auto colon = address.rfind(':');
     if (!slot || *slot < 0 || *slot >= cluster_slots || colon == std::string_view::npos)
         return std::nullopt;
-    auto port = to_number(address.substr(colon + 1));
+    auto port = parse_integer(address.substr(colon + 1));
     if (!port || *port <= 0 || *port > 65535) return std::nullopt;
     r.slot = static_cast<unsigned>(*slot);
     r.to.host = std::string(address.substr(0, colon));
@@ -125,7 +114,7 @@ std::optional<std::string_view> routing_key(const std::vector<std::string>& argv
     const std::string& name = argv[0];
     if (iequals(name, "EVAL") || iequals(name, "EVALSHA") || iequals(name, "EVAL_RO") ||
         iequals(name, "EVALSHA_RO") || iequals(name, "FCALL") || iequals(name, "FCALL_RO")) {
-        auto numkeys = argv.size() > 2 ? to_number(argv[2]) : std::nullopt;
+        auto numkeys = argv.size() > 2 ? parse_integer(argv[2]) : std::nullopt;
         if (!numkeys || *numkeys <= 0 || argv.size() < 4) return std::nullopt;
         return argv[3];
     }
