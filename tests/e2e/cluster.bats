@@ -167,7 +167,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     run -1 "$RL" release --token 00000000000000000000000000000000 "${names[2]}"
     ckey_exists "${names[2]}"
     owner=$(slot_owner_port "$(cluster_keyslot "${names[2]}")")
-    token=$(ccli "$owner" GET "${names[2]}")
+    token=$(cli "$owner" GET "${names[2]}")
     run "$RL" release --token "$token" "${names[2]}"
     assert_success
     ckey_absent "${names[2]}"
@@ -205,7 +205,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     assert_equal "$RL_STATUS" 0
     refute grep -Eq "lock 'job' lost|gone at release|taken over" "$RL_ERR"
     file_contains "$RL_ERR" "released lock 'job'"
-    assert_equal "$(ccli "$to" EXISTS job)" 0
+    assert_equal "$(cli "$to" EXISTS job)" 0
 }
 
 @test "keys split by a migration draw TRYAGAIN, retried until the move ends; the lock survives" {
@@ -221,7 +221,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     # Without its holder info (recorded by default; deleted here) the renewal names an absent
     # key, so the source sends it to the target (ASK), which lacks the lock key until MIGRATE:
     # TRYAGAIN.
-    ccli "$from" DEL '{job}:info' >/dev/null
+    cli "$from" DEL '{job}:info' >/dev/null
     slot_begin_migration "$slot" "$from" "$to"
     wait_for 10 file_contains "$RL_ERR" "TRYAGAIN"
     slot_migrate_keys "$slot" "$from" "$to"
@@ -231,7 +231,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     rl_finish 10
     assert_equal "$RL_STATUS" 0
     refute grep -Eq "lock 'job' lost|gone at release|taken over" "$RL_ERR"
-    assert_equal "$(ccli "$to" EXISTS job)" 0
+    assert_equal "$(cli "$to" EXISTS job)" 0
 }
 
 @test "a slot moved between acquire and release: the release follows MOVED" {
@@ -243,13 +243,13 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     rl_start -v --ttl 60s job -- bash -c 'g=$0; '"$AWAIT" "$GATE"
     wait_for 10 ckey_exists job
     move_slot "$slot" "$from" "$to"
-    assert_equal "$(ccli "$to" EXISTS job)" 1
+    assert_equal "$(cli "$to" EXISTS job)" 1
     touch "$GATE"
     rl_finish 10
     assert_equal "$RL_STATUS" 0
     assert_equal "$(count_lines "$RL_ERR" "(MOVED)")" 1
     file_contains "$RL_ERR" "released lock 'job'"
-    assert_equal "$(ccli "$to" EXISTS job)" 0
+    assert_equal "$(cli "$to" EXISTS job)" 0
 }
 
 @test "a first seed that is down is skipped; all seeds down exits 69" {
@@ -306,8 +306,8 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     other=$(other_port "$owner")
     # Each of the two claims the other owns the slot: MOVED back and forth, for ever.
     RESTORE="$slot $owner"
-    ccli "$owner" CLUSTER SETSLOT "$slot" NODE "$(node_id "$other")" >/dev/null
-    ccli "$other" CLUSTER SETSLOT "$slot" NODE "$(node_id "$owner")" >/dev/null
+    cli "$owner" CLUSTER SETSLOT "$slot" NODE "$(node_id "$other")" >/dev/null
+    cli "$other" CLUSTER SETSLOT "$slot" NODE "$(node_id "$owner")" >/dev/null
     run -69 "$RL" -v job -- touch "$BATS_TEST_TMPDIR/ran"
     assert_line --regexp "^redlock-run: .*redirected EVALSHA more than 5 times; last: MOVED $slot "
     assert_equal "$(count_lines <(echo "$output") "(MOVED)")" 5
@@ -317,7 +317,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
 @test "every node is logged in to with the URL's or REDISCLI_AUTH's password" {
     # Passwords on the masters only: the cluster bus does not use AUTH.
     AUTH_SET=1
-    for port in $CLUSTER_PORTS; do ccli "$port" CONFIG SET requirepass pw >/dev/null; done
+    for port in $CLUSTER_PORTS; do cli "$port" CONFIG SET requirepass pw >/dev/null; done
     run -77 "$RL" job -- true
     assert_output --partial NOAUTH
     names=()

@@ -19,7 +19,7 @@ teardown() {
     contenders_cleanup
     rl_cleanup
     if [ -n "${REPLICATION_CUT:-}" ]; then
-        ccli "$REPLICATION_CUT" ACL SETUSER default +psync +sync >/dev/null || true
+        cli "$REPLICATION_CUT" ACL SETUSER default +psync +sync >/dev/null || true
         REPLICATION_CUT=
     fi
 }
@@ -41,7 +41,7 @@ teardown() {
     assert_equal "$RL_STATUS" 0
     refute grep -Eq "lock 'job' lost|gone at release|taken over" "$RL_ERR"
     file_contains "$RL_ERR" "released lock 'job'"
-    assert_equal "$(ccli "$replica" EXISTS job)" 0
+    assert_equal "$(cli "$replica" EXISTS job)" 0
 }
 
 # Loops of --wait contenders (issue 16) on a lock whose master fails over. A manual CLUSTER
@@ -56,7 +56,7 @@ teardown() {
     slot=$(cluster_keyslot "$name")
     contenders_start 4 "$name" --wait 30s -t 1s
     contenders_progress 60 3
-    run ccli "$PAIR_REPLICA" CLUSTER FAILOVER
+    run cli "$PAIR_REPLICA" CLUSTER FAILOVER
     assert_output OK
     wait_for 20 owner_everywhere "$slot" "$PAIR_REPLICA"
     contenders_progress 60 4
@@ -88,8 +88,8 @@ teardown() {
     wait_for 10 replica_has_counter "$PAIR_REPLICA" "{$name}:fence" "$first"
     # The master refuses the replica's resync, and the link is cut: the replica hears no more.
     REPLICATION_CUT=$PAIR_MASTER
-    ccli "$PAIR_MASTER" ACL SETUSER default -psync -sync >/dev/null
-    ccli "$PAIR_MASTER" CLIENT KILL TYPE replica >/dev/null
+    cli "$PAIR_MASTER" ACL SETUSER default -psync -sync >/dev/null
+    cli "$PAIR_MASTER" CLIENT KILL TYPE replica >/dev/null
     wait_for 10 replica_unlinked "$PAIR_REPLICA"
     last=$first
     for i in 1 2 3; do
@@ -100,7 +100,7 @@ teardown() {
     done
     [ "$(replica_get "$PAIR_REPLICA" "{$name}:fence")" = "$first" ]
     # Promoted as it is: TAKEOVER asks neither the master nor the other masters.
-    run ccli "$PAIR_REPLICA" CLUSTER FAILOVER TAKEOVER
+    run cli "$PAIR_REPLICA" CLUSTER FAILOVER TAKEOVER
     assert_output OK
     wait_for 20 owner_everywhere "$slot" "$PAIR_REPLICA"
     run "$RL" "$name" -- printenv REDLOCK_FENCE
@@ -108,7 +108,7 @@ teardown() {
     [ "$output" -gt "$last" ]
     # Never below the new master's clock in microseconds.
     local clock
-    clock=$(ccli "$PAIR_REPLICA" TIME | head -n 1)
+    clock=$(cli "$PAIR_REPLICA" TIME | head -n 1)
     [ "$output" -gt "$(((clock - 60) * 1000000))" ]
 }
 

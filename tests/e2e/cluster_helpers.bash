@@ -54,21 +54,14 @@ cluster_stop() {
     done
 }
 
-# ccli PORT ARGS...: redis-cli against one node, without following redirections.
-ccli() {
-    local port=$1
-    shift
-    cli "$port" "$@"
-}
-
-node_answers() { [ "$(ccli "$1" PING 2>/dev/null)" = PONG ]; }
+node_answers() { [ "$(cli "$1" PING 2>/dev/null)" = PONG ]; }
 
 # True when every node reports cluster_state:ok and all agree on who owns every slot.
 cluster_settled() {
     local port first= map
     for port in $CLUSTER_PORTS; do
-        ccli "$port" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || return 1
-        map=$(ccli "$port" CLUSTER SLOTS 2>/dev/null | tr '\n' ' ')
+        cli "$port" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+        map=$(cli "$port" CLUSTER SLOTS 2>/dev/null | tr '\n' ' ')
         [ -n "$map" ] || return 1
         [ -z "$first" ] && first=$map
         [ "$map" = "$first" ] || return 1
@@ -89,7 +82,7 @@ live_port() {
 slot_owner_port() {
     local slot=$1 port=${2:-}
     [ -n "$port" ] || port=$(live_port)
-    ccli "$port" CLUSTER SLOTS | /usr/bin/python3 -c '
+    cli "$port" CLUSTER SLOTS | /usr/bin/python3 -c '
 import sys
 lines = sys.stdin.read().split("\n")
 slot = int(sys.argv[1])
@@ -105,7 +98,7 @@ while i + 3 < len(lines):
 }
 
 # Node id of the node on PORT.
-node_id() { ccli "$1" CLUSTER MYID; }
+node_id() { cli "$1" CLUSTER MYID; }
 
 # A port of the cluster that is not PORT (and not EXCEPT, if given).
 other_port() {
@@ -116,7 +109,7 @@ other_port() {
 }
 
 # cluster_keyslot KEY: the slot Redis computes for KEY.
-cluster_keyslot() { ccli "$(live_port)" CLUSTER KEYSLOT "$1"; }
+cluster_keyslot() { cli "$(live_port)" CLUSTER KEYSLOT "$1"; }
 
 # owner_everywhere SLOT PORT: every live node names the master on PORT as SLOT's owner.
 owner_everywhere() {
@@ -131,29 +124,29 @@ owner_everywhere() {
 cluster_flush() {
     local port
     for port in $CLUSTER_PORTS; do
-        [ "$(ccli "$port" ROLE | head -n 1)" = master ] && ccli "$port" FLUSHALL >/dev/null
+        [ "$(cli "$port" ROLE | head -n 1)" = master ] && cli "$port" FLUSHALL >/dev/null
     done
     return 0
 }
 
 # ckey_exists KEY / ckey_absent KEY: asks the master that owns KEY's slot.
-ckey_exists() { [ "$(ccli "$(slot_owner_port "$(cluster_keyslot "$1")")" EXISTS "$1")" = 1 ]; }
-ckey_absent() { [ "$(ccli "$(slot_owner_port "$(cluster_keyslot "$1")")" EXISTS "$1")" = 0 ]; }
+ckey_exists() { [ "$(cli "$(slot_owner_port "$(cluster_keyslot "$1")")" EXISTS "$1")" = 1 ]; }
+ckey_absent() { [ "$(cli "$(slot_owner_port "$(cluster_keyslot "$1")")" EXISTS "$1")" = 0 ]; }
 
 # slot_begin_migration SLOT FROM TO: marks SLOT importing on TO and migrating on FROM (ports):
 # the first step of a slot move, when keys already moved answer with ASK.
 slot_begin_migration() {
     local slot=$1 from=$2 to=$3
-    ccli "$to" CLUSTER SETSLOT "$slot" IMPORTING "$(node_id "$from")" >/dev/null
-    ccli "$from" CLUSTER SETSLOT "$slot" MIGRATING "$(node_id "$to")" >/dev/null
+    cli "$to" CLUSTER SETSLOT "$slot" IMPORTING "$(node_id "$from")" >/dev/null
+    cli "$from" CLUSTER SETSLOT "$slot" MIGRATING "$(node_id "$to")" >/dev/null
 }
 
 # slot_migrate_keys SLOT FROM TO: moves every key of SLOT from FROM to TO with MIGRATE.
 slot_migrate_keys() {
     local slot=$1 from=$2 to=$3 keys
-    mapfile -t keys < <(ccli "$from" CLUSTER GETKEYSINSLOT "$slot" 1000)
+    mapfile -t keys < <(cli "$from" CLUSTER GETKEYSINSLOT "$slot" 1000)
     [ ${#keys[@]} -eq 0 ] && return 0
-    ccli "$from" MIGRATE 127.0.0.1 "$to" "" 0 5000 KEYS "${keys[@]}" >/dev/null
+    cli "$from" MIGRATE 127.0.0.1 "$to" "" 0 5000 KEYS "${keys[@]}" >/dev/null
 }
 
 # slot_finish_migration SLOT TO: assigns SLOT to TO on every node, ending the move.
@@ -161,9 +154,9 @@ slot_finish_migration() {
     local slot=$1 to=$2 id port
     id=$(node_id "$to")
     # The new owner first, as redis-cli --cluster does, so no node points at a non-owner.
-    ccli "$to" CLUSTER SETSLOT "$slot" NODE "$id" >/dev/null
+    cli "$to" CLUSTER SETSLOT "$slot" NODE "$id" >/dev/null
     for port in $CLUSTER_PORTS; do
-        [ "$port" = "$to" ] || ccli "$port" CLUSTER SETSLOT "$slot" NODE "$id" >/dev/null
+        [ "$port" = "$to" ] || cli "$port" CLUSTER SETSLOT "$slot" NODE "$id" >/dev/null
     done
 }
 
@@ -191,7 +184,7 @@ name_on_port() {
 askcli() {
     local port=$1
     shift
-    printf 'ASKING\n%s\n' "$*" | ccli "$port" | tail -n 1
+    printf 'ASKING\n%s\n' "$*" | cli "$port" | tail -n 1
 }
 
 # cluster_hold NAME GATE [OPTIONS...]: a redlock-run holding NAME until GATE exists, its stderr in
@@ -226,7 +219,7 @@ lines_after() {
 }
 
 # dbsize_at_least PORT N: the node on PORT holds at least N keys.
-dbsize_at_least() { [ "$(ccli "$1" DBSIZE)" -ge "$2" ]; }
+dbsize_at_least() { [ "$(cli "$1" DBSIZE)" -ge "$2" ]; }
 
 # at_least_after FILE MARK PATTERN N: at least N lines containing PATTERN follow the first line
 # containing MARK (for wait_for, which re-evaluates it on every poll).
@@ -262,12 +255,12 @@ node_pid() {
 # The port of the first replica of the master on PORT, from the cluster's node table (replicas
 # are listed there before their replication link is up).
 replica_port() {
-    ccli "$1" CLUSTER NODES | awk -v id="$(node_id "$1")" \
+    cli "$1" CLUSTER NODES | awk -v id="$(node_id "$1")" \
         '$3 ~ /slave/ && $4 == id { split($2, a, "[:@]"); print a[2]; exit }'
 }
 
 # replica_linked PORT: the replica on PORT has its replication link up.
-replica_linked() { ccli "$1" INFO replication 2>/dev/null | grep -q '^master_link_status:up'; }
+replica_linked() { cli "$1" INFO replication 2>/dev/null | grep -q '^master_link_status:up'; }
 
 # live_pair: a master with a replica whose link is up; sets PAIR_MASTER and
 # PAIR_REPLICA (ports). Tests that kill or cut nodes leave such pairs to the later ones.
@@ -285,19 +278,19 @@ live_pair() {
 }
 
 # replica_get PORT KEY: KEY's value as the replica on PORT has it.
-replica_get() { printf 'READONLY\nGET %s\n' "$2" | ccli "$1" | tail -n 1; }
+replica_get() { printf 'READONLY\nGET %s\n' "$2" | cli "$1" | tail -n 1; }
 
-is_master() { [ "$(ccli "$1" ROLE 2>/dev/null | head -n 1)" = master ]; }
+is_master() { [ "$(cli "$1" ROLE 2>/dev/null | head -n 1)" = master ]; }
 
 # replica_has KEY PORT: the replica on PORT has KEY (READONLY lets a replica answer for its slots).
-replica_has() { [ "$(printf 'READONLY\nEXISTS %s\n' "$1" | ccli "$2" | tail -n 1)" = 1 ]; }
+replica_has() { [ "$(printf 'READONLY\nEXISTS %s\n' "$1" | cli "$2" | tail -n 1)" = 1 ]; }
 
 # A test that set requirepass on the masters sets AUTH_SET; this removes the password again.
 clear_passwords() {
     [ -n "${AUTH_SET:-}" ] || return 0
     local port
     for port in $CLUSTER_PORTS; do
-        REDISCLI_AUTH=pw ccli "$port" CONFIG SET requirepass '' >/dev/null
+        REDISCLI_AUTH=pw cli "$port" CONFIG SET requirepass '' >/dev/null
     done
     AUTH_SET=
 }
@@ -311,6 +304,6 @@ keys_only_in_slot() {
             [ -n "$key" ] || continue
             assert_equal "$port" "$2"
             assert_equal "$(cluster_keyslot "$key")" "$1"
-        done < <(ccli "$port" --scan)
+        done < <(cli "$port" --scan)
     done
 }

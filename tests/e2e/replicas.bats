@@ -23,7 +23,7 @@ teardown() {
     # The replica had the lock by the time the command started.
     assert_line --regexp '^[0-9a-f]{32}$'
     assert_output --partial "1 replica(s) acknowledged the acquire of lock 'job'"
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
 
 @test "with the replica stopped, --min-replicas 1 releases the lock and exits 69 without running the command" {
@@ -33,7 +33,7 @@ teardown() {
     assert_output --partial "only 0 of the 1 replica(s) that --min-replicas asks for acknowledged the acquire of lock 'job'"
     assert_output --partial "released it and did not run the command"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
 
 @test "--min-replicas 2 with one replica fails with 69 and leaves no lock behind" {
@@ -43,7 +43,7 @@ teardown() {
     assert_output --partial "only 1 of the 2 replica(s)"
     assert_output --partial "within 1s (--replica-timeout)"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
 
 @test "REDLOCK_MIN_REPLICAS is read from the environment" {
@@ -74,7 +74,7 @@ teardown() {
     assert_output --partial "lock 'job' lost: no renewal succeeded in time"
     assert_output --partial "last renewal error: only 0 of the 1 replica(s) that --min-replicas asks for acknowledged the renewal of lock 'job'"
     # Released on the way out, not left to expire.
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
 
 @test "bad --min-replicas and --replica-timeout values are usage errors" {
@@ -95,5 +95,5 @@ teardown() {
     run "$RL" --replica-timeout 50ms job -- true
     assert_failure 64
     assert_output --partial "--replica-timeout needs --min-replicas"
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }

@@ -30,14 +30,14 @@ teardown() {
     for p in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     rl_cleanup
     nodes_stop_all
-    ncli "$MASTER_PORT" FLUSHALL >/dev/null
+    cli "$MASTER_PORT" FLUSHALL >/dev/null
 }
 
 @test "a run through the sentinels takes the lock on the master and releases it" {
     run "$RL" -u "$SENTINEL_URL" job -- sh -c "redis-cli -p $MASTER_PORT GET job"
     assert_success
     assert_output --regexp '^[0-9a-f]{32}$'
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
 
 @test "a database number after the master name selects that database on the master" {
@@ -100,7 +100,7 @@ teardown() {
     run "$RL" release -u "$SENTINEL_URL" --force job
     assert_success
     assert_output --partial "released lock 'job'"
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
     stop_holder
 }
 
@@ -115,14 +115,14 @@ teardown() {
             PIDS+=($!)
         done
         wait_for 10 lines_are "$d/held" 2
-        [ "$(ncli "$MASTER_PORT" EXISTS multi)" = 1 ]
+        [ "$(cli "$MASTER_PORT" EXISTS multi)" = 1 ]
         # shellcheck disable=SC2086
         run "$RL" -u "$SENTINEL_URL" $([ "$mode" = --shared ] || echo $mode) multi -- true
         assert_failure 75
         touch "$d/go"
         for i in "${PIDS[@]}"; do wait "$i"; done
         PIDS=()
-        [ "$(ncli "$MASTER_PORT" EXISTS multi)" = 0 ]
+        [ "$(cli "$MASTER_PORT" EXISTS multi)" = 0 ]
     done
 }
 

@@ -26,14 +26,14 @@ long_job() {
                      while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$BATS_TEST_TMPDIR")
 }
 
-queue_on() { [ "$(ncli "$1" LLEN '{job}:wait')" = "$2" ]; }
-key_gone_on() { [ "$(ncli "$1" EXISTS "$2")" = 0 ]; }
+queue_on() { [ "$(cli "$1" LLEN '{job}:wait')" = "$2" ]; }
+key_gone_on() { [ "$(cli "$1" EXISTS "$2")" = 0 ]; }
 
 # Promotes the replica with a SENTINEL FAILOVER asked of the first sentinel, and waits until that
 # sentinel names it.
 fail_over_to_replica() {
     wait_for 20 sentinel_sees_replica "$S1_PORT"
-    run ncli "$S1_PORT" SENTINEL FAILOVER "$MASTER_NAME"
+    run cli "$S1_PORT" SENTINEL FAILOVER "$MASTER_NAME"
     assert_output OK
     wait_for 20 sentinel_points_to "$S1_PORT" "$REPLICA_PORT"
 }
@@ -45,20 +45,20 @@ fail_over_to_replica() {
     rl_start -v -u "$SENTINEL_URL" -t 10s --renew-every 500ms job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
     local token
-    token=$(ncli "$MASTER_PORT" GET job)
+    token=$(cli "$MASTER_PORT" GET job)
     # The precondition this test is about: the replica has the key before it is promoted
     # (replication is asynchronous; a failover before it arrives is the next tests' case).
     wait_for 10 replica_has job "$token"
     fail_over_to_replica
     # The new master got the key by replication; a renewal that reaches it resets its TTL.
-    run ncli "$REPLICA_PORT" GET job
+    run cli "$REPLICA_PORT" GET job
     assert_output "$token"
     wait_for 10 pttl_rises "$REPLICA_PORT" job || { cat "$RL_ERR" >&2; false; }
     assert file_contains "$RL_ERR" "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
     touch "$BATS_TEST_TMPDIR/stop"
     rl_finish 10
     [ "$RL_STATUS" = 0 ]
-    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$REPLICA_PORT" EXISTS job)" = 0 ]
     run cat "$RL_ERR"
     refute_output --partial "lost"
 }
@@ -78,7 +78,7 @@ fail_over_to_replica() {
     touch "$BATS_TEST_TMPDIR/stop"
     rl_finish 10
     [ "$RL_STATUS" = 0 ]
-    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$REPLICA_PORT" EXISTS job)" = 0 ]
     run cat "$RL_ERR"
     assert_output --partial "says master '$MASTER_NAME' is at 127.0.0.1:$REPLICA_PORT"
     refute_output --partial "lost"
@@ -89,9 +89,9 @@ fail_over_to_replica() {
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
     # The replica loses the key behind replication's back, as an asynchronous copy can (once it
     # has it: a copy still on its way would bring it back).
-    wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
-    ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
-    ncli "$REPLICA_PORT" DEL job
+    wait_for 10 replica_has job "$(cli "$MASTER_PORT" GET job)"
+    cli "$REPLICA_PORT" CONFIG SET replica-read-only no
+    cli "$REPLICA_PORT" DEL job
     fail_over_to_replica
     rl_finish 10
     [ "$RL_STATUS" = 76 ]
@@ -99,7 +99,7 @@ fail_over_to_replica() {
     run cat "$RL_ERR"
     assert_output --partial "lock 'job' lost: the key no longer holds this run's token"
     # Never taken again on the new master.
-    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$REPLICA_PORT" EXISTS job)" = 0 ]
 }
 
 @test "a failover to a replica where another token holds the key loses the lock and leaves that holder alone" {
@@ -109,16 +109,16 @@ fail_over_to_replica() {
     # other token soon after the failover.
     rl_start -u "$SENTINEL_URL" -t 30s --renew-every 1s job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
-    wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
-    ncli "$REPLICA_PORT" CONFIG SET replica-read-only no
-    ncli "$REPLICA_PORT" SET job someone-else
+    wait_for 10 replica_has job "$(cli "$MASTER_PORT" GET job)"
+    cli "$REPLICA_PORT" CONFIG SET replica-read-only no
+    cli "$REPLICA_PORT" SET job someone-else
     fail_over_to_replica
     rl_finish 10
     [ "$RL_STATUS" = 76 ]
     assert file_exists "$BATS_TEST_TMPDIR/termed"
     run cat "$RL_ERR"
     assert_output --partial "lock 'job' lost: the key no longer holds this run's token"
-    [ "$(ncli "$REPLICA_PORT" GET job)" = someone-else ]
+    [ "$(cli "$REPLICA_PORT" GET job)" = someone-else ]
 }
 
 # A master the sentinels have replaced but cannot demote (cut off from them, or, here, refusing
@@ -126,7 +126,7 @@ fail_over_to_replica() {
 # lock on it while the holder renewed on the new master.
 @test "a waiter follows a failover: it never takes the lock on the old master while the holder renews on the new one" {
     local d=$BATS_TEST_TMPDIR
-    ncli "$MASTER_PORT" ACL SETUSER default -replicaof -slaveof >/dev/null
+    cli "$MASTER_PORT" ACL SETUSER default -replicaof -slaveof >/dev/null
     # An 8s lease renewed every 500ms: the holder must find the new master and renew there
     # within one lease, on a machine busy with a sanitizer pass (2s once ran out there, and a
     # TSan pass once took over 3s for the same step in test 1).
@@ -140,7 +140,7 @@ fail_over_to_replica() {
     wait_for 5 queue_on "$MASTER_PORT" 1
     # The holder's key is on the replica before it is promoted (else the holder loses the lock
     # there, and the waiter may then take it: another test's case).
-    wait_for 10 replica_has job "$(ncli "$MASTER_PORT" GET job)"
+    wait_for 10 replica_has job "$(cli "$MASTER_PORT" GET job)"
     fail_over_to_replica
     wait_for 10 file_contains "$RL_ERR" \
         "moved from 127.0.0.1:$MASTER_PORT to 127.0.0.1:$REPLICA_PORT"
@@ -159,7 +159,7 @@ fail_over_to_replica() {
     [ "$waiter_status" = 0 ] || { cat "$d/w.err" >&2; false; }
     run cat "$d/log"
     assert_output "$(printf 'H start\nH end\nW start')"
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
 }
 
 # The counter on the promoted replica lags the fences the old master handed out (increments
@@ -168,8 +168,8 @@ fail_over_to_replica() {
     run "$RL" -u "$SENTINEL_URL" job -- printenv REDLOCK_FENCE
     assert_success
     local before=$output
-    ncli "$REPLICA_PORT" CONFIG SET replica-read-only no >/dev/null
-    ncli "$REPLICA_PORT" SET '{job}:fence' 1000 >/dev/null
+    cli "$REPLICA_PORT" CONFIG SET replica-read-only no >/dev/null
+    cli "$REPLICA_PORT" SET '{job}:fence' 1000 >/dev/null
     fail_over_to_replica
     wait_for 20 role_is "$REPLICA_PORT" master
     run "$RL" -u "$SENTINEL_URL" job -- printenv REDLOCK_FENCE
@@ -177,7 +177,7 @@ fail_over_to_replica() {
     [ "$output" -gt "$before" ]
     # Never below the new master's clock in microseconds.
     local clock
-    clock=$(ncli "$REPLICA_PORT" TIME | head -1)
+    clock=$(cli "$REPLICA_PORT" TIME | head -1)
     [ "$output" -gt "$(((clock - 60) * 1000000))" ]
 }
 

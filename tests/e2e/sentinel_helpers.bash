@@ -6,12 +6,6 @@
 NODE_PIDS=()
 MASTER_NAME=mymaster
 
-ncli() {
-    local port=$1
-    shift
-    cli "$port" "$@"
-}
-
 # node_start VAR [ARGS...]: a redis-server with ARGS on a free port; sets ${VAR}_PORT and
 # ${VAR}_PID. A replica's first sync starts at once: the default waits 5s for more replicas
 # (repl-diskless-sync-delay), which every test's set-up would pay.
@@ -40,7 +34,7 @@ nodes_stop_all() {
 
 # replicas_online PORT N: the master on PORT has N replicas whose initial sync is done.
 replicas_online() {
-    [ "$(ncli "$1" INFO replication | grep -c 'slave[0-9]*:.*state=online')" -ge "$2" ]
+    [ "$(cli "$1" INFO replication | grep -c 'slave[0-9]*:.*state=online')" -ge "$2" ]
 }
 
 # master_with_replica: MASTER_PORT/_PID and REPLICA_PORT/_PID, replication running.
@@ -81,30 +75,30 @@ sentinel_spawn() {
     redis-sentinel "$dir/sentinel.conf" >/dev/null 2>&1 3>&- &
 }
 
-sentinel_knows() { ncli "$1" ${SENTINEL_AUTH:+-a "$SENTINEL_AUTH" --no-auth-warning} SENTINEL get-master-addr-by-name "$MASTER_NAME" 2>/dev/null | grep -q .; }
+sentinel_knows() { cli "$1" ${SENTINEL_AUTH:+-a "$SENTINEL_AUTH" --no-auth-warning} SENTINEL get-master-addr-by-name "$MASTER_NAME" 2>/dev/null | grep -q .; }
 
 # sentinel_master_port PORT: the master's port according to the sentinel on PORT.
-sentinel_master_port() { ncli "$1" SENTINEL get-master-addr-by-name "$MASTER_NAME" | sed -n 2p; }
+sentinel_master_port() { cli "$1" SENTINEL get-master-addr-by-name "$MASTER_NAME" | sed -n 2p; }
 
 # sentinel_sees_replica PORT: the sentinel on PORT knows a replica with a working link, so a
 # SENTINEL FAILOVER can promote it.
 sentinel_sees_replica() {
     local out
-    out=$(ncli "$1" SENTINEL replicas "$MASTER_NAME" 2>/dev/null)
+    out=$(cli "$1" SENTINEL replicas "$MASTER_NAME" 2>/dev/null)
     grep -qx 'slave' <<<"$out" && grep -qx 'ok' <<<"$out"
 }
 
 # sentinels_know_each_other PORT: the sentinel on PORT has found the two others (needed before
 # they can agree that a master is down).
 sentinels_know_each_other() {
-    [ "$(ncli "$1" SENTINEL master "$MASTER_NAME" | grep -A1 -x num-other-sentinels | tail -1)" -ge 2 ]
+    [ "$(cli "$1" SENTINEL master "$MASTER_NAME" | grep -A1 -x num-other-sentinels | tail -1)" -ge 2 ]
 }
 
 # sentinel_points_to SENTINEL_PORT PORT: that sentinel names the node on PORT as master.
 sentinel_points_to() { [ "$(sentinel_master_port "$1")" = "$2" ]; }
 
 # role_is PORT ROLE: the node on PORT reports ROLE (master / slave).
-role_is() { [ "$(ncli "$1" ROLE | head -1)" = "$2" ]; }
+role_is() { [ "$(cli "$1" ROLE | head -1)" = "$2" ]; }
 
 # sentinel_setup: one master, one replica, three sentinels; SENTINEL_URL lists them all.
 sentinel_setup() {
@@ -120,7 +114,7 @@ sentinel_setup() {
 # which only a read within a millisecond or two of a later renewal could ever exceed.
 pttl_rises() {
     local now last_file="$BATS_TEST_TMPDIR/pttl.$1.$2"
-    now=$(ncli "$1" PTTL "$2")
+    now=$(cli "$1" PTTL "$2")
     local last
     last=$(cat "$last_file" 2>/dev/null || echo 999999999)
     echo "$now" >"$last_file"
@@ -128,4 +122,4 @@ pttl_rises() {
 }
 
 # replica_has KEY VALUE: the replica has received KEY with VALUE (replication is asynchronous).
-replica_has() { [ "$(ncli "$REPLICA_PORT" GET "$1")" = "$2" ]; }
+replica_has() { [ "$(cli "$REPLICA_PORT" GET "$1")" = "$2" ]; }

@@ -19,7 +19,7 @@ teardown_file() { cluster_stop; }
 
 setup() {
     tls_client_opts
-    for port in $CLUSTER_PORTS; do ccli "$port" FLUSHALL >/dev/null; done
+    for port in $CLUSTER_PORTS; do cli "$port" FLUSHALL >/dev/null; done
 }
 
 teardown() {

@@ -37,7 +37,7 @@ show_key() { echo "redis-cli -p $MASTER_PORT ${1:+-n $1} GET \"\$REDLOCK_KEY\"";
     assert_success
     assert_line --regexp '^[0-9a-f]{32}$'
     assert_output --partial "says master '$MASTER_NAME' is at 127.0.0.1:$MASTER_TLS"
-    [ "$(ncli "$MASTER_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS job)" = 0 ]
     # Lettuce's form, the master named in the fragment, with a database.
     run "$RL" -u "rediss-sentinel://127.0.0.1:$S2_TLS/2#$MASTER_NAME" "${TLS_CLIENT[@]}" job -- \
         sh -c "$(show_key 2)"
@@ -60,10 +60,10 @@ show_key() { echo "redis-cli -p $MASTER_PORT ${1:+-n $1} GET \"\$REDLOCK_KEY\"";
         "\"$RL\" -u \"$TLS_SENTINEL_URL\" ${TLS_CLIENT[*]} status job --json"
     assert_success
     [ "$(jq -r .held <<<"$output")" = true ]
-    ncli "$MASTER_PORT" SET stale x >/dev/null
+    cli "$MASTER_PORT" SET stale x >/dev/null
     run "$RL" -u "$TLS_SENTINEL_URL" "${TLS_CLIENT[@]}" release --force stale
     assert_success
-    [ "$(ncli "$MASTER_PORT" EXISTS stale)" = 0 ]
+    [ "$(cli "$MASTER_PORT" EXISTS stale)" = 0 ]
 }
 
 @test "a SENTINEL FAILOVER under TLS keeps the lock: renewed and released on the new master" {
@@ -73,21 +73,21 @@ show_key() { echo "redis-cli -p $MASTER_PORT ${1:+-n $1} GET \"\$REDLOCK_KEY\"";
     rl_start -v -u "$TLS_SENTINEL_URL" "${TLS_CLIENT[@]}" -t 10s --renew-every 500ms job -- "${LONG_JOB[@]}"
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
     local token
-    token=$(ncli "$MASTER_PORT" GET job)
+    token=$(cli "$MASTER_PORT" GET job)
     # The replica has the key before it is promoted (replication is asynchronous).
     wait_for 10 replica_has job "$token"
     wait_for 20 sentinel_sees_replica "$S1_PORT"
-    run ncli "$S1_PORT" SENTINEL FAILOVER "$MASTER_NAME"
+    run cli "$S1_PORT" SENTINEL FAILOVER "$MASTER_NAME"
     assert_output OK
     wait_for 20 sentinel_points_to "$S1_PORT" "$REPLICA_TLS"
-    run ncli "$REPLICA_PORT" GET job
+    run cli "$REPLICA_PORT" GET job
     assert_output "$token"
     wait_for 10 pttl_rises "$REPLICA_PORT" job || { cat "$RL_ERR" >&2; false; }
     assert file_contains "$RL_ERR" "moved from 127.0.0.1:$MASTER_TLS to 127.0.0.1:$REPLICA_TLS"
     touch "$BATS_TEST_TMPDIR/stop"
     rl_finish 10
     [ "$RL_STATUS" = 0 ]
-    [ "$(ncli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    [ "$(cli "$REPLICA_PORT" EXISTS job)" = 0 ]
     run cat "$RL_ERR"
     refute_output --partial "lost"
 }
