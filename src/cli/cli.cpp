@@ -71,15 +71,10 @@ bool command_found(const std::string& command) {
 }
 
 void add_all_options(OptionTable& t, RawOptions& raw, InspectRawOptions& inspect_raw) {
-    add_common_options(t, raw);
+    // In the order of --help-all: the run's options, then the connection's, then the subcommands'.
     add_run_options(t, raw);
+    add_common_options(t, raw);
     add_inspect_options(t, inspect_raw);
-}
-
-std::string full_help_text() {
-    RawOptions raw;
-    InspectRawOptions inspect_raw;
-    return help_text(options_help([&](OptionTable& t) { add_all_options(t, raw, inspect_raw); }));
 }
 
 }  // namespace
@@ -136,9 +131,12 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     scan.from_env = apply_environment(catalog, scan.given);
 
     Invocation inv;
-    if (raw.help) {
+    if (raw.help || raw.help_all) {
+        // "status --help" is the subcommand's own; --help-all lists every option wherever it is.
         inv.action = Action::help;
-        inv.text = full_help_text();
+        inv.text = raw.help_all ? help_all_text(catalog)
+                   : sub        ? subcommand_help_text(sub_word, catalog)
+                                : help_text(catalog);
         return inv;
     }
     if (raw.version) {
@@ -167,7 +165,7 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
     // `redlock-run help`, as git and systemctl take it.
     if (name == "help" && scan.next + 1 == args.size()) {
         inv.action = Action::help;
-        inv.text = full_help_text();
+        inv.text = help_text(catalog);
         return inv;
     }
     check_lock_name(name, raw.prefix);

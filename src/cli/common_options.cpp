@@ -13,15 +13,28 @@
 #include "util/log.hpp"
 
 namespace redlock {
+namespace {
+
+void add_connection_options(OptionTable& t, CommonRawOptions& o);
+
+}  // namespace
 
 void add_common_options(OptionTable& t, CommonRawOptions& o) {
-    t.flag("-h,--help", o.help, "Show this help and exit");
+    t.flag("-h,--help", o.help, "Show the everyday options and exit");
+    t.flag("--help-all", o.help_all, "Show every option and exit");
     t.flag("-V,--version", o.version, "Show the version and exit");
+    t.group("Connection options", [&] { add_connection_options(t, o); });
+    add_tls_options(t, o.tls);
+}
+
+namespace {
+
+void add_connection_options(OptionTable& t, CommonRawOptions& o) {
     t.option("-u,--url URL", o.urls,
              "Redis to use: redis://[user[:password]@]host[:port][/db] or "
              "unix:///path.sock[?db=N] (default redis://127.0.0.1:6379); Sentinel: "
-             "redis-sentinel://host[:port][,host[:port]...]/MASTER[/db]; Cluster: "
-             "redis-cluster://host:port[,host:port...]; rediss://, rediss-sentinel:// and "
+             "redis-sentinel://host[:port],.../MASTER[/db]; Cluster: "
+             "redis-cluster://host:port,...; rediss://, rediss-sentinel:// and "
              "rediss-cluster:// for TLS; given 3 or more times (or REDLOCK_URL=URL,URL,...): "
              "a Redlock quorum of independent masters",
              "REDLOCK_URL");
@@ -47,8 +60,9 @@ void add_common_options(OptionTable& t, CommonRawOptions& o) {
              "Give up on any Redis command after DURATION (default 2s)", "REDLOCK_COMMAND_TIMEOUT");
     t.flag("-v,--verbose", o.verbose, "Report acquire, renew and release with timings",
            "REDLOCK_VERBOSE");
-    add_tls_options(t, o.tls);
 }
+
+}  // namespace
 
 Millis duration_option(const std::string& text, const std::string& option) {
     return parse_duration(text, option);

@@ -28,6 +28,7 @@ struct CommonRawOptions {
     std::string sentinel_user;
     bool verbose = false;
     bool help = false;
+    bool help_all = false;
     bool version = false;
     TlsRawOptions tls;
 };

@@ -46,7 +46,7 @@ void add_job_options(OptionTable& t, JobRawOptions& o) {
     t.flag("--ledger-busy", o.ledger_busy, "Record busy and skipped runs in the ledger too",
            "REDLOCK_LEDGER_BUSY");
     t.option("--metrics-file FILE", o.metrics_file,
-             "After each run, update PATH in Prometheus text format (node_exporter's textfile "
+             "After each run, update FILE in Prometheus text format (node_exporter's textfile "
              "collector)",
              "REDLOCK_METRICS_FILE");
     t.option("--heartbeat-file FILE", o.heartbeat_file,

@@ -56,6 +56,9 @@ void OptionTable::add(const char* declared, T& target, const char* description, 
         placeholder = whole.substr(space + 1);
     // The spec's names view the declared literal, which outlives the table.
     OptionSpec spec = spec_of(whole.substr(0, whole.find(' ')), env, target);
+    spec.placeholder = placeholder;
+    spec.description = description;
+    spec.group = group_;
     std::string names(whole.substr(0, whole.find(' ')));
     if (catalog_) {
         catalog_->push_back(spec);
@@ -69,7 +72,7 @@ void OptionTable::add(const char* declared, T& target, const char* description, 
         opt = app_->add_option(names, target, description)
                   ->type_name(std::string(placeholder.empty() ? "VALUE" : placeholder));
     if (env && !wanted_) opt->envname(env);  // for --help only: apply_environment reads them
-    if (!group_.empty()) opt->group(group_);
+    if (!group_.empty()) opt->group(std::string(group_));
 }
 
 void OptionTable::option(const char* names, std::string& target, const char* description,
@@ -105,14 +108,6 @@ void parse_options(const DeclareOptions& declare, const std::set<std::string>& w
                                          text.substr(at + repeated.size())));
         throw UsageError(e.what());
     }
-}
-
-std::string options_help(const DeclareOptions& declare) {
-    CLI::App app("redlock-run", "redlock-run");
-    app.set_help_flag();
-    OptionTable table(app, nullptr);
-    declare(table);
-    return app.help();
 }
 
 const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,

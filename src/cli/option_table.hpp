@@ -3,9 +3,10 @@
 // environment, and as CLI11 options for the parse of the command line. CLI11 2.1.2 checks each
 // new option against every earlier one through copied name lists, which cost each run ~150 µs
 // for ~40 options, more than a Redis round trip; so only the options given on the command line
-// go to CLI11 (none at all when none is given), and --help declares them all. The variables are
-// read here, not by CLI11: a run configured through the environment alone, as cron jobs often
-// are, then never builds a CLI11 App, whose first option name alone costs ~40 µs of locale set-up.
+// go to CLI11 (none at all when none is given); --help is written from the catalog (usage.cpp).
+// The variables are read here, not by CLI11: a run configured through the environment alone, as
+// cron jobs often are, then never builds a CLI11 App, whose first option name alone costs ~40 µs
+// of locale set-up.
 // This is the only file that includes CLI11: every file that does pays for its static validators
 // before main.
 #pragma once
@@ -31,6 +32,10 @@ struct OptionSpec {
     bool takes_value = false;
     // Where the value goes: a flag's bool, an option's string, or a repeatable option's list.
     std::variant<bool*, std::string*, std::vector<std::string>*> target;
+    // For --help: what the value is called ("DURATION"), what the option does, its group.
+    std::string_view placeholder;
+    std::string_view description;
+    std::string_view group;  // empty: the options every command takes (-h, -V, ...)
 
     // How the scan names the option: the long name, else the short one.
     std::string key() const { return std::string(long_name.empty() ? short_name : long_name); }
@@ -52,12 +57,14 @@ class OptionTable {
     void option(const char* names, std::vector<std::string>& target, const char* description,
                 const char* env = nullptr);
     void flag(const char* names, bool& target, const char* description, const char* env = nullptr);
-    // Declares, through `declare`, options listed under `name` in --help.
+    // Declares, through `declare`, options listed under `name` in --help-all; groups nest (the
+    // inner one names its options). `name` must outlive the table (literals do).
     template <class Declare>
-    void group(std::string name, Declare declare) {
-        group_ = std::move(name);
+    void group(const char* name, Declare declare) {
+        std::string_view outer = group_;
+        group_ = name;
         declare();
-        group_.clear();
+        group_ = outer;
     }
 
   private:
@@ -67,7 +74,7 @@ class OptionTable {
     std::vector<OptionSpec>* catalog_ = nullptr;
     CLI::App* app_ = nullptr;
     const std::set<std::string>* wanted_ = nullptr;
-    std::string group_;
+    std::string_view group_;
 };
 
 using DeclareOptions = std::function<void(OptionTable&)>;
@@ -77,9 +84,6 @@ using DeclareOptions = std::function<void(OptionTable&)>;
 // Throws UsageError.
 void parse_options(const DeclareOptions& declare, const std::set<std::string>& wanted,
                    const std::vector<std::string>& tokens);
-
-// CLI11's help text for every option `declare` declares.
-std::string options_help(const DeclareOptions& declare);
 
 // The option called `name` (without dashes), or nullptr.
 const OptionSpec* find_option(const std::vector<OptionSpec>& catalog, std::string_view name,

@@ -11,8 +11,20 @@
 #include "util/excerpt.hpp"
 
 namespace redlock {
+namespace {
+
+void add_lock_options(OptionTable& t, RawOptions& o);
+
+}  // namespace
 
 void add_run_options(OptionTable& t, RawOptions& o) {
+    t.group("Run options", [&] { add_lock_options(t, o); });
+    t.group("Scheduled job options", [&] { add_job_options(t, o.job); });
+}
+
+namespace {
+
+void add_lock_options(OptionTable& t, RawOptions& o) {
     t.option("-t,--ttl DURATION", o.ttl,
              "Lock time-to-live, renewed while COMMAND runs (default 30s)", "REDLOCK_TTL");
     t.option("--renew-every DURATION", o.renew_every,
@@ -70,10 +82,7 @@ void add_run_options(OptionTable& t, RawOptions& o) {
            "Pass REDLOCK_URL, REDISCLI_AUTH, REDLOCK_PASSWORD and REDLOCK_PASSWORD_FILE on "
            "to COMMAND (removed by default: they may carry the password)",
            "REDLOCK_KEEP_ENV");
-    add_job_options(t, o.job);
 }
-
-namespace {
 
 // --min-replicas and --replica-timeout. Every renewal WAITs too, so a WAIT that times out must
 // leave time for another renewal before the lease ends.
