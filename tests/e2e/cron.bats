@@ -236,8 +236,8 @@ while True:
     assert_output ran
 }
 
-@test "--help documents the cron options" {
-    run "$RL" --help
+@test "--help-all documents the cron options" {
+    run "$RL" --help-all
     assert_success
     assert_output --partial --min-hold
     assert_output --partial --max-runtime

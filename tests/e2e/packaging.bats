@@ -393,7 +393,7 @@ cpack_deb() {
     fi
 }
 
-@test "the completions know exactly the options --help lists" {
+@test "the completions know exactly the options --help-all lists" {
     need_build_tree
     run diff <(help_options) <(table_options)
     assert_success

@@ -15,9 +15,10 @@ need_build_tree() {
     [ -f "$BUILD_DIR/CMakeCache.txt" ] || skip "$RL is not in a CMake build tree"
 }
 
-# Options "-x,--long" or "--long" as the binary's --help lists them, one per line.
+# Options "-x,--long" or "--long" as the binary's --help-all lists them ("  -t, --ttl ..." or
+# "      --min-hold ..."), one per line.
 help_options() {
-    "$RL" --help | grep -oE '^  (-[A-Za-z],)?--[a-z][a-z-]*' | sed 's/^ *//' | sort
+    "$RL" --help-all | grep -oE '^(  -[A-Za-z], |      )--[a-z][a-z-]*' | sed 's/^ *//; s/, /,/' | sort
 }
 
 # The same pairs from packaging/completions/options.list.

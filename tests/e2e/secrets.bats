@@ -207,8 +207,8 @@ while True:
     done
 }
 
-@test "--help documents --keep-env and the password variables" {
-    run "$RL" --help
+@test "--help-all documents --keep-env and the password variables" {
+    run "$RL" --help-all
     assert_success
     assert_output --partial --keep-env
     assert_output --partial REDLOCK_PASSWORD
