@@ -46,6 +46,12 @@ assert len(s["per_node"]) == 5 and all(n["lock"]["token"] == s["token"] for n in
 true
 true
 5"
+    run -1 "$RL" status --json jqfree
+    run -0 jq -r '.held, .holder, .ttl_ms, (.redis_time_ms > 0)' <<<"$output"
+    assert_output "false
+null
+null
+true"
 }
 
 @test "status of a lock held on only a minority is not held (exit 1)" {
