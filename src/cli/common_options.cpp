@@ -93,8 +93,14 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
             log::warning(
                 "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
                 "--password-file instead");
-        c.endpoint.password =
-            file_password ? file_password : resolve_password("", c.endpoint.password);
+        if (file_password) {
+            c.endpoint.password = file_password;
+            c.endpoint.password_source =
+                fmt::format("{} '{}'", scan.label("password-file"), raw.password_file);
+        } else {
+            c.endpoint.password =
+                resolve_password("", c.endpoint.password, &c.endpoint.password_source);
+        }
         if (urls.size() > 1) c.quorum.push_back(c.endpoint);
     }
     if (!c.quorum.empty()) c.endpoint = c.quorum.front();

@@ -25,6 +25,12 @@ long long held_ms(const LockState& lock) {
 
 void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs) {
     out.begin_object();
+    write_lock_fields(out, lock);
+    if (runs) write_last_runs_json(out, *runs);
+    out.end_object();
+}
+
+void write_lock_fields(JsonWriter& out, const LockState& lock) {
     out.key("name").value(lock.keys.name);
     out.key("key").value(lock.keys.key);
     out.key("held").value(lock.held());
@@ -60,8 +66,6 @@ void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* run
         out.null();
     }
     out.key("redis_time_ms").value(lock.redis_now_ms);
-    if (runs) write_last_runs_json(out, *runs);
-    out.end_object();
 }
 
 void write_entry_json(JsonWriter& j, const LedgerEntry& e) {

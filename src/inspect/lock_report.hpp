@@ -17,6 +17,8 @@ namespace redlock {
 // With `runs` (status; list --last-runs) it also has "last_run" and "last_success": ledger
 // entries as history --json writes them, or null.
 void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs = nullptr);
+// write_lock_json's fields without the braces, for an object that adds its own beside them.
+void write_lock_fields(JsonWriter& out, const LockState& lock);
 
 // One ledger entry as history --json writes it.
 void write_entry_json(JsonWriter& out, const LedgerEntry& e);

@@ -32,20 +32,16 @@ void write_json(JsonWriter& json, const LockReport& report) {
     if (report.holders) return write_permits_json(json, report.lock, *report.holders);
     if (!report.agreement) return write_lock_json(json, report.lock, &report.runs);
     const Agreement& a = *report.agreement;
+    // One schema for every topology: the top level is a single node's object for the lock as the
+    // majority holds it (its holder, ttl_ms and fence, which scripts read with jq whatever the
+    // -u), and the votes and each node's answer are beside it.
     json.begin_object();
-    json.key("name").value(report.lock.keys.name);
-    json.key("key").value(report.lock.keys.key);
-    json.key("held").value(report.held);
-    json.key("token");
-    if (report.held)
-        json.value(report.lock.token);
-    else
-        json.null();
+    write_lock_fields(json, report.lock);
+    write_last_runs_json(json, report.runs);
     json.key("nodes").value(static_cast<long long>(a.nodes));
     json.key("majority").value(static_cast<long long>(a.majority));
     json.key("answered").value(static_cast<long long>(a.answered));
     json.key("holding").value(static_cast<long long>(report.holding));
-    write_last_runs_json(json, report.runs);
     json.key("per_node").begin_array();
     for (const NodeReading& node : report.per_node) {
         json.begin_object();

@@ -107,6 +107,13 @@ class QuorumInspector final : public LockInspector {
                     report.lock = *node.lock;
                     break;
                 }
+        // Free: status --json still says when the lock was read, by the first answering node.
+        if (!report.held)
+            for (const NodeReading& node : nodes)
+                if (node.lock) {
+                    report.lock.redis_now_ms = node.lock->redis_now_ms;
+                    break;
+                }
         // A permits or shared lock: its key holds the record of N or the shared marker on every
         // node; the holders are its own.
         if (report.held && has_holders(report.lock)) {

@@ -8,7 +8,9 @@
 #include "redis/reply_reader.hpp"
 #include "redis/sentinel.hpp"
 #include "util/errors.hpp"
+#include "util/excerpt.hpp"
 #include "util/log.hpp"
+#include "util/printable.hpp"
 
 namespace redlock {
 
@@ -63,6 +65,7 @@ void Connection::close() {
     if (cluster_) cluster_->close();
     socket_.reset();
     reader_.reset();
+    answered_ = false;
 }
 
 void Connection::ensure_connected(std::optional<Deadline> cap) {
@@ -110,8 +113,13 @@ void Connection::handshake(Deadline deadline) {
                 throw AuthError(fmt::format(
                     "Redis at {} refused AUTH with a user name (Redis 6+ ACLs needed): {}",
                     endpoint_.describe(), text));
-            throw AuthError(
-                fmt::format("Redis at {} refused authentication: {}", endpoint_.describe(), text));
+            // Several places can supply the password (the URL, a file, two variables, one of them
+            // maybe inherited from a redis-cli setup): name the one that was used.
+            throw AuthError(fmt::format(
+                "Redis at {} refused authentication: {}{}", endpoint_.describe(), text,
+                endpoint_.password_source.empty()
+                    ? ""
+                    : fmt::format(" (the password came from {})", endpoint_.password_source)));
         }
     }
     if (endpoint_.db != 0) {
@@ -198,12 +206,29 @@ Reply Connection::read_reply(Deadline deadline) {
     char buf[16384];
     // What this reply has taken so far: bytes left over from the last one, then all we feed.
     std::size_t taken = unparsed_bytes(*reader_);
+    // The start of what the server sent, quoted when it is not RESP at all.
+    std::string head;
+    auto protocol_error = [&] {
+        std::string hint;
+        // Only where the very first byte is no RESP type at all: a malformed but RESP-looking
+        // reply is a broken server, not another program on the port.
+        static constexpr std::string_view resp_types = "+-:$*%~>#,(=_|!";
+        if (!answered_ && !head.empty() &&
+            resp_types.find(head.front()) == std::string_view::npos) {
+            std::string_view first_line = std::string_view(head).substr(0, head.find("\r\n"));
+            hint = fmt::format(" (is this a Redis server? the port answered with '{}')",
+                               printable(excerpt(first_line, 60)));
+        }
+        return RedisUnavailable(fmt::format("protocol error from Redis at {}: {}{}",
+                                            endpoint_.describe(), reader_error(*reader_), hint));
+    };
     for (;;) {
         void* out = nullptr;
-        if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK)
-            throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
-                                               endpoint_.describe(), reader_error(*reader_)));
-        if (out) return Reply(static_cast<redisReply*>(out));
+        if (redisReaderGetReply(reader_.get(), &out) != REDIS_OK) throw protocol_error();
+        if (out) {
+            answered_ = true;
+            return Reply(static_cast<redisReply*>(out));
+        }
         if (taken > max_reply_bytes)
             throw RedisUnavailable(fmt::format(
                 "protocol error from Redis at {}: a reply of more than {} MiB, more than any "
@@ -211,9 +236,8 @@ Reply Connection::read_reply(Deadline deadline) {
                 endpoint_.describe(), max_reply_bytes >> 20));
         std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
         taken += n;
-        if (feed_reader(*reader_, buf, n) != REDIS_OK)
-            throw RedisUnavailable(fmt::format("protocol error from Redis at {}: {}",
-                                               endpoint_.describe(), reader_error(*reader_)));
+        if (head.size() < 256) head.append(buf, std::min(n, 256 - head.size()));
+        if (feed_reader(*reader_, buf, n) != REDIS_OK) throw protocol_error();
     }
 }
 

@@ -91,6 +91,9 @@ class Connection {
     int cancel_fd_ = -1;
     std::optional<Socket> socket_;
     std::unique_ptr<redisReader, ReaderDeleter> reader_;
+    // Whether this connection has read a reply yet: a first reply that is not RESP means that
+    // something else listens on the port (sshd, a web server), which the error then says.
+    bool answered_ = false;
     std::unique_ptr<ClusterRouter> cluster_;
     std::string master_;  // sentinel endpoints: the address of the master we are connected to
     std::vector<std::string> uncached_scripts_;

@@ -24,6 +24,10 @@ struct Endpoint {
     std::string socket_path;  // set for unix:// URLs
     std::string user;         // ACL user; empty means the default user
     std::optional<std::string> password;
+    // Where the password came from ("the URL", "REDISCLI_AUTH in the environment", ...), which a
+    // refused AUTH names: a user who set one source may not know that another (an inherited
+    // REDISCLI_AUTH) was used. Empty when no password is set.
+    std::string password_source;
     int db = 0;
     // Set for rediss://, rediss-sentinel:// and rediss-cluster:// URLs; the options fill in the
     // files. A sentinel or cluster endpoint hands it to every node and sentinel it connects to.

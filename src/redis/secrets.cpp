@@ -63,11 +63,24 @@ void keep_secret_out_of_core_dumps() {
 }
 
 std::optional<std::string> resolve_password(const std::string& file,
-                                            const std::optional<std::string>& from_url) {
-    if (!file.empty()) return read_password_file(file);
+                                            const std::optional<std::string>& from_url,
+                                            std::string* source) {
+    auto from = [&](const std::string& where) {
+        if (source) *source = where;
+    };
+    from("");
+    if (!file.empty()) {
+        std::string password = read_password_file(file);
+        from(fmt::format("--password-file '{}'", file));
+        return password;
+    }
     std::optional<std::string> password = from_url;
-    if (!password) password = non_empty_env("REDLOCK_PASSWORD");
-    if (!password) password = non_empty_env("REDISCLI_AUTH");
+    if (password) from("the URL");
+    for (const char* name : {"REDLOCK_PASSWORD", "REDISCLI_AUTH"}) {
+        if (password) break;
+        password = non_empty_env(name);
+        if (password) from(fmt::format("{} in the environment", name));
+    }
     if (password) keep_secret_out_of_core_dumps();
     return password;
 }

@@ -15,9 +15,11 @@ inline constexpr std::array<const char*, 4> secret_env_vars{
 
 // The password to log in with. `file` (--password-file) beats the URL's password, which beats
 // REDLOCK_PASSWORD, which beats REDISCLI_AUTH. Throws UsageError for an unreadable or empty file;
-// warns when the file is readable by every user.
+// warns when the file is readable by every user. `source`, when given, is set to where the
+// password came from ("the URL", "REDLOCK_PASSWORD in the environment", ...; empty for none).
 std::optional<std::string> resolve_password(const std::string& file,
-                                            const std::optional<std::string>& from_url);
+                                            const std::optional<std::string>& from_url,
+                                            std::string* source = nullptr);
 
 // Reads the first line of `path` (a trailing "\r" dropped). Throws UsageError.
 std::string read_password_file(const std::string& path);

@@ -172,7 +172,7 @@ fake() {
 
 @test "a server that is not Redis and answers garbage (an HTTP error page)" {
     fake garbage
-    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: Protocol error, got \"H\" as reply type byte$" \
+    refuse 69 "protocol error from Redis at 127.0.0.1:$FAKE_PORT: Protocol error, got \"H\" as reply type byte \\(is this a Redis server\\? the port answered with 'HTTP/1.1 400 Bad Request'\\)$" \
         "${FAST[@]}" "${JOB[@]}"
     refuse 69 "protocol error" "${FAST[@]}" status job
     refuse 69 "protocol error" "${FAST[@]}" release --token t job

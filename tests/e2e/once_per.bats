@@ -191,6 +191,34 @@ shifted() {
     fi
 }
 
+@test "a name moved from --once-per 1h to 1d and back: each run skips or runs once, never 'could not mark'" {
+    local d=$BATS_TEST_TMPDIR hour day
+    # Redis's clock now in the middle of both slots: the hour's began 30 minutes ago, the day's
+    # 12 hours ago, whatever the time of day the test runs at.
+    hour=$(mid_slot_offset 3600000)
+    day=$(mid_slot_offset 86400000)
+    run -0 --separate-stderr "$RL" --once-per 1h --slot-offset "$hour" job -c "$(job "$d")"
+    assert_equal "$stderr" ''
+    # The hourly run within today's slot used the day up: skipped, and nothing to mark.
+    run -75 --separate-stderr "$RL" --once-per 1d --slot-offset "$day" job -c "$(job "$d")"
+    refute_output --partial 'could not mark'
+    [[ "$stderr" != *'could not mark'* ]]
+    [ "$(starts_in "$d/log")" -eq 1 ]
+    # Daily first: an hourly slot that began after it has not had its run, runs once, and marks
+    # its slot (so the next hourly run and the daily one skip).
+    rcli DEL '{job}:once' >/dev/null
+    run -0 --separate-stderr "$RL" --once-per 1d --slot-offset "$day" job -c "$(job "$d")"
+    assert_equal "$stderr" ''
+    run -0 --separate-stderr "$RL" --once-per 1h --slot-offset "$hour" job -c "$(job "$d")"
+    assert_equal "$stderr" ''
+    [ "$(starts_in "$d/log")" -eq 3 ]
+    run -75 --separate-stderr "$RL" --once-per 1h --slot-offset "$hour" job -c "$(job "$d")"
+    [[ "$stderr" != *'could not mark'* ]]
+    run -75 --separate-stderr "$RL" --once-per 1d --slot-offset "$day" job -c "$(job "$d")"
+    [[ "$stderr" != *'could not mark'* ]]
+    [ "$(starts_in "$d/log")" -eq 3 ]
+}
+
 @test "--once-per and --slot-offset are range-checked" {
     run -64 "$RL" --once-per 0 j true
     run -64 "$RL" --once-per 500ms j true

@@ -38,6 +38,22 @@ assert len(s["per_node"]) == 5 and all(n["lock"]["token"] == s["token"] for n in
 ' "$output"
 }
 
+@test "status --json of a quorum lock has the single node's holder, ttl_ms and fence: jq .holder.host" {
+    hold jqheld
+    run -0 "$RL" status --json jqheld
+    run -0 jq -r '.holder.host, (.ttl_ms > 0), (.fence > 0), (.per_node | length)' <<<"$output"
+    assert_output "$(hostname)
+true
+true
+5"
+    run -1 "$RL" status --json jqfree
+    run -0 jq -r '.held, .holder, .ttl_ms, (.redis_time_ms > 0)' <<<"$output"
+    assert_output "false
+null
+null
+true"
+}
+
 @test "status of a lock held on only a minority is not held (exit 1)" {
     qcli 0 SET minority other >/dev/null
     qcli 1 SET minority other >/dev/null

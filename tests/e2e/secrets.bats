@@ -47,6 +47,19 @@ no_password_visible() {
     refute_output --partial wrong
 }
 
+@test "a refused password names where it came from: an inherited REDISCLI_AUTH, the URL, a file" {
+    REDISCLI_AUTH=stale run -77 "$RL" job -- true
+    assert_output --partial 'refused authentication: WRONGPASS'
+    assert_output --partial '(the password came from REDISCLI_AUTH in the environment)'
+    refute_output --partial stale
+    REDLOCK_URL="redis://:stale@127.0.0.1:$REDIS_PORT" run -77 "$RL" status job
+    assert_output --partial '(the password came from the URL)'
+    printf 'stale\n' > "$T/pw"
+    chmod 600 "$T/pw"
+    REDLOCK_PASSWORD_FILE=$T/pw run -77 "$RL" job -- true
+    assert_output --partial "(the password came from REDLOCK_PASSWORD_FILE '$T/pw')"
+}
+
 @test "the URL's password beats REDLOCK_PASSWORD, and --password-file beats both" {
     REDLOCK_URL="redis://:$PW@127.0.0.1:$REDIS_PORT" REDLOCK_PASSWORD=wrong run "$RL" job -- true
     assert_success

@@ -262,6 +262,44 @@ TEST(InspectCommands, StatusJsonOfAHeldLockHasEveryDocumentedField) {
               "\n");
 }
 
+// The keys of a JSON object's top level, in order (strings are skipped with their escapes).
+std::vector<std::string> top_level_keys(const std::string& json) {
+    std::vector<std::string> keys;
+    int depth = 0;
+    for (std::size_t i = 0; i < json.size(); ++i) {
+        char c = json[i];
+        if (c == '{' || c == '[') ++depth;
+        if (c == '}' || c == ']') --depth;
+        if (c != '"') continue;
+        std::size_t end = i + 1;
+        while (end < json.size() && json[end] != '"') end += json[end] == '\\' ? 2 : 1;
+        if (depth == 1 && end + 1 < json.size() && json[end + 1] == ':')
+            keys.push_back(json.substr(i + 1, end - i - 1));
+        i = end;
+    }
+    return keys;
+}
+
+// One schema for every topology: a script's `jq .holder.host` or `.ttl_ms` must not depend on
+// how many -u it was given. The quorum adds its votes and each node's answer beside them.
+TEST(InspectCommands, StatusJsonOfAQuorumHasEveryTopLevelFieldOfOneNodes) {
+    Shown single = show_status(held_by_run_report(), json_options_for("job"));
+    LockReport quorum = held_by_run_report();
+    quorum.agreement = Agreement{3, 2, 3};
+    quorum.holding = 3;
+    quorum.per_node = {
+        {"n1:1", quorum.lock, ""}, {"n2:2", quorum.lock, ""}, {"n3:3", quorum.lock, ""}};
+    Shown majority = show_status(quorum, json_options_for("job"));
+    EXPECT_EQ(majority.code, exit_code::ok);
+    std::vector<std::string> expected = top_level_keys(single.out);
+    for (const char* k : {"nodes", "majority", "answered", "holding", "per_node"})
+        expected.push_back(k);
+    EXPECT_EQ(top_level_keys(majority.out), expected) << majority.out;
+    EXPECT_NE(majority.out.find(R"("ttl_ms":20000,"fence":7,"holder":{"host":"web1",)"),
+              std::string::npos)
+        << majority.out;
+}
+
 TEST(InspectCommands, StatusOfAnotherClientsLockShowsAnUnknownHolderAndExits0) {
     Shown s = show_status(held_by_other_client_report(), options_for("other"));
     EXPECT_EQ(s.code, exit_code::ok);

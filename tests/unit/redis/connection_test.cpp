@@ -168,3 +168,66 @@ TEST(Connection, CheckPassesOtherRepliesThroughAndNamesTheContext) {
         EXPECT_EQ(std::string(e.what()), "renewing lock 'a': ERR boom");
     }
 }
+
+namespace {
+
+// Accepts one connection on `server`, reads the client's first command when `read_first`, sends
+// `bytes`, and keeps the connection until the client closes it.
+std::thread answer_once(SilentServer& server, std::string bytes, bool read_first) {
+    return std::thread([&server, bytes = std::move(bytes), read_first] {
+        Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) return;
+        char buf[4096];
+        if (read_first && ::read(conn.get(), buf, sizeof buf) <= 0) return;
+        if (::write(conn.get(), bytes.data(), bytes.size()) < 0) return;
+        while (::read(conn.get(), buf, sizeof buf) > 0) {
+        }
+    });
+}
+
+}  // namespace
+
+// sshd (or a web server) on the port answers with its banner, not RESP: say what answered.
+TEST(Connection, AFirstReplyThatIsNotRespAsksWhetherThisIsRedis) {
+    SilentServer server;
+    std::thread sshd = answer_once(server, "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", false);
+    {
+        Connection conn(loopback(server.port), Timeouts{milliseconds(5000), milliseconds(5000)});
+        try {
+            conn.command({"PING"});
+            FAIL();
+        } catch (const RedisUnavailable& e) {
+            EXPECT_NE(std::string(e.what()).find("is this a Redis server? the port answered with "
+                                                 "'SSH-2.0-OpenSSH_9.2p1 Debian-2')"),
+                      std::string::npos)
+                << e.what();
+        }
+        EXPECT_FALSE(conn.connected());
+    }
+    sshd.join();
+}
+
+// A refused AUTH names where the password came from: an inherited REDISCLI_AUTH is easy to miss.
+TEST(Connection, ARefusedPasswordNamesItsSource) {
+    SilentServer server;
+    std::thread redis = answer_once(
+        server, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", true);
+    {
+        Endpoint ep = loopback(server.port);
+        ep.password = "stale";
+        ep.password_source = "REDISCLI_AUTH in the environment";
+        Connection conn(ep, Timeouts{milliseconds(5000), milliseconds(5000)});
+        try {
+            conn.command({"PING"});
+            FAIL();
+        } catch (const AuthError& e) {
+            std::string what = e.what();
+            EXPECT_NE(what.find("WRONGPASS invalid username-password pair or user is disabled. "
+                                "(the password came from REDISCLI_AUTH in the environment)"),
+                      std::string::npos)
+                << what;
+            EXPECT_EQ(what.find("stale"), std::string::npos) << what;
+        }
+    }
+    redis.join();
+}
