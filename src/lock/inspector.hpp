@@ -59,6 +59,8 @@ struct ListedLock {
 };
 
 // list: the locks held, sorted by name. Over a quorum, those one token holds on a majority.
+// With --last-runs on one node, also the locks that have a ledger but are free (lock.held()
+// false), so that a job that has gone quiet shows.
 struct ListReport {
     std::vector<ListedLock> locks;
     std::optional<Agreement> agreement;

@@ -94,19 +94,18 @@ void scan_keyspace(Connection& conn, const std::function<void(Connection&)>& sca
         scan(conn);
 }
 
-}  // namespace
-
-std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
-                                    const std::string& pattern, std::size_t max) {
-    // Every fence key holds its lock key, with the prefix, somewhere: `{KEY}:fence`, or
+std::vector<std::string> names_by_companion(Connection& conn, const std::string& prefix,
+                                            const std::string& pattern, std::size_t max,
+                                            std::string_view suffix) {
+    // Every companion key holds its lock key, with the prefix, somewhere: `{KEY}:fence`, or
     // `{TAG}KEY:fence` for a key with a '}' (keys.hpp). The exact test follows.
-    std::string match = fmt::format("*{}*:fence", glob_escape(prefix));
+    std::string match = fmt::format("*{}*:{}", glob_escape(prefix), suffix);
     std::set<std::string> names;
     scan_keyspace(conn, [&](Connection& node) {
         if (names.size() >= max) return;
         scan_each(node, match, [&](std::string&& key) {
             if (names.size() >= max) return false;
-            std::optional<std::string_view> lock = lock_key_of(key, "fence");
+            std::optional<std::string_view> lock = lock_key_of(key, suffix);
             if (!lock || !lock->starts_with(prefix)) return true;
             std::string name(lock->substr(prefix.size()));
             // One name a line, as it is: a name with a control character (a newline would make
@@ -119,6 +118,18 @@ std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
         });
     });
     return {names.begin(), names.end()};
+}
+
+}  // namespace
+
+std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
+                                    const std::string& pattern, std::size_t max) {
+    return names_by_companion(conn, prefix, pattern, max, "fence");
+}
+
+std::vector<std::string> ledger_names(Connection& conn, const std::string& prefix,
+                                      const std::string& pattern, std::size_t max) {
+    return names_by_companion(conn, prefix, pattern, max, "ledger");
 }
 
 std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,

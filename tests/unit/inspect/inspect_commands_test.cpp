@@ -120,6 +120,35 @@ TEST(InspectCommands, ListAddsTheNodesColumnOnlyWithAnAgreement) {
     EXPECT_NE(several.find("\njob   2 of 3  "), std::string::npos) << several;
 }
 
+TEST(InspectCommands, ListLastRunsMarksAFreeLockWithALedgerFree) {
+    FakeInspector fake;
+    fake.list_report.emplace();
+    LockState free;
+    free.keys = LockKeys::make("quiet", "");
+    free.type = "none";
+    free.fence = 9;
+    LedgerEntry ran;
+    ran.outcome = "ran";
+    ran.exit_status = 5;
+    fake.list_report->locks.push_back({free, std::nullopt, LastRuns{ran, std::nullopt}, 0});
+    InspectOptions o = options_for("");
+    o.last_runs = true;
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(o, fake), exit_code::ok);
+    std::string table = testing::internal::GetCapturedStdout();
+    EXPECT_NE(table.find("\nquiet  -    9      free    -         "), std::string::npos) << table;
+    EXPECT_NE(table.find("ran, exit 5  -"), std::string::npos) << table;
+
+    o.json = true;
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(o, fake), exit_code::ok);
+    std::string json = testing::internal::GetCapturedStdout();
+    EXPECT_NE(json.find("\"name\":\"quiet\",\"key\":\"quiet\",\"held\":false,\"token\":null"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find("\"last_success\":null"), std::string::npos) << json;
+}
+
 TEST(InspectCommands, ReleaseSaysWhatEachNodeDidThenFailsOnAnUnansweredOne) {
     LockKeys keys = LockKeys::make("job", "");
     FakeInspector fake;
