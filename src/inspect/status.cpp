@@ -29,8 +29,9 @@ std::string node_line(const NodeReading& n, bool verbose) {
 }
 
 void write_json(JsonWriter& json, const LockReport& report) {
-    if (report.holders) return write_permits_json(json, report.lock, *report.holders);
-    if (!report.agreement) return write_lock_json(json, report.lock, &report.runs);
+    if (report.holders)
+        return write_permits_json(json, report.lock, *report.holders, &report.waiters);
+    if (!report.agreement) return write_lock_json(json, report.lock, &report.runs, &report.waiters);
     const Agreement& a = *report.agreement;
     json.begin_object();
     json.key("name").value(report.lock.keys.name);
@@ -46,6 +47,12 @@ void write_json(JsonWriter& json, const LockReport& report) {
     json.key("answered").value(static_cast<long long>(a.answered));
     json.key("holding").value(static_cast<long long>(report.holding));
     write_last_runs_json(json, report.runs);
+    write_waiters_json(json, report.waiters);
+    json.key("waiters_from");
+    if (report.waiters_from.empty())
+        json.null();
+    else
+        json.value(report.waiters_from);
     json.key("per_node").begin_array();
     for (const NodeReading& node : report.per_node) {
         json.begin_object();
@@ -63,7 +70,9 @@ void write_json(JsonWriter& json, const LockReport& report) {
 }
 
 std::string text(const LockReport& report, bool verbose) {
-    if (report.holders) return permits_status_text(report.lock, *report.holders, verbose);
+    if (report.holders)
+        return permits_status_text(report.lock, *report.holders, verbose) +
+               waiters_text(report.waiters, report.waiters_from);
     const LockState& lock = report.lock;
     std::string out;
     auto line = [&](std::string_view label, const std::string& value) {
@@ -86,7 +95,8 @@ std::string text(const LockReport& report, bool verbose) {
         if (report.held) line("token", shown_token(lock.token, verbose));
         for (const NodeReading& node : report.per_node)
             out += fmt::format("node {}: {}\n", printable(node.endpoint), node_line(node, verbose));
-        return out + last_runs_text(report.runs);
+        return out + waiters_text(report.waiters, report.waiters_from) +
+               last_runs_text(report.runs);
     }
     line("state", lock.held() ? "held" : "free");
     if (lock.held()) {
@@ -108,7 +118,7 @@ std::string text(const LockReport& report, bool verbose) {
     }
     line("fence", lock.fence ? std::to_string(*lock.fence) : std::string("-"));
     if (lock.held()) line("token", shown_token(lock.token, verbose));
-    return out + last_runs_text(report.runs);
+    return out + waiters_text(report.waiters, report.waiters_from) + last_runs_text(report.runs);
 }
 
 }  // namespace

@@ -35,18 +35,19 @@ std::string glob_escape(std::string_view prefix) {
 }
 
 // Whether `key` is a companion of some lock key: its fence, info or wait key, or a waiter's
-// ':alive' mark (a string, unlike the others). Rebuilding the companion from the candidate lock
+// ':alive' mark or ':who' record (strings, unlike the others). Rebuilding the companion from the candidate lock
 // key proves the match, so a lock whose name merely ends in ":fence" is still listed.
 bool is_companion(std::string_view key) {
     for (std::string_view suffix : {"fence", "info", "wait"}) {
         if (lock_key_of(key, suffix)) return true;
     }
     if (is_permit_companion(key)) return true;
-    // companion_key(lock, "wake:") + 32-hex token + ":alive"
-    constexpr std::string_view alive = ":alive", wake = ":wake:";
+    // companion_key(lock, "wake:") + 32-hex token + ":alive", or + ":who" (lib/queue.lua)
+    constexpr std::string_view wake = ":wake:";
     constexpr std::size_t token_len = 32;
-    if (!key.ends_with(alive) || key.size() < alive.size() + token_len + wake.size()) return false;
-    std::string_view prefix = key.substr(0, key.size() - alive.size() - token_len);
+    std::string_view mark = key.ends_with(":alive") ? ":alive" : ":who";
+    if (!key.ends_with(mark) || key.size() < mark.size() + token_len + wake.size()) return false;
+    std::string_view prefix = key.substr(0, key.size() - mark.size() - token_len);
     std::string_view token = key.substr(prefix.size(), token_len);
     if (token.find_first_not_of("0123456789abcdef") != std::string_view::npos) return false;
     if (!prefix.ends_with(wake)) return false;

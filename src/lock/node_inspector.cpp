@@ -36,6 +36,7 @@ class NodeInspector final : public LockInspector {
         // --json output stays clean.
         warn_if_evicting(conn_);
         report.holders = holders_of(conn_, report.lock);
+        report.waiters = waiters_or_none(conn_, keys);
         if (report.holders) {
             report.held = !report.holders->holders.empty();
             return report;
