@@ -1,6 +1,6 @@
 // list: the locks the lock interface (lock/inspector.hpp) finds held under the prefix (with
-// --last-runs, also the free ones with a ledger), sorted by name, as a table or a JSON array. Where several nodes decide (a quorum), each lock also says on
-// how many nodes its token is held.
+// --last-runs, also the free ones with a ledger), sorted by name, as a table or a JSON array. Where
+// several nodes decide (a quorum), each lock also says on how many nodes its token is held.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -96,17 +96,17 @@ void write_waiters_json(JsonWriter& out, const Waiters& waiters) {
 
 std::string waiters_text(const Waiters& waiters, const std::string& from) {
     if (waiters.waiting.empty()) return {};
-    std::string out = fmt::format("waiting:  {}{}\n", waiters.waiting.size(),
-                                  from.empty() ? std::string()
-                                               : fmt::format(" (queue of node {})", printable(from)));
+    std::string out = fmt::format(
+        "waiting:  {}{}\n", waiters.waiting.size(),
+        from.empty() ? std::string() : fmt::format(" (queue of node {})", printable(from)));
     std::size_t position = 0;
     for (const Waiter& w : waiters.waiting) {
         long long ms = waited_ms(waiters, w);
-        out += fmt::format("  {}. {} pid {}, waiting {}, {}\n", ++position,
-                           w.host.empty() ? std::string("unknown") : printable(w.host), w.pid,
-                           ms < 0 ? std::string("for an unknown time")
-                                  : format_duration(Millis(rounded_age(ms))),
-                           w.shared ? "shared" : "exclusive");
+        out += fmt::format(
+            "  {}. {} pid {}, waiting {}, {}\n", ++position,
+            w.host.empty() ? std::string("unknown") : printable(w.host), w.pid,
+            ms < 0 ? std::string("for an unknown time") : format_duration(Millis(rounded_age(ms))),
+            w.shared ? "shared" : "exclusive");
     }
     // status reads a bounded part of a long queue (max_waiters_read); the count may include
     // entries of waiters that died and are not yet dropped.

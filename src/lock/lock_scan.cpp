@@ -35,8 +35,9 @@ std::string glob_escape(std::string_view prefix) {
 }
 
 // Whether `key` is a companion of some lock key: its fence, info or wait key, or a waiter's
-// ':alive' mark or ':who' record (strings, unlike the others). Rebuilding the companion from the candidate lock
-// key proves the match, so a lock whose name merely ends in ":fence" is still listed.
+// ':alive' mark or ':who' record (strings, unlike the others). Rebuilding the companion from the
+// candidate lock key proves the match, so a lock whose name merely ends in ":fence" is still
+// listed.
 bool is_companion(std::string_view key) {
     for (std::string_view suffix : {"fence", "info", "wait"}) {
         if (lock_key_of(key, suffix)) return true;

@@ -72,10 +72,10 @@ Waiters waiters_from_reply(const Reply& reply, std::string_view key) {
 
 Waiters read_waiters(Connection& conn, const LockKeys& keys) {
     conn.set_home_key(keys.key);
-    return waiters_from_reply(scripts::waiters().run(conn, {keys.wait},
-                                                     {keys.wake, std::to_string(max_waiters_read)},
-                                                     conn.timeouts().command),
-                              keys.key);
+    return waiters_from_reply(
+        scripts::waiters().run(conn, {keys.wait}, {keys.wake, std::to_string(max_waiters_read)},
+                               conn.timeouts().command),
+        keys.key);
 }
 
 Waiters waiters_or_none(Connection& conn, const LockKeys& keys) {

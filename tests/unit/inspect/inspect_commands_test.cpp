@@ -150,11 +150,12 @@ TEST(InspectCommands, StatusListsTheWaitersInOrderEscaped) {
     testing::internal::CaptureStdout();
     EXPECT_EQ(status_command(o, fake), exit_code::ok);
     std::string json = testing::internal::GetCapturedStdout();
-    EXPECT_NE(json.find("\"waiting\":2,\"waiters\":[{\"position\":1,\"host\":\"web-2\",\"pid\":4120,"
-                        "\"since_ms\":1700000000000,\"waiting_ms\":63000,\"mode\":\"exclusive\"},"
-                        "{\"position\":2,\"host\":\"db\\u001b[2J\\\"1\",\"pid\":77,\"since_ms\":0,"
-                        "\"waiting_ms\":-1,\"mode\":\"shared\"}]"),
-              std::string::npos)
+    EXPECT_NE(
+        json.find("\"waiting\":2,\"waiters\":[{\"position\":1,\"host\":\"web-2\",\"pid\":4120,"
+                  "\"since_ms\":1700000000000,\"waiting_ms\":63000,\"mode\":\"exclusive\"},"
+                  "{\"position\":2,\"host\":\"db\\u001b[2J\\\"1\",\"pid\":77,\"since_ms\":0,"
+                  "\"waiting_ms\":-1,\"mode\":\"shared\"}]"),
+        std::string::npos)
         << json;
 }
 

@@ -34,12 +34,12 @@ std::string reply_of(const std::string& now, long long total,
 }
 
 TEST(Waiters, DecodesTheQueueInOrder) {
-    Waiters w = waiters_from_reply(
-        parse_reply(reply_of("1700000060000", 3,
-                             {{"1", "1700000000000 4120 web-2"},
-                              {"shared", "1700000030000 99 host with spaces"},
-                              {"1", "nil"}})),
-        "job");
+    Waiters w =
+        waiters_from_reply(parse_reply(reply_of("1700000060000", 3,
+                                                {{"1", "1700000000000 4120 web-2"},
+                                                 {"shared", "1700000030000 99 host with spaces"},
+                                                 {"1", "nil"}})),
+                           "job");
     EXPECT_EQ(w.redis_now_ms, 1700000060000);
     EXPECT_EQ(w.total, 3u);
     ASSERT_EQ(w.waiting.size(), 3u);
