@@ -42,21 +42,25 @@ teardown() {
     "$RL" --wait 30s queued -- true &
     local first=$!
     wait_for 5 blocked_is 1
-    "$RL" --wait 30s queued -- true &
+    "$RL" --wait 30s --shared queued -- true &
     local second=$!
     wait_for 5 blocked_is 2
     run -0 "$RL" status --json queued
     echo "$output" | jq -e --arg h "$(hostname)" --argjson a "$first" --argjson b "$second" \
         '.waiting == 2 and (.waiters | length) == 2
          and .waiters[0].position == 1 and .waiters[0].pid == $a and .waiters[0].host == $h
-         and .waiters[1].position == 2 and .waiters[1].pid == $b
-         and all(.waiters[]; .mode == "exclusive" and .since_ms > 0 and .waiting_ms >= 0)
+         and .waiters[0].mode == "exclusive"
+         and .waiters[1].position == 2 and .waiters[1].pid == $b and .waiters[1].mode == "shared"
+         and all(.waiters[]; .since_ms > 0 and .waiting_ms >= 0)
          and .waiters[0].since_ms <= .waiters[1].since_ms'
     run -0 "$RL" status queued
     local h
     h=$(hostname)
-    [[ "$output" == *$'\nwaiting:  2\n  1. '"$h pid $first, waiting "*", exclusive"$'\n  2. '"$h pid $second, waiting "*", exclusive"* ]]
-    echo "$output" | grep -q '^  [12]\. .*, waiting [0-9.]*m\?s, exclusive$'
+    [[ "$output" == *$'\nwaiting:  2\n  1. '"$h pid $first, waiting "*", exclusive"$'\n  2. '"$h pid $second, waiting "*", shared"* ]]
+    echo "$output" | grep -q '^  1\. .*, waiting [0-9.]*m\?s, exclusive$'
+    # A waiter's record is no lock: list shows the holder alone.
+    run -0 "$RL" list --json
+    echo "$output" | jq -e 'length == 1 and .[0].name == "queued"'
     touch "$BATS_TEST_TMPDIR/go"
     wait "$first"
     wait "$second"
