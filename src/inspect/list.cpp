@@ -1,6 +1,6 @@
-// list: the locks the lock interface (lock/inspector.hpp) finds held under the prefix, sorted by
-// name, as a table or a JSON array. Where several nodes decide (a quorum), each lock also says on
-// how many nodes its token is held.
+// list: the locks the lock interface (lock/inspector.hpp) finds held under the prefix (with
+// --last-runs, also the free ones with a ledger), sorted by name, as a table or a JSON array. Where
+// several nodes decide (a quorum), each lock also says on how many nodes its token is held.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +38,10 @@ void print_table(const ListReport& report, bool last_runs) {
             rows.push_back({printable(lock.keys.name), ttl_text(lock),
                             listed.holders->fence ? std::to_string(*listed.holders->fence) : "-",
                             permits_summary(*listed.holders), "-", "-"});
+        } else if (!lock.held()) {
+            // list --last-runs shows the locks with a ledger that nobody holds now, marked so.
+            rows.push_back({printable(lock.keys.name), "-",
+                            lock.fence ? std::to_string(*lock.fence) : "-", "free", "-", "-"});
         } else {
             std::string held_for = held_for_text(lock);
             rows.push_back({printable(lock.keys.name), ttl_text(lock),

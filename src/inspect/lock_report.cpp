@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "util/duration.hpp"
@@ -23,10 +24,12 @@ long long held_ms(const LockState& lock) {
 
 }  // namespace
 
-void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs) {
+void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs,
+                     const Waiters* waiters) {
     out.begin_object();
     write_lock_fields(out, lock);
     if (runs) write_last_runs_json(out, *runs);
+    if (waiters) write_waiters_json(out, *waiters);
     out.end_object();
 }
 
@@ -66,6 +69,54 @@ void write_lock_fields(JsonWriter& out, const LockState& lock) {
         out.null();
     }
     out.key("redis_time_ms").value(lock.redis_now_ms);
+}
+
+namespace {
+
+// How long a waiter has waited, by Redis's clock; -1 when unknown.
+long long waited_ms(const Waiters& all, const Waiter& w) {
+    if (w.since_ms <= 0 || all.redis_now_ms <= 0) return -1;
+    return std::max(0LL, all.redis_now_ms - w.since_ms);
+}
+
+}  // namespace
+
+void write_waiters_json(JsonWriter& out, const Waiters& waiters) {
+    out.key("waiting").value(static_cast<long long>(waiters.total));
+    out.key("waiters").begin_array();
+    long long position = 0;
+    for (const Waiter& w : waiters.waiting) {
+        out.begin_object();
+        out.key("position").value(++position);
+        out.key("host").value(w.host);
+        out.key("pid").value(w.pid);
+        out.key("since_ms").value(w.since_ms);
+        out.key("waiting_ms").value(waited_ms(waiters, w));
+        out.key("mode").value(std::string(w.shared ? "shared" : "exclusive"));
+        out.end_object();
+    }
+    out.end_array();
+}
+
+std::string waiters_text(const Waiters& waiters, const std::string& from) {
+    if (waiters.waiting.empty()) return {};
+    std::string out = fmt::format(
+        "waiting:  {}{}\n", waiters.waiting.size(),
+        from.empty() ? std::string() : fmt::format(" (queue of node {})", printable(from)));
+    std::size_t position = 0;
+    for (const Waiter& w : waiters.waiting) {
+        long long ms = waited_ms(waiters, w);
+        out += fmt::format(
+            "  {}. {} pid {}, waiting {}, {}\n", ++position,
+            w.host.empty() ? std::string("unknown") : printable(w.host), w.pid,
+            ms < 0 ? std::string("for an unknown time") : format_duration(Millis(rounded_age(ms))),
+            w.shared ? "shared" : "exclusive");
+    }
+    // status reads a bounded part of a long queue (max_waiters_read); the count may include
+    // entries of waiters that died and are not yet dropped.
+    if (waiters.total > waiters.waiting.size() && waiters.waiting.size() >= max_waiters_read)
+        out += fmt::format("  ... and up to {} more\n", waiters.total - waiters.waiting.size());
+    return out;
 }
 
 void write_entry_json(JsonWriter& j, const LedgerEntry& e) {

@@ -8,6 +8,7 @@
 
 #include "lock/ledger.hpp"
 #include "lock/lock_state.hpp"
+#include "lock/waiters.hpp"
 #include "util/json.hpp"
 
 namespace redlock {
@@ -16,7 +17,16 @@ namespace redlock {
 // (JSON OUTPUT) and must stay stable.
 // With `runs` (status; list --last-runs) it also has "last_run" and "last_success": ledger
 // entries as history --json writes them, or null.
-void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs = nullptr);
+// With `waiters` (status), also "waiting" and "waiters" (write_waiters_json).
+void write_lock_json(JsonWriter& out, const LockState& lock, const LastRuns* runs = nullptr,
+                     const Waiters* waiters = nullptr);
+
+// "waiters": the queue in order, each {position, host, pid, since_ms, waiting_ms, mode}
+// (status), and "waiting": the queue's length.
+void write_waiters_json(JsonWriter& out, const Waiters& waiters);
+// status's "waiting:" block, one line a waiter ("  1. web-2 pid 4120, waiting 1m3s, exclusive");
+// empty when nobody waits. `from`: the node it was read on, where several decide.
+std::string waiters_text(const Waiters& waiters, const std::string& from);
 // write_lock_json's fields without the braces, for an object that adds its own beside them.
 void write_lock_fields(JsonWriter& out, const LockState& lock);
 

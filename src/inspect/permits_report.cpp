@@ -42,7 +42,8 @@ std::string permits_summary(const PermitsState& permits) {
     return fmt::format("{} of {} held", permits.holders.size(), permits.permits);
 }
 
-void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsState& permits) {
+void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsState& permits,
+                        const Waiters* waiters) {
     out.begin_object();
     out.key("name").value(lock.keys.name);
     out.key("key").value(lock.keys.key);
@@ -100,6 +101,7 @@ void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsSta
         out.end_object();
     }
     out.end_array();
+    if (waiters) write_waiters_json(out, *waiters);
     out.end_object();
 }
 

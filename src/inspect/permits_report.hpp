@@ -10,6 +10,7 @@
 #include "lock/lock_state.hpp"
 #include "lock/permits.hpp"
 #include "lock/shared.hpp"
+#include "lock/waiters.hpp"
 #include "util/json.hpp"
 
 namespace redlock {
@@ -20,7 +21,9 @@ std::string permits_summary(const PermitsState& permits);
 // The lock as status and list show it in JSON: the plain lock's fields (token and holder null)
 // plus "permits" (N), "held_permits" and "holders", each {permit, token, ttl_ms, fence, holder}.
 // A shared lock: "shared": true and "holders", each without "permit".
-void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsState& permits);
+// With `waiters` (status), also "waiting" and "waiters" as lock_report.hpp writes them.
+void write_permits_json(JsonWriter& out, const LockState& lock, const PermitsState& permits,
+                        const Waiters* waiters = nullptr);
 
 // status's text form of a permits lock.
 std::string permits_status_text(const LockState& lock, const PermitsState& permits, bool verbose);

@@ -29,8 +29,9 @@ std::string node_line(const NodeReading& n, bool verbose) {
 }
 
 void write_json(JsonWriter& json, const LockReport& report) {
-    if (report.holders) return write_permits_json(json, report.lock, *report.holders);
-    if (!report.agreement) return write_lock_json(json, report.lock, &report.runs);
+    if (report.holders)
+        return write_permits_json(json, report.lock, *report.holders, &report.waiters);
+    if (!report.agreement) return write_lock_json(json, report.lock, &report.runs, &report.waiters);
     const Agreement& a = *report.agreement;
     // One schema for every topology: the top level is a single node's object for the lock as the
     // majority holds it (its holder, ttl_ms and fence, which scripts read with jq whatever the
@@ -38,10 +39,16 @@ void write_json(JsonWriter& json, const LockReport& report) {
     json.begin_object();
     write_lock_fields(json, report.lock);
     write_last_runs_json(json, report.runs);
+    write_waiters_json(json, report.waiters);
     json.key("nodes").value(static_cast<long long>(a.nodes));
     json.key("majority").value(static_cast<long long>(a.majority));
     json.key("answered").value(static_cast<long long>(a.answered));
     json.key("holding").value(static_cast<long long>(report.holding));
+    json.key("waiters_from");
+    if (report.waiters_from.empty())
+        json.null();
+    else
+        json.value(report.waiters_from);
     json.key("per_node").begin_array();
     for (const NodeReading& node : report.per_node) {
         json.begin_object();
@@ -59,7 +66,9 @@ void write_json(JsonWriter& json, const LockReport& report) {
 }
 
 std::string text(const LockReport& report, bool verbose) {
-    if (report.holders) return permits_status_text(report.lock, *report.holders, verbose);
+    if (report.holders)
+        return permits_status_text(report.lock, *report.holders, verbose) +
+               waiters_text(report.waiters, report.waiters_from);
     const LockState& lock = report.lock;
     std::string out;
     auto line = [&](std::string_view label, const std::string& value) {
@@ -82,7 +91,8 @@ std::string text(const LockReport& report, bool verbose) {
         if (report.held) line("token", shown_token(lock.token, verbose));
         for (const NodeReading& node : report.per_node)
             out += fmt::format("node {}: {}\n", printable(node.endpoint), node_line(node, verbose));
-        return out + last_runs_text(report.runs);
+        return out + waiters_text(report.waiters, report.waiters_from) +
+               last_runs_text(report.runs);
     }
     line("state", lock.held() ? "held" : "free");
     if (lock.held()) {
@@ -104,7 +114,7 @@ std::string text(const LockReport& report, bool verbose) {
     }
     line("fence", lock.fence ? std::to_string(*lock.fence) : std::string("-"));
     if (lock.held()) line("token", shown_token(lock.token, verbose));
-    return out + last_runs_text(report.runs);
+    return out + waiters_text(report.waiters, report.waiters_from) + last_runs_text(report.runs);
 }
 
 }  // namespace

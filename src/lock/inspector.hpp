@@ -17,6 +17,7 @@
 #include "lock/lock_state.hpp"
 #include "lock/options.hpp"
 #include "lock/permits.hpp"
+#include "lock/waiters.hpp"
 
 namespace redlock {
 
@@ -45,6 +46,10 @@ struct LockReport {
     // marker, and the holders are these.
     std::optional<PermitsState> holders;
     LastRuns runs;  // the ledger's last run and last success (none for permits or shared locks)
+    // Who waits (--wait), in queue order. A quorum: the queue of the first node that answered
+    // (waiters_from names it; each node orders the same waiters by ticket).
+    Waiters waiters;
+    std::string waiters_from;
     std::optional<Agreement> agreement;
     std::size_t holding = 0;            // with agreement: nodes that hold the leading token
     std::vector<NodeReading> per_node;  // with agreement: every node, in -u order
@@ -59,6 +64,8 @@ struct ListedLock {
 };
 
 // list: the locks held, sorted by name. Over a quorum, those one token holds on a majority.
+// With --last-runs on one node, also the locks that have a ledger but are free (lock.held()
+// false), so that a job that has gone quiet shows.
 struct ListReport {
     std::vector<ListedLock> locks;
     std::optional<Agreement> agreement;

@@ -35,18 +35,20 @@ std::string glob_escape(std::string_view prefix) {
 }
 
 // Whether `key` is a companion of some lock key: its fence, info or wait key, or a waiter's
-// ':alive' mark (a string, unlike the others). Rebuilding the companion from the candidate lock
-// key proves the match, so a lock whose name merely ends in ":fence" is still listed.
+// ':alive' mark or ':who' record (strings, unlike the others). Rebuilding the companion from the
+// candidate lock key proves the match, so a lock whose name merely ends in ":fence" is still
+// listed.
 bool is_companion(std::string_view key) {
     for (std::string_view suffix : {"fence", "info", "wait"}) {
         if (lock_key_of(key, suffix)) return true;
     }
     if (is_permit_companion(key)) return true;
-    // companion_key(lock, "wake:") + 32-hex token + ":alive"
-    constexpr std::string_view alive = ":alive", wake = ":wake:";
+    // companion_key(lock, "wake:") + 32-hex token + ":alive", or + ":who" (lib/queue.lua)
+    constexpr std::string_view wake = ":wake:";
     constexpr std::size_t token_len = 32;
-    if (!key.ends_with(alive) || key.size() < alive.size() + token_len + wake.size()) return false;
-    std::string_view prefix = key.substr(0, key.size() - alive.size() - token_len);
+    std::string_view mark = key.ends_with(":alive") ? ":alive" : ":who";
+    if (!key.ends_with(mark) || key.size() < mark.size() + token_len + wake.size()) return false;
+    std::string_view prefix = key.substr(0, key.size() - mark.size() - token_len);
     std::string_view token = key.substr(prefix.size(), token_len);
     if (token.find_first_not_of("0123456789abcdef") != std::string_view::npos) return false;
     if (!prefix.ends_with(wake)) return false;
@@ -94,19 +96,18 @@ void scan_keyspace(Connection& conn, const std::function<void(Connection&)>& sca
         scan(conn);
 }
 
-}  // namespace
-
-std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
-                                    const std::string& pattern, std::size_t max) {
-    // Every fence key holds its lock key, with the prefix, somewhere: `{KEY}:fence`, or
+std::vector<std::string> names_by_companion(Connection& conn, const std::string& prefix,
+                                            const std::string& pattern, std::size_t max,
+                                            std::string_view suffix) {
+    // Every companion key holds its lock key, with the prefix, somewhere: `{KEY}:fence`, or
     // `{TAG}KEY:fence` for a key with a '}' (keys.hpp). The exact test follows.
-    std::string match = fmt::format("*{}*:fence", glob_escape(prefix));
+    std::string match = fmt::format("*{}*:{}", glob_escape(prefix), suffix);
     std::set<std::string> names;
     scan_keyspace(conn, [&](Connection& node) {
         if (names.size() >= max) return;
         scan_each(node, match, [&](std::string&& key) {
             if (names.size() >= max) return false;
-            std::optional<std::string_view> lock = lock_key_of(key, "fence");
+            std::optional<std::string_view> lock = lock_key_of(key, suffix);
             if (!lock || !lock->starts_with(prefix)) return true;
             std::string name(lock->substr(prefix.size()));
             // One name a line, as it is: a name with a control character (a newline would make
@@ -119,6 +120,18 @@ std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
         });
     });
     return {names.begin(), names.end()};
+}
+
+}  // namespace
+
+std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
+                                    const std::string& pattern, std::size_t max) {
+    return names_by_companion(conn, prefix, pattern, max, "fence");
+}
+
+std::vector<std::string> ledger_names(Connection& conn, const std::string& prefix,
+                                      const std::string& pattern, std::size_t max) {
+    return names_by_companion(conn, prefix, pattern, max, "ledger");
 }
 
 std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,

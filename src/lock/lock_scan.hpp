@@ -24,4 +24,10 @@ std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,
 std::vector<std::string> lock_names(Connection& conn, const std::string& prefix,
                                     const std::string& pattern, std::size_t max);
 
+// The names of the locks under `prefix` matching `pattern` that have a run ledger (held or
+// free: a free lock has no key, only its companions), found by their `:ledger` keys, as
+// lock_names finds them by their fence counters.
+std::vector<std::string> ledger_names(Connection& conn, const std::string& prefix,
+                                      const std::string& pattern, std::size_t max);
+
 }  // namespace redlock

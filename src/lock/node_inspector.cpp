@@ -1,6 +1,7 @@
 // The operator commands' view of a lock on one Redis master: plain, TLS, unix socket, Sentinel
 // or Cluster (they differ only below the Connection), and plain, permits and shared locks.
 #include <algorithm>
+#include <set>
 
 #include "lock/eviction_check.hpp"
 #include "lock/inspector.hpp"
@@ -21,6 +22,9 @@ std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock) 
 
 namespace {
 
+// list --last-runs reads at most this many ledgers of free locks (one round trip each).
+constexpr std::size_t max_ledgers = 10000;
+
 class NodeInspector final : public LockInspector {
   public:
     explicit NodeInspector(const ConnectionOptions& conn) : conn_(conn.endpoint, conn.timeouts) {}
@@ -32,6 +36,7 @@ class NodeInspector final : public LockInspector {
         // --json output stays clean.
         warn_if_evicting(conn_);
         report.holders = holders_of(conn_, report.lock);
+        report.waiters = waiters_or_none(conn_, keys);
         if (report.holders) {
             report.held = !report.holders->holders.empty();
             return report;
@@ -44,7 +49,21 @@ class NodeInspector final : public LockInspector {
     ListReport list(const std::string& prefix, const std::string& pattern,
                     bool last_runs) override {
         ListReport report;
-        for (LockState& lock : held_locks(conn_, prefix, pattern)) {
+        std::vector<LockState> locks = held_locks(conn_, prefix, pattern);
+        // --last-runs is the fleet view: a job that has gone quiet holds nothing, so the locks
+        // with a ledger come too, held or free (their state read like the held ones').
+        if (last_runs) {
+            std::set<std::string> listed;
+            for (const LockState& lock : locks) listed.insert(lock.keys.name);
+            std::vector<LockKeys> quiet;
+            for (const std::string& name : ledger_names(conn_, prefix, pattern, max_ledgers))
+                if (!listed.contains(name)) quiet.push_back(LockKeys::make(name, prefix));
+            for (LockState& lock : read_lock_states(conn_, quiet)) locks.push_back(std::move(lock));
+            std::sort(locks.begin(), locks.end(), [](const LockState& a, const LockState& b) {
+                return a.keys.name < b.keys.name;
+            });
+        }
+        for (LockState& lock : locks) {
             ListedLock listed;
             // One more round trip per permits or shared lock, and per lock with --last-runs,
             // which is why it is asked for.

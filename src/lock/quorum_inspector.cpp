@@ -68,11 +68,13 @@ class QuorumInspector final : public LockInspector {
         std::vector<NodeReading> nodes(n);
         std::vector<LastRuns> copies(n);
         std::vector<std::optional<PermitsState>> permits(n);
+        std::vector<Waiters> queues(n);
         quorum_.in_parallel([&](std::size_t i) {
             std::optional<NodeError> error = node_failure([&] {
                 nodes[i].lock = read_lock_state(quorum_.connection(i), keys);
                 permits[i] = holders_of(quorum_.connection(i), *nodes[i].lock);
                 copies[i] = last_runs_or_none(quorum_.connection(i), keys);
+                queues[i] = waiters_or_none(quorum_.connection(i), keys);
             });
             if (error) nodes[i].error = error->message;
         });
@@ -120,6 +122,15 @@ class QuorumInspector final : public LockInspector {
             report.holders = majority_holders(permits, a.majority);
             if (report.holders) report.held = !report.holders->holders.empty();
         }
+        // The waiters as the first node that answered queues them: every node orders a quorum's
+        // waiters by the same tickets, and a waiter joins each node it reaches, so one node's
+        // queue is the queue, short of a waiter that has not reached that node (man page).
+        for (std::size_t i = 0; i < n; ++i)
+            if (nodes[i].lock) {
+                report.waiters = std::move(queues[i]);
+                report.waiters_from = nodes[i].endpoint;
+                break;
+            }
         report.per_node = std::move(nodes);
         return report;
     }

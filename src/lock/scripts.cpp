@@ -27,6 +27,8 @@ extern const char* const last_runs_lua;
 extern const char* const last_runs_lua_sha1;
 extern const char* const wait_status_lua;
 extern const char* const wait_status_lua_sha1;
+extern const char* const waiters_lua;
+extern const char* const waiters_lua_sha1;
 }  // namespace scripts_src
 
 namespace scripts {
@@ -92,6 +94,11 @@ const Script& last_runs() {
 const Script& wait_status() {
     static const Script& s =
         *new Script("wait_status", scripts_src::wait_status_lua, scripts_src::wait_status_lua_sha1);
+    return s;
+}
+const Script& waiters() {
+    static const Script& s =
+        *new Script("waiters", scripts_src::waiters_lua, scripts_src::waiters_lua_sha1);
     return s;
 }
 }  // namespace scripts

@@ -116,6 +116,22 @@ teardown() {
     stop_holder
 }
 
+@test "list --last-runs also shows free locks with a ledger, marked free, so a quiet job shows" {
+    "$RL" quiet true
+    "$RL" quiet sh -c 'exit 5' || true
+    hold busy
+    run -0 "$RL" list --last-runs --json
+    echo "$output" | jq -e 'length == 2 and .[0].name == "busy" and .[0].held
+        and .[1].name == "quiet" and (.[1].held | not) and .[1].token == null
+        and .[1].last_run.exit_status == 5 and .[1].last_success.exit_status == 0'
+    run -0 "$RL" list --last-runs
+    assert_line --index 2 --regexp "^quiet +- +[0-9]+ +free +- +.*ran, exit 5 .*ran, exit 0"
+    # Without --last-runs, list shows held locks only, as before.
+    run -0 "$RL" list --json
+    echo "$output" | jq -e 'length == 1 and .[0].name == "busy"'
+    stop_holder
+}
+
 @test "a ledger that cannot be written is a warning and changes neither start nor exit status" {
     rcli SET '{job}:ledger' not-a-list
     run -3 --separate-stderr "$RL" job sh -c 'exit 3'

@@ -85,6 +85,28 @@ gated() {
     [ "$(sort "$BATS_TEST_TMPDIR/order" | tr '\n' ' ')" = "1 2 3 " ]
 }
 
+@test "status of a permits lock shows its waiters in order" {
+    gated pw 2
+    gated pw 2
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 2
+    local i
+    for i in 1 2; do
+        "$RL" --permits 2 --wait 30s pw -- true &
+        PIDS+=($!)
+        wait_for 5 blocked_is "$i"
+    done
+    run "$RL" status --json pw
+    [ "$status" -eq 0 ]
+    echo "$output" | jq -e --argjson a "${PIDS[2]}" --argjson b "${PIDS[3]}" \
+        '.permits == 2 and .waiting == 2 and .waiters[0].pid == $a and .waiters[1].pid == $b
+         and all(.waiters[]; .mode == "exclusive" and .since_ms > 0)'
+    run "$RL" status pw
+    [[ "$output" == *$'\nwaiting:  2\n  1. '*" pid ${PIDS[2]}, "*$'\n  2. '*" pid ${PIDS[3]}, "* ]]
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "${PIDS[2]}"
+    wait "${PIDS[3]}"
+}
+
 @test "a SIGKILLed holder's permit returns when its TTL ends, without help" {
     gated dead 2 --ttl 2s
     gated dead 2 --ttl 2s

@@ -85,6 +85,26 @@ fifo_round() {
     q_thaw 2
 }
 
+@test "quorum: status shows the waiters in order from the first node that answered" {
+    hold_gate qstatus "$BATS_TEST_TMPDIR/go"
+    "$RL" --wait 30s qstatus -- true &
+    PIDS+=($!)
+    wait_for 25 queued_on "0 1 2" qstatus 1
+    "$RL" --wait 30s qstatus -- true &
+    PIDS+=($!)
+    wait_for 25 queued_on "0 1 2" qstatus 2
+    run -0 --separate-stderr "$RL" status --json qstatus
+    echo "$output" | jq -e --argjson a "${PIDS[0]}" --argjson b "${PIDS[1]}" \
+        --arg n "127.0.0.1:${Q_PORT[0]}" \
+        '.waiters_from == $n and .waiting == 2 and .waiters[0].pid == $a
+         and .waiters[1].pid == $b and all(.waiters[]; .mode == "exclusive")'
+    run -0 --separate-stderr "$RL" status qstatus
+    [[ "$output" == *$'\nwaiting:  2 (queue of node 127.0.0.1:'"${Q_PORT[0]}"$')\n  1. '*" pid ${PIDS[0]}, "*$'\n  2. '*" pid ${PIDS[1]}, "* ]]
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "${PIDS[0]}"
+    wait "${PIDS[1]}"
+}
+
 @test "a quorum waiter blocks on every node until the release wakes it, then runs" {
     local d=$BATS_TEST_TMPDIR
     hold_gate woken "$d/go"

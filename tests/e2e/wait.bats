@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # --wait: waiting for a busy lock, woken by the holder's release (no polling), FIFO, bounded.
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() { redis_start; }
 teardown() {
@@ -34,6 +35,40 @@ teardown() {
     touch "$BATS_TEST_TMPDIR/go"
     for i in "${pids[@]}"; do wait "$i"; done
     [ "$(tr '\n' ' ' < "$BATS_TEST_TMPDIR/order")" = "1 2 3 4 5 " ]
+}
+
+@test "status shows the waiters in queue order: host, pid, since when, mode" {
+    hold_until queued "$BATS_TEST_TMPDIR/go"
+    "$RL" --wait 30s queued -- true &
+    local first=$!
+    wait_for 5 blocked_is 1
+    "$RL" --wait 30s --shared queued -- true &
+    local second=$!
+    wait_for 5 blocked_is 2
+    run -0 "$RL" status --json queued
+    echo "$output" | jq -e --arg h "$(hostname)" --argjson a "$first" --argjson b "$second" \
+        '.waiting == 2 and (.waiters | length) == 2
+         and .waiters[0].position == 1 and .waiters[0].pid == $a and .waiters[0].host == $h
+         and .waiters[0].mode == "exclusive"
+         and .waiters[1].position == 2 and .waiters[1].pid == $b and .waiters[1].mode == "shared"
+         and all(.waiters[]; .since_ms > 0 and .waiting_ms >= 0)
+         and .waiters[0].since_ms <= .waiters[1].since_ms'
+    run -0 "$RL" status queued
+    local h
+    h=$(hostname)
+    [[ "$output" == *$'\nwaiting:  2\n  1. '"$h pid $first, waiting "*", exclusive"$'\n  2. '"$h pid $second, waiting "*", shared"* ]]
+    echo "$output" | grep -q '^  1\. .*, waiting [0-9.]*m\?s, exclusive$'
+    # A waiter's record is no lock: list shows the holder alone.
+    run -0 "$RL" list --json
+    echo "$output" | jq -e 'length == 1 and .[0].name == "queued"'
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$first"
+    wait "$second"
+    # Nobody waits any more, and nothing of theirs is left.
+    run -1 "$RL" status --json queued
+    echo "$output" | jq -e '.waiting == 0 and .waiters == []'
+    run -0 rcli --scan --pattern '*:who'
+    assert_output ""
 }
 
 @test "a waiter takes over from a SIGKILLed holder within ttl + 1s" {

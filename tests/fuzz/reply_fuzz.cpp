@@ -1,9 +1,9 @@
 // libFuzzer target: any bytes from a "server", fed to the hiredis reader in chunks as
 // Connection::read_reply does, with its bounded reader, (the first byte picks the chunk size, as
 // partial reads would cut them), and every reply that comes out through our reading of it: check(),
-// the acquire, renew, release and status script replies, holder info, the status text and JSON
-// made from them, a CLUSTER SLOTS reply and a MOVED / ASK redirection. Anything but a result or
-// an Error exception is a bug.
+// the acquire, renew, release, status and waiters script replies, holder info, the status text and
+// JSON made from them, a CLUSTER SLOTS reply and a MOVED / ASK redirection. Anything but a result
+// or an Error exception is a bug.
 #include <hiredis/hiredis.h>
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "lock/keys.hpp"
 #include "lock/ledger.hpp"
 #include "lock/lock_replies.hpp"
+#include "lock/waiters.hpp"
 #include "redis/cluster_slots.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply_reader.hpp"
@@ -61,6 +62,14 @@ void interpret(const Reply& reply) {
         (void)holder_text(s);
         (void)held_for_text(s);
         (void)ttl_text(s);
+    });
+    tolerate_errors([&] {
+        Waiters w = waiters_from_reply(reply, "job");
+        JsonWriter json;
+        json.begin_object();
+        write_waiters_json(json, w);
+        json.end_object();
+        (void)waiters_text(w, "n1:1");
     });
     for (std::size_t first = 0; first < 3; ++first) (void)holder_from_reply(*reply, first);
     tolerate_errors([&] { (void)parse_cluster_slots(*reply, "127.0.0.1"); });

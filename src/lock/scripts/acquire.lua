@@ -133,6 +133,7 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) then
     queue_join(KEYS[4], token, ticket)
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
+    waiter_note(prefix, token, 9, block + tonumber(ARGV[5]))
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
   -- The holder's info, when it belongs to the current token and the caller will show it
@@ -190,7 +191,7 @@ if once_slot() then
     if mine then redis.call('DEL', KEYS[1], KEYS[3]) end
     if waits then
       queue_remove(KEYS[4], token)
-      redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
       wake_head(KEYS[4], prefix, ARGV[5])
     end
     local reply = {2, once_slot()}
@@ -204,7 +205,7 @@ end
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 if waits then
   queue_remove(KEYS[4], token)
-  redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+  redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
 end
 -- Never below this master's clock in microseconds (next_fence, in the prelude).
 local fence = next_fence(KEYS[2])

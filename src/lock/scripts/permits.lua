@@ -203,6 +203,7 @@ if op == 'acquire' then
       queue_join(KEYS[3], token, ticket)
       local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[8]))
+      waiter_note(wprefix, token, 11, block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + tonumber(ttl))
     end
     return reply
@@ -225,7 +226,7 @@ if op == 'acquire' then
     stretch(tonumber(ttl))
   end
   queue_remove(KEYS[3], token)
-  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who')
   -- Never below this master's clock in microseconds, as with a plain lock.
   local fence = next_fence(KEYS[2])
   redis.call('SET', P .. i .. ':fence', fence, 'PX', ttl)

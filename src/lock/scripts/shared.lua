@@ -172,13 +172,14 @@ if op == 'acquire' then
       queue_join(KEYS[3], token, ticket)
       local block = pttl >= 0 and pttl or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', block + tonumber(ARGV[8]))
+      waiter_note(wprefix, token, 10, block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + ttl)
     end
     return {0, pttl}
   end
   if not shared then redis.call('SET', KEYS[1], MARK, 'PX', ttl) end
   queue_remove(KEYS[3], token)
-  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive')
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who')
   -- Never below this master's clock in microseconds, as with a plain lock.
   local fence = next_fence(KEYS[2])
   local record = H .. token

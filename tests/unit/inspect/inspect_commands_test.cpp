@@ -120,6 +120,112 @@ TEST(InspectCommands, ListAddsTheNodesColumnOnlyWithAnAgreement) {
     EXPECT_NE(several.find("\njob   2 of 3  "), std::string::npos) << several;
 }
 
+Waiters two_waiters() {
+    Waiters w;
+    w.redis_now_ms = 1'700'000'063'000;
+    w.total = 2;
+    w.waiting = {{"web-2", 4120, 1'700'000'000'000, false}, {"db\x1b[2J\"1", 77, 0, true}};
+    return w;
+}
+
+TEST(InspectCommands, StatusListsTheWaitersInOrderEscaped) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report.emplace();
+    fake.status_report->lock = held_state(keys, "t1");
+    fake.status_report->held = true;
+    fake.status_report->waiters = two_waiters();
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(status_command(options_for("job"), fake), exit_code::ok);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("waiting:  2\n"
+                       "  1. web-2 pid 4120, waiting 1m3s, exclusive\n"
+                       "  2. db\\x1b[2J\"1 pid 77, waiting for an unknown time, shared\n"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+
+    InspectOptions o = options_for("job");
+    o.json = true;
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(status_command(o, fake), exit_code::ok);
+    std::string json = testing::internal::GetCapturedStdout();
+    EXPECT_NE(
+        json.find("\"waiting\":2,\"waiters\":[{\"position\":1,\"host\":\"web-2\",\"pid\":4120,"
+                  "\"since_ms\":1700000000000,\"waiting_ms\":63000,\"mode\":\"exclusive\"},"
+                  "{\"position\":2,\"host\":\"db\\u001b[2J\\\"1\",\"pid\":77,\"since_ms\":0,"
+                  "\"waiting_ms\":-1,\"mode\":\"shared\"}]"),
+        std::string::npos)
+        << json;
+}
+
+TEST(InspectCommands, StatusWithoutWaitersHasNoWaitingBlockButAnEmptyArray) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report.emplace();
+    fake.status_report->lock = held_state(keys, "t1");
+    fake.status_report->held = true;
+    testing::internal::CaptureStdout();
+    status_command(options_for("job"), fake);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(out.find("waiting"), std::string::npos) << out;
+    InspectOptions o = options_for("job");
+    o.json = true;
+    testing::internal::CaptureStdout();
+    status_command(o, fake);
+    std::string json = testing::internal::GetCapturedStdout();
+    EXPECT_NE(json.find("\"waiting\":0,\"waiters\":[]"), std::string::npos) << json;
+}
+
+TEST(InspectCommands, AQuorumStatusSaysWhichNodesQueueItShows) {
+    LockKeys keys = LockKeys::make("job", "");
+    FakeInspector fake;
+    fake.status_report = majority_report(keys);
+    fake.status_report->waiters = two_waiters();
+    fake.status_report->waiters_from = "n1:1";
+    testing::internal::CaptureStdout();
+    status_command(options_for("job"), fake);
+    std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("waiting:  2 (queue of node n1:1)\n  1. web-2 pid 4120"), std::string::npos)
+        << out;
+    InspectOptions o = options_for("job");
+    o.json = true;
+    testing::internal::CaptureStdout();
+    status_command(o, fake);
+    std::string json = testing::internal::GetCapturedStdout();
+    EXPECT_NE(json.find("\"waiters_from\":\"n1:1\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"waiting\":2,\"waiters\":[{\"position\":1"), std::string::npos) << json;
+}
+
+TEST(InspectCommands, ListLastRunsMarksAFreeLockWithALedgerFree) {
+    FakeInspector fake;
+    fake.list_report.emplace();
+    LockState free;
+    free.keys = LockKeys::make("quiet", "");
+    free.type = "none";
+    free.fence = 9;
+    LedgerEntry ran;
+    ran.outcome = "ran";
+    ran.exit_status = 5;
+    fake.list_report->locks.push_back({free, std::nullopt, LastRuns{ran, std::nullopt}, 0});
+    InspectOptions o = options_for("");
+    o.last_runs = true;
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(o, fake), exit_code::ok);
+    std::string table = testing::internal::GetCapturedStdout();
+    EXPECT_NE(table.find("\nquiet  -    9      free    -         "), std::string::npos) << table;
+    EXPECT_NE(table.find("ran, exit 5  -"), std::string::npos) << table;
+
+    o.json = true;
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(o, fake), exit_code::ok);
+    std::string json = testing::internal::GetCapturedStdout();
+    EXPECT_NE(json.find("\"name\":\"quiet\",\"key\":\"quiet\",\"held\":false,\"token\":null"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find("\"last_success\":null"), std::string::npos) << json;
+}
+
 TEST(InspectCommands, ReleaseSaysWhatEachNodeDidThenFailsOnAnUnansweredOne) {
     LockKeys keys = LockKeys::make("job", "");
     FakeInspector fake;
@@ -235,7 +341,7 @@ TEST(InspectCommands, StatusJsonOfAFreeLockIsAnObjectWithHeldFalseAndExits1) {
     EXPECT_EQ(s.code, exit_code::lock_free);
     EXPECT_EQ(s.out, R"({"name":"nothing-here","key":"nothing-here","held":false,"token":null,)"
                      R"("ttl_ms":null,"fence":null,"holder":null,"redis_time_ms":1700000000000,)"
-                     R"("last_run":null,"last_success":null})"
+                     R"("last_run":null,"last_success":null,"waiting":0,"waiters":[]})"
                      "\n");
 }
 
@@ -258,7 +364,7 @@ TEST(InspectCommands, StatusJsonOfAHeldLockHasEveryDocumentedField) {
               R"("ttl_ms":20000,"fence":7,"holder":{"host":"web1","pid":4242,"user":"ops",)"
               R"("command":"bash -c work","acquired_ms":1699999998500,"held_ms":1500,)"
               R"("lease_ms":30000,"fence":7},"redis_time_ms":1700000000000,)"
-              R"("last_run":null,"last_success":null})"
+              R"("last_run":null,"last_success":null,"waiting":0,"waiters":[]})"
               "\n");
 }
 
@@ -292,7 +398,7 @@ TEST(InspectCommands, StatusJsonOfAQuorumHasEveryTopLevelFieldOfOneNodes) {
     Shown majority = show_status(quorum, json_options_for("job"));
     EXPECT_EQ(majority.code, exit_code::ok);
     std::vector<std::string> expected = top_level_keys(single.out);
-    for (const char* k : {"nodes", "majority", "answered", "holding", "per_node"})
+    for (const char* k : {"nodes", "majority", "answered", "holding", "waiters_from", "per_node"})
         expected.push_back(k);
     EXPECT_EQ(top_level_keys(majority.out), expected) << majority.out;
     EXPECT_NE(majority.out.find(R"("ttl_ms":20000,"fence":7,"holder":{"host":"web1",)"),

@@ -2,6 +2,7 @@
 -- only as the reference that Lock.TheAcquireScriptAnswersAndWritesAsItsReference compares
 -- src/lock/scripts/acquire.lua with: every reply and every write the same, state by state.
 -- Its ARGV has no ARGV[8] flag (holder info from ARGV[8] on). Not embedded in the binary.
+-- Since issue 33 it records a waiter (waiter_note, lib/queue.lua) as acquire.lua does.
 -- Takes the lock when it is free and hands out the next fencing token, in one atomic step.
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue
 -- (all in one slot).
@@ -131,6 +132,7 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) then
     queue_join(KEYS[4], token, ticket)
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
+    waiter_note(prefix, token, 8, block + tonumber(ARGV[5]))
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
   if kind ~= 'none' and redis.call('TYPE', KEYS[3]).ok == 'hash'
@@ -161,7 +163,7 @@ if once_slot() then
     if mine then redis.call('DEL', KEYS[1], KEYS[3]) end
     if waits then
       queue_remove(KEYS[4], token)
-      redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
       wake_head(KEYS[4], prefix, ARGV[5])
     end
     local reply = {2, once_slot()}
@@ -175,7 +177,7 @@ end
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 if waits then
   queue_remove(KEYS[4], token)
-  redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+  redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
 end
 -- Never below this master's clock in microseconds (next_fence, in the prelude).
 local fence = next_fence(KEYS[2])

@@ -641,6 +641,9 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
             bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
             if (digits && (v.size() == 13 || v.size() == 16))
                 x = x.substr(0, x.find(':') + 1) + "T";
+            // A waiter's ':who' record starts with the time it joined (lib/queue.lua).
+            else if (v.size() > 13 && v.find_first_not_of("0123456789") == 13 && v[13] == ' ')
+                x = x.substr(0, x.find(':') + 1) + "T" + v.substr(13);
             out += x + " ";
         }
         return out;

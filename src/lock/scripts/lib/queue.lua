@@ -86,6 +86,28 @@ local function queue_join(queue, token, ticket)
   end
 end
 
+-- Who a waiter is, for status (waiters.lua): prefix .. token .. ':who' holds
+-- '<since_ms> <pid> <host>', written when it first joins (since: Redis's clock then) and given
+-- the same expiry as its ':alive' mark at every attempt, so it goes when the mark goes and never
+-- outlives the queue entry's own bound. `from`: where the holder-info field/value pairs start in
+-- ARGV (host and pid are taken from them). The host is cut to 255 bytes and the pid to 20, so
+-- the record stays small whatever a caller sends.
+local function waiter_note(prefix, token, from, px)
+  local who = prefix .. token .. ':who'
+  if redis.call('PEXPIRE', who, px) == 1 then return end
+  local host, pid = '', '0'
+  for i = from, #ARGV - 1, 2 do
+    if ARGV[i] == 'host' then
+      host = string.sub(ARGV[i + 1], 1, 255)
+    elseif ARGV[i] == 'pid' then
+      pid = string.sub(ARGV[i + 1], 1, 20)
+    end
+  end
+  local t = redis.call('TIME')
+  local since = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+  redis.call('SET', who, since .. ' ' .. pid .. ' ' .. host, 'PX', px)
+end
+
 -- A waiter that gives up leaves the queue (`ticket` nil); a quorum waiter whose attempt took no
 -- majority steps back instead: it keeps its place at `ticket`, marked alive (`mark`: 'shared'
 -- for a --shared run, '1' otherwise) for `alive_ms`, so that no later waiter can take the node
@@ -94,10 +116,11 @@ local function queue_leave_or_keep(queue, prefix, token, ticket, mark, alive_ms)
   if ticket then
     queue_join(queue, token, ticket)
     redis.call('SET', prefix .. token .. ':alive', mark, 'PX', alive_ms)
+    redis.call('PEXPIRE', prefix .. token .. ':who', alive_ms)
     redis.call('DEL', prefix .. token)
   else
     queue_remove(queue, token)
-    redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+    redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
   end
 end
 
@@ -169,7 +192,7 @@ local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
     -- wake the new head: it blocked for as long as that mark had left, and must look again (at
     -- a free lock, or at a holder whose TTL is shorter).
     if queue_remove(queue, token) > 0 then
-      redis.call('DEL', prefix .. token, prefix .. token .. ':alive')
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
       wake_head(queue, prefix, linger_ms)
     end
     return kind == 'none' and 0 or -1
