@@ -141,8 +141,8 @@ client_commands() {  # LOG before|after
     "$RL" --once-per 1h warm-up true
     rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" &
     local mon=$!
-    wait_for 5 rcli_quiet PING
-    sleep 0.1
+    # The monitor is attached once it has seen a command sent after it.
+    wait_for 5 sh -c "redis-cli -p $REDIS_PORT PING >/dev/null && grep -q PING '$BATS_TEST_TMPDIR/monitor'"
     run -0 "$RL" --once-per 1h job sh -c \
         "redis-cli -h 127.0.0.1 -p $REDIS_PORT ECHO command-started >/dev/null"
     # The same slot again: skipped, in the acquire's one round trip.

@@ -168,7 +168,10 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
         "$RL" -t 1s --renew-every 20ms brief -- sh -c 'echo "$REDLOCK_TOKEN" >> "$0"; sleep 0.1' \
             "$BATS_TEST_TMPDIR/tokens"
     done
-    sleep 0.2
+    # Each run has exited, so all it sent is in Redis's feed, which is in order: once a later
+    # command shows in the log, theirs are there too.
+    rcli ECHO runs-done >/dev/null
+    wait_for 5 file_contains "$MONITOR_OUT" runs-done
     monitor_stop
     local token renewals late
     for token in $(cat "$BATS_TEST_TMPDIR/tokens"); do

@@ -2,6 +2,13 @@
 # --wait: waiting for a busy lock, woken by the holder's release (no polling), FIFO, bounded.
 load helpers
 
+# blpop_calls_at_least N: the server has counted N BLPOPs or more (INFO commandstats).
+blpop_calls_at_least() {
+    local calls
+    calls=$(rcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_blpop:calls=\([0-9]*\),.*/\1/p')
+    [ "${calls:-0}" -ge "$1" ]
+}
+
 setup() { redis_start; }
 teardown() {
     if [ -n "${HOLDER:-}" ]; then
@@ -122,7 +129,10 @@ teardown() {
         pids+=($!)
         wait_for 5 blocked_is "$i"
     done
-    sleep 4.5
+    # Each block was bounded by the TTL: the five waiters' 15th BLPOP (counted by Redis when
+    # called or when timed out) comes only once they have timed out and blocked again twice or
+    # more on average while the holder renewed.
+    wait_for 30 blpop_calls_at_least 15
     touch "$BATS_TEST_TMPDIR/go"
     for i in "${pids[@]}"; do wait "$i"; done
     [ "$(tr '\n' ' ' < "$BATS_TEST_TMPDIR/order")" = "1 2 3 4 5 " ]
@@ -183,7 +193,8 @@ logged_cmd() {
     sleep 1.5
     redis_restart
     key_exists restart
-    sleep 1  # the waiter reconnects and queues again; it must still be waiting
+    # The waiter reconnects and queues again; it must still be waiting, not running.
+    wait_for 10 blocked_is 1
     ! pid_gone "$RL_PID"
     [ ! -e "$log" ] || ! grep -q waiter "$log"
     touch "$go"
@@ -201,7 +212,8 @@ logged_cmd() {
 @test "a waiter started while Redis is down runs once it comes back" {
     redis_stop
     rl_start -v --wait 20s down-at-start -- touch "$BATS_TEST_TMPDIR/ran"
-    sleep 1
+    # It found Redis down and keeps trying (-v says so), rather than giving up.
+    wait_for 10 file_contains "$RL_ERR" "Redis unavailable"
     ! pid_gone "$RL_PID"
     redis_restart
     rl_finish 10
