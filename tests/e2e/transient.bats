@@ -113,9 +113,10 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms long-pause -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli CLIENT PAUSE 6000 ALL >/dev/null
+    # Taken before the pause is asked for, so that the pause ends 6s after this moment or later.
     local paused
     paused=$(now_ms)
+    rcli CLIENT PAUSE 6000 ALL >/dev/null
     wait_for 10 file_exists "$d/termed"
     local stopped=$(($(now_ms) - paused))
     echo "# command stopped ${stopped}ms into a 6s pause (ttl 1s)" >&3

@@ -158,7 +158,9 @@ teardown() {
     [ ! -e "$BATS_TEST_TMPDIR/first" ]
     local took=$(($(now_ms) - released))
     echo "# the second waiter ran ${took}ms after the release" >&3
-    [ "$took" -le 9000 ]
+    # 7s is what it takes; blocked for good, it would give up at its --wait 30s (and fail above).
+    # 20s leaves a loaded machine 13s where 9s left it 2s.
+    [ "$took" -le 20000 ]
 }
 
 @test "without --wait, or with --wait 0, a busy lock is not waited for" {
@@ -223,19 +225,22 @@ logged_cmd() {
 
 @test "a wait that runs out while Redis is down exits 69 with one line" {
     hold_until gone "$BATS_TEST_TMPDIR/go"
+    local started
+    started=$(now_ms)
     rl_start --wait 2s gone -- touch "$BATS_TEST_TMPDIR/ran"
     wait_for 5 blocked_is 1
-    local stopped
-    stopped=$(now_ms)
     redis_stop
     touch "$BATS_TEST_TMPDIR/go"
     wait "$HOLDER" 2>/dev/null || true
     HOLDER=
     rl_finish 10
-    local took=$(($(now_ms) - stopped))
+    local took=$(($(now_ms) - started))
     cat "$RL_ERR"
     [ "$RL_STATUS" -eq 69 ]
-    [ "$took" -ge 1000 ]  # not at the first refused reconnect: the wait had time left
+    # Not at the first refused reconnect: it kept trying until its 2s were over. (Measured from
+    # before it started, an invariant; from the outage, as before, a late poll of blocked_is could
+    # leave less than the 1s the test asked of the rest of the wait.)
+    [ "$took" -ge 2000 ]
     [ "$(wc -l < "$RL_ERR")" -eq 1 ]
     grep -q "^redlock-run: .*gave up waiting for lock 'gone' after 2s: Redis still unavailable" "$RL_ERR"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
