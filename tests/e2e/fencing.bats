@@ -90,7 +90,7 @@ pg_stop() {
 }
 
 # paused_holder NAME A_LAST B_LAST WRITER...: plays a host paused past its lease. Holder A
-# (TTL 1s) takes lock NAME, and its command records its fence and waits for a go file before
+# (TTL 3s) takes lock NAME, and its command records its fence and waits for a go file before
 # running `WRITER... A_LAST`. A is frozen whole: redlock-run and the command's process group.
 # Once Redis has expired the key, holder B takes the lock and runs `WRITER... B_LAST`, which
 # must succeed. Then A's command resumes and runs its write; A's redlock-run is resumed after
@@ -99,7 +99,10 @@ pg_stop() {
 paused_holder() {
     local name=$1 a_last=$2 b_last=$3 d=$BATS_TEST_TMPDIR
     shift 3
-    rl_start -t 1s "$name" -- bash -c '
+    # 3s, not 1s: the lease must outlive A's start, the wait for its watchdog and the freeze on a
+    # loaded machine (a late renewal would stop A before it is paused); it ends while A is frozen
+    # however long it is, and the test waits for that.
+    rl_start -t 3s "$name" -- bash -c '
         d=$1
         shift
         echo "$$" > "$d/a.pgid"

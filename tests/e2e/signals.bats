@@ -13,6 +13,13 @@ teardown() {
     redis_stop  # also resumes a SIGSTOPped redis-server
 }
 
+# pttl_at_most KEY MS: KEY exists with an expiry of at most MS left.
+pttl_at_most() {
+    local pttl
+    pttl=$(rcli PTTL "$1")
+    [ "$pttl" -ge 0 ] && [ "$pttl" -le "$2" ]
+}
+
 # A command whose pid (= its process group) is in cpid, that says "ready" and then sleeps in a
 # pipeline whose first member records its own pid in gpid.
 pipeline_command() {
@@ -139,23 +146,24 @@ forwarded_signal_ends_the_group() {
     # holding the fifo's write end (the command's whole group) is dead. It closes bats's fd 3 and
     # has a timeout, so that a command that never started cannot keep the file's run alive.
     (timeout 60 cat "$d/alive" >/dev/null && echo "${EPOCHREALTIME/[.,]/}" > "$d/died") 3>&- &
-    # --renew-every 1s (the most a 2s ttl allows): the freeze, a poll or two after the command
-    # started, comes long before the first renewal even on a loaded machine. A renewal just
-    # before it would leave only the lease's 30ms margin between the bound below and the
-    # observer's own lateness in noting the death.
+    # --renew-every 1s (the most a 2s ttl allows): PTTL then goes down to 1000 between renewals,
+    # so the freeze below can wait for a moment well after the last one.
     rl_start -t 2s --renew-every 1s --command-timeout 300ms --kill-after 10s stubborn -- \
         bash -c "trap '' TERM; exec 3>'$d/alive'; echo \$\$ > '$d/cpid'; sleep 30 & wait"
     wait_for 5 file_exists "$d/cpid"
     wait_for 5 key_exists stubborn
-    local stopped
-    stopped=$(now_ms)
+    # Freeze at least half a second after the last extension (a renewal every 1s resets PTTL to
+    # 2000): the run's SIGKILL, at its local lease end (50ms before Redis's), then comes that much
+    # before the bound below, room for the observer's lateness in noting the death.
+    wait_for 5 pttl_at_most stubborn 1500
     kill -STOP "$REDIS_PID"
+    # Taken after the freeze: every extension Redis made came before it, so the key expires at
+    # most 2s (the ttl) after this moment; --kill-after 10s must not delay the SIGKILL past that.
+    local lease_bound=$(($(now_ms) + 2000))
     wait_for 4 file_exists "$d/died"
-    # The acquire (or the last renewal) was sent before the freeze, so Redis's ttl ends less
-    # than 2s after it; --kill-after 10s did not delay the SIGKILL past that.
-    local elapsed=$(($(cat "$d/died") / 1000 - stopped))
-    echo "# command group dead ${elapsed}ms after the freeze" >&3
-    [ "$elapsed" -lt 2000 ]
+    local died=$(($(cat "$d/died") / 1000))
+    echo "# command group dead $((lease_bound - died))ms before Redis's lease could end" >&3
+    [ "$died" -lt "$lease_bound" ]
     kill -CONT "$REDIS_PID"
     rl_finish 5
     assert_equal "$RL_STATUS" 76
@@ -174,14 +182,15 @@ forwarded_signal_ends_the_group() {
         sleep 30 & wait"
     wait_for 5 file_exists "$d/cpid"
     wait_for 5 key_exists frozen
-    local stopped
-    stopped=$(now_ms)
     kill -STOP "$REDIS_PID"
+    # Taken after the freeze: the last renewal Redis made came before it, so the key expires at
+    # most 3s (the ttl) after this moment. (Taken before the freeze, a renewal landing in
+    # between would push the lease past the bound.) The SIGTERM comes well before the lease end.
+    local lease_bound=$(($(now_ms) + 3000))
     wait_for 6 file_exists "$d/termed"
-    # The last renewal reached Redis before the freeze, so Redis's ttl ends less than 3s after it.
-    local elapsed=$(($(cat "$d/termed") / 1000 - stopped))
-    echo "# command terminated ${elapsed}ms after the freeze" >&3
-    [ "$elapsed" -lt 3000 ]
+    local termed=$(($(cat "$d/termed") / 1000))
+    echo "# command terminated $((lease_bound - termed))ms before Redis's lease could end" >&3
+    [ "$termed" -lt "$lease_bound" ]
     kill -CONT "$REDIS_PID"
     rl_finish 5
     assert_equal "$RL_STATUS" 76

@@ -113,9 +113,10 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms long-pause -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli CLIENT PAUSE 6000 ALL >/dev/null
+    # Taken before the pause is asked for, so that the pause ends 6s after this moment or later.
     local paused
     paused=$(now_ms)
+    rcli CLIENT PAUSE 6000 ALL >/dev/null
     wait_for 10 file_exists "$d/termed"
     local stopped=$(($(now_ms) - paused))
     echo "# command stopped ${stopped}ms into a 6s pause (ttl 1s)" >&3
@@ -168,7 +169,10 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
         "$RL" -t 1s --renew-every 20ms brief -- sh -c 'echo "$REDLOCK_TOKEN" >> "$0"; sleep 0.1' \
             "$BATS_TEST_TMPDIR/tokens"
     done
-    sleep 0.2
+    # Each run has exited, so all it sent is in Redis's feed, which is in order: once a later
+    # command shows in the log, theirs are there too.
+    rcli ECHO runs-done >/dev/null
+    wait_for 5 file_contains "$MONITOR_OUT" runs-done
     monitor_stop
     local token renewals late
     for token in $(cat "$BATS_TEST_TMPDIR/tokens"); do

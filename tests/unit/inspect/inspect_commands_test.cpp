@@ -4,6 +4,9 @@
 // and JSON of one node's reports are proved here too; inspect.bats keeps what needs real keys.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <stdexcept>
 
 #include "inspect/inspect.hpp"
@@ -30,10 +33,13 @@ class FakeInspector final : public LockInspector {
     std::optional<LockReport> status_report;
     std::optional<ListReport> list_report;
     std::optional<ReleaseReport> release_report;
-    std::vector<LedgerEntry> history_entries;
+    std::vector<LedgerEntry> history_entries;  // newest first, as a ledger holds them
+    std::size_t history_limit = 0;             // what history() was last asked for
+    bool list_last_runs = false;               // what list() was last asked for
 
     LockReport status(const LockKeys&) override { return take(status_report); }
-    ListReport list(const std::string&, const std::string&, bool) override {
+    ListReport list(const std::string&, const std::string&, bool last_runs) override {
+        list_last_runs = last_runs;
         return take(list_report);
     }
     std::vector<std::string> names(const std::string&, const std::string&, std::size_t) override {
@@ -43,8 +49,11 @@ class FakeInspector final : public LockInspector {
         return take(release_report);
     }
     ReleaseReport force_release(const LockKeys&) override { return take(release_report); }
-    std::vector<LedgerEntry> history(const LockKeys&, std::size_t) override {
-        return history_entries;
+    std::vector<LedgerEntry> history(const LockKeys&, std::size_t limit) override {
+        history_limit = limit;
+        std::vector<LedgerEntry> newest = history_entries;
+        if (newest.size() > limit) newest.resize(limit);
+        return newest;
     }
 
   private:
@@ -546,6 +555,333 @@ TEST(InspectCommands, HistoryEscapesWhatTheServerWroteInTheLedger) {
     EXPECT_EQ(history_command(options_for("job"), fake), exit_code::ok);
     std::string out = testing::internal::GetCapturedStdout();
     expect_terminal_safe(out, 0);
+}
+
+}  // namespace
+}  // namespace redlock
+
+namespace redlock {
+namespace {
+
+// ---- exact text and JSON of status, list, release and history; local times shown in UTC ----
+
+// Times are shown in local time: pin the zone to UTC for the test, and put the caller's back.
+class UtcZone {
+  public:
+    UtcZone() {
+        if (const char* tz = std::getenv("TZ")) saved_ = tz;
+        ::setenv("TZ", "UTC", 1);
+        ::tzset();
+    }
+    ~UtcZone() {
+        if (saved_)
+            ::setenv("TZ", saved_->c_str(), 1);
+        else
+            ::unsetenv("TZ");
+        ::tzset();
+    }
+    UtcZone(const UtcZone&) = delete;
+    UtcZone& operator=(const UtcZone&) = delete;
+
+  private:
+    std::optional<std::string> saved_;
+};
+
+constexpr long long t0 = 1'700'000'000'000;  // 2023-11-14 22:13:20 UTC
+
+LedgerEntry entry(long long end_ms, long long duration_ms, const std::string& outcome,
+                  long long fence) {
+    LedgerEntry e;
+    e.end_ms = end_ms;
+    e.start_ms = end_ms - duration_ms;
+    e.duration_ms = duration_ms;
+    e.outcome = outcome;
+    e.host = "web-1";
+    e.pid = 4120;
+    e.user = "deploy";
+    e.fence = fence;
+    return e;
+}
+
+// Newest first: killed by signal 9; exited 3 after a minute and a half; busy (never held it, no
+// status); exited 0 with its command line recorded (--hold-info).
+std::vector<LedgerEntry> four_runs() {
+    LedgerEntry killed = entry(t0, 1'500, "ran", 9);
+    killed.signal = 9;
+    LedgerEntry failed = entry(t0 - 60'000, 90'250, "ran", 8);
+    failed.exit_status = 3;
+    LedgerEntry busy = entry(t0 - 120'000, 4, "busy", 0);
+    LedgerEntry ok = entry(t0 - 3'600'000, 3'725'000, "ran", 7);
+    ok.exit_status = 0;
+    ok.command = "backup --full";
+    return {killed, failed, busy, ok};
+}
+
+std::string show_history(std::vector<LedgerEntry> entries, InspectOptions options,
+                         FakeInspector* seen = nullptr) {
+    FakeInspector local;
+    FakeInspector& fake = seen ? *seen : local;
+    fake.history_entries = std::move(entries);
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(history_command(options, fake), exit_code::ok);
+    return testing::internal::GetCapturedStdout();
+}
+
+TEST(InspectCommands, HistoryIsATableNewestFirstWithStatusAndDurationColumns) {
+    UtcZone utc;
+    EXPECT_EQ(show_history(four_runs(), options_for("job")),
+              "END                       OUTCOME         STATUS     DURATION  FENCE HOST        "
+              "             PID USER      \n"
+              "2023-11-14 22:13:20 +0000 ran             signal 9     1.500s      9 web-1       "
+              "            4120 deploy    \n"
+              "2023-11-14 22:12:20 +0000 ran             exit 3        1m30s      8 web-1       "
+              "            4120 deploy    \n"
+              "2023-11-14 22:11:20 +0000 busy            -               4ms      0 web-1       "
+              "            4120 deploy    \n"
+              "2023-11-14 21:13:20 +0000 ran             exit 0       1h2m5s      7 web-1       "
+              "            4120 deploy    \n");
+}
+
+TEST(InspectCommands, HistoryJsonIsOneObjectALineWithTheCommandOnlyWhenRecorded) {
+    EXPECT_EQ(show_history(four_runs(), json_options_for("job")),
+              R"({"start_ms":1699999998500,"end_ms":1700000000000,"duration_ms":1500,)"
+              R"("outcome":"ran","host":"web-1","pid":4120,"user":"deploy","exit_status":null,)"
+              R"("signal":9,"fence":9})"
+              "\n"
+              R"({"start_ms":1699999849750,"end_ms":1699999940000,"duration_ms":90250,)"
+              R"("outcome":"ran","host":"web-1","pid":4120,"user":"deploy","exit_status":3,)"
+              R"("signal":null,"fence":8})"
+              "\n"
+              R"({"start_ms":1699999879996,"end_ms":1699999880000,"duration_ms":4,)"
+              R"("outcome":"busy","host":"web-1","pid":4120,"user":"deploy","exit_status":null,)"
+              R"("signal":null,"fence":0})"
+              "\n"
+              R"({"start_ms":1699992675000,"end_ms":1699996400000,"duration_ms":3725000,)"
+              R"("outcome":"ran","host":"web-1","pid":4120,"user":"deploy","exit_status":0,)"
+              R"("signal":null,"fence":7,"command":"backup --full"})"
+              "\n");
+}
+
+TEST(InspectCommands, HistoryOfALockWithoutRunsSaysSoOrPrintsNothingAsJson) {
+    EXPECT_EQ(show_history({}, options_for("job")), "no runs recorded for lock 'job'\n");
+    EXPECT_EQ(show_history({}, json_options_for("job")), "");
+}
+
+TEST(InspectCommands, HistoryLimitIsWhatTheLedgerIsAskedForAndBoundsWhatIsShown) {
+    InspectOptions o = json_options_for("job");
+    FakeInspector fake;
+    EXPECT_EQ(show_history(four_runs(), o, &fake).size(),
+              show_history(four_runs(), o).size());  // the default, 20, shows all four
+    EXPECT_EQ(fake.history_limit, 20u);
+    o.limit = 1;
+    std::string one = show_history(four_runs(), o, &fake);
+    EXPECT_EQ(fake.history_limit, 1u);
+    EXPECT_EQ(one.rfind(R"({"start_ms":1699999998500,)", 0), 0u) << one;
+    EXPECT_EQ(std::count(one.begin(), one.end(), '\n'), 1) << one;
+}
+
+TEST(InspectCommands, StatusShowsTheLastRunAndTheLastSuccess) {
+    UtcZone utc;
+    LockReport r = free_report("job");
+    r.runs.last = four_runs()[1];
+    r.runs.last_success = four_runs()[3];
+    Shown s = show_status(r, options_for("job"));
+    EXPECT_EQ(s.code, exit_code::lock_free);
+    EXPECT_EQ(s.out,
+              "name:     job\n"
+              "key:      job\n"
+              "state:    free\n"
+              "fence:    -\n"
+              "last run: 2023-11-14 22:12:20 +0000, ran, exit 3, 1m30s on web-1 (pid 4120, "
+              "deploy)\n"
+              "last ok:  2023-11-14 21:13:20 +0000, ran, exit 0, 1h2m5s on web-1 (pid 4120, "
+              "deploy)\n");
+    s = show_status(r, json_options_for("job"));
+    EXPECT_NE(s.out.find(R"("last_run":{"start_ms":1699999849750,"end_ms":1699999940000,)"
+                         R"("duration_ms":90250,"outcome":"ran","host":"web-1","pid":4120,)"
+                         R"("user":"deploy","exit_status":3,"signal":null,"fence":8},)"
+                         R"("last_success":{"start_ms":1699992675000,)"),
+              std::string::npos)
+        << s.out;
+    // A last success the ledger no longer keeps, a last run that cannot be shown.
+    r.runs.last_success.reset();
+    s = show_status(r, options_for("job"));
+    EXPECT_NE(s.out.find("\nlast ok:  none among the runs the ledger keeps\n"), std::string::npos)
+        << s.out;
+    r.runs = {};
+    r.runs.last_success = four_runs()[3];
+    s = show_status(r, options_for("job"));
+    EXPECT_NE(s.out.find("\nlast run: none that can be shown\n"), std::string::npos) << s.out;
+}
+
+TEST(InspectCommands, StatusOfAHeldLockShowsHolderCommandAcquiredTtlFenceAndAShortToken) {
+    UtcZone utc;
+    Shown s = show_status(held_by_run_report(), options_for("job"));
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_EQ(s.out,
+              "name:     job\n"
+              "key:      job\n"
+              "state:    held\n"
+              "holder:   ops@web1 pid 4242\n"
+              "command:  bash -c work\n"
+              "acquired: 2023-11-14 22:13:18 +0000 (1s ago)\n"
+              "ttl left: 20s\n"
+              "fence:    7\n"
+              "token:    01234567...\n");
+    LockReport no_command = held_by_run_report();
+    no_command.lock.holder->command.clear();
+    s = show_status(no_command, options_for("job"));
+    EXPECT_NE(s.out.find("\ncommand:  (not recorded: the holder ran without --hold-info)\n"),
+              std::string::npos)
+        << s.out;
+}
+
+ListedLock listed(const LockReport& r) {
+    ListedLock l;
+    l.lock = r.lock;
+    return l;
+}
+
+std::string show_list(ListReport report, InspectOptions options, FakeInspector* seen = nullptr) {
+    FakeInspector local;
+    FakeInspector& fake = seen ? *seen : local;
+    fake.list_report = std::move(report);
+    testing::internal::CaptureStdout();
+    EXPECT_EQ(list_command(options, fake), exit_code::ok);
+    return testing::internal::GetCapturedStdout();
+}
+
+// A foreign lock with a long name, a run's lock with its holder, and one without an expiry:
+// the inspector hands them over sorted by name, and list keeps that order.
+ListReport three_locks() {
+    ListReport r;
+    LockReport foreign = held_by_other_client_report();
+    foreign.lock.keys = LockKeys::make("a-other-client", "");
+    foreign.lock.pttl_ms = 59'250;
+    foreign.lock.fence.reset();
+    r.locks.push_back(listed(foreign));
+    r.locks.push_back(listed(held_by_run_report()));
+    LockReport forever = held_by_other_client_report();
+    forever.lock.keys = LockKeys::make("x", "");
+    forever.lock.pttl_ms = -1;
+    r.locks.push_back(listed(forever));
+    return r;
+}
+
+TEST(InspectCommands, ListIsATableInAlignedColumnsInTheInspectorsOrder) {
+    EXPECT_EQ(show_list(three_locks(), options_for("")),
+              "NAME            TTL        FENCE  HOLDER             HELD FOR  COMMAND\n"
+              "a-other-client  59.250s    -      unknown            -         -\n"
+              "job             20s        7      ops@web1 pid 4242  1s        bash -c work\n"
+              "x               no expiry  7      unknown            -         -\n");
+}
+
+TEST(InspectCommands, ListJsonIsAnArrayOfStatusObjectsWithoutLastRuns) {
+    FakeInspector fake;
+    std::string out = show_list(three_locks(), json_options_for(""), &fake);
+    EXPECT_FALSE(fake.list_last_runs);
+    EXPECT_EQ(out,
+              R"([{"name":"a-other-client","key":"a-other-client","held":true,)"
+              R"("token":"tok-from-elsewhere","ttl_ms":59250,"fence":null,"holder":null,)"
+              R"("redis_time_ms":1700000000000},)"
+              R"({"name":"job","key":"job","held":true,"token":"0123456789abcdef0123456789abcdef",)"
+              R"("ttl_ms":20000,"fence":7,"holder":{"host":"web1","pid":4242,"user":"ops",)"
+              R"("command":"bash -c work","acquired_ms":1699999998500,"held_ms":1500,)"
+              R"("lease_ms":30000,"fence":7},"redis_time_ms":1700000000000},)"
+              R"({"name":"x","key":"x","held":true,"token":"tok-from-elsewhere","ttl_ms":null,)"
+              R"("fence":7,"holder":null,"redis_time_ms":1700000000000}])"
+              "\n");
+}
+
+TEST(InspectCommands, ListLastRunsAddsTwoColumnsBeforeTheCommandAndTwoJsonFields) {
+    UtcZone utc;
+    ListReport r;
+    r.locks.push_back(listed(held_by_run_report()));
+    r.locks.back().runs = LastRuns{four_runs()[1], four_runs()[3]};
+    r.locks.push_back(listed(held_by_other_client_report()));
+    r.locks.back().runs = LastRuns{};
+    InspectOptions o = options_for("");
+    o.last_runs = true;
+    FakeInspector fake;
+    EXPECT_EQ(show_list(r, o, &fake),
+              "NAME   TTL  FENCE  HOLDER             HELD FOR  LAST RUN                          "
+              "     LAST OK                                COMMAND\n"
+              "job    20s  7      ops@web1 pid 4242  1s        2023-11-14 22:12:20 +0000 ran, "
+              "exit 3  2023-11-14 21:13:20 +0000 ran, exit 0  bash -c work\n"
+              "other  20s  7      unknown            -         -                                 "
+              "     -                                      -\n");
+    EXPECT_TRUE(fake.list_last_runs);
+    o.json = true;
+    std::string json = show_list(r, o);
+    EXPECT_NE(json.find(R"("redis_time_ms":1700000000000,"last_run":{"start_ms":1699999849750,)"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find(R"("exit_status":3,"signal":null,"fence":8},"last_success":{)"),
+              std::string::npos)
+        << json;
+    EXPECT_NE(json.find(R"("redis_time_ms":1700000000000,"last_run":null,"last_success":null}])"),
+              std::string::npos)
+        << json;
+}
+
+TEST(InspectCommands, ListEscapesNamesAndAlignsThemByDisplayWidth) {
+    ListReport r;
+    for (const char* name : {"a b", "bad\xff", "caf\xc3\xa9", "new\nline"}) {
+        LockReport l = held_by_other_client_report();
+        l.lock.keys = LockKeys::make(name, "");
+        r.locks.push_back(listed(l));
+    }
+    EXPECT_EQ(show_list(r, options_for("")),
+              "NAME       TTL  FENCE  HOLDER   HELD FOR  COMMAND\n"
+              "a b        20s  7      unknown  -         -\n"
+              "bad\\xff    20s  7      unknown  -         -\n"
+              "caf\xc3\xa9       20s  7      unknown  -         -\n"
+              "new\\nline  20s  7      unknown  -         -\n");
+    std::string json = show_list(r, json_options_for(""));
+    EXPECT_NE(json.find(R"({"name":"bad\u00ff","key":"bad\u00ff",)"), std::string::npos) << json;
+    EXPECT_NE(json.find("{\"name\":\"caf\xc3\xa9\",\"key\":\"caf\xc3\xa9\","), std::string::npos)
+        << json;
+    EXPECT_NE(json.find(R"({"name":"new\nline","key":"new\nline",)"), std::string::npos) << json;
+}
+
+TEST(InspectCommands, ReleaseForceOfARunsLockNamesItsHolderCommandAndShortToken) {
+    ReleaseReport released;
+    released.result = ReleaseResult::released;
+    released.lock = held_by_run_report().lock;
+    InspectOptions forced = options_for("job");
+    forced.force = true;
+    Shown s = show_release(released, forced);
+    EXPECT_EQ(s.code, exit_code::ok);
+    EXPECT_EQ(s.out,
+              "released lock 'job' held by ops@web1 pid 4242 (command 'bash -c work', token "
+              "01234567...), which had 20s left\n");
+    released.lock.holder->command.clear();
+    released.lock.pttl_ms = -1;
+    s = show_release(released, forced);
+    EXPECT_EQ(s.out,
+              "released lock 'job' held by ops@web1 pid 4242 (token 01234567...), which had no "
+              "expiry\n");
+}
+
+TEST(InspectCommands, ReleaseTokenSaysReleasedOrRefusesNamingTheHolder) {
+    ReleaseReport report;
+    report.result = ReleaseResult::released;
+    report.lock.keys = LockKeys::make("job", "");
+    InspectOptions by_token = options_for("job");
+    by_token.token = "not-the-token";  // 13 characters: shown shortened
+    EXPECT_EQ(show_release(report, by_token).out, "released lock 'job'\n");
+    report.result = ReleaseResult::not_owner;
+    report.lock = held_by_run_report().lock;
+    FakeInspector fake;
+    fake.release_report = report;
+    try {
+        release_command(by_token, fake);
+        ADD_FAILURE() << "no NotOwner";
+    } catch (const NotOwner& e) {
+        EXPECT_STREQ(e.what(),
+                     "lock 'job' is held by ops@web1 pid 4242 (command 'bash -c work', token "
+                     "01234567...), not by token not-the-...; not released");
+    }
 }
 
 }  // namespace
