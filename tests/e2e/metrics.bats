@@ -161,6 +161,9 @@ start_gated_run() {
     rm -f "$d/go" "$d/started"
     rl_start --metrics-file "$METRICS" job sh -c "touch $d/started; while [ ! -e $d/go ]; do sleep 0.02; done"
     wait_for 10 file_exists "$d/started"
+    # The command's start is written to the file from a thread of its own, which may still be
+    # replacing PATH when the command runs: a test that swaps PATH must wait until it has.
+    wait_for 10 running_is 1
 }
 
 @test "a symlink planted at the writer's temp name is not followed" {

@@ -114,10 +114,13 @@ true"
 
 @test "a minority of nodes cannot add a run to history or forge the last run in status" {
     # A node timeout far above the default 50ms: the test needs every node's copy of both runs
-    # (and every node's answer below), which a loaded machine can otherwise delay past it.
+    # (and every node's answer below), which a loaded machine can otherwise delay past it. And
+    # --wait: an attempt that still misses the majority (seen with two suites at once) leaves its
+    # partial holds until they expire; the run then waits for them instead of giving up. Each
+    # run must have run: the test is about their ledger entries.
     export REDLOCK_NODE_TIMEOUT=2s
-    "$RL" job true
-    "$RL" job sh -c 'exit 3' || true
+    run -0 "$RL" --wait 120s job true
+    run -3 "$RL" --wait 120s job sh -c 'exit 3'
     # Two of five nodes agree on a run nobody made, newer than every real one, and a success.
     local end=$(($(date +%s) * 1000 + 60000))
     local forged
