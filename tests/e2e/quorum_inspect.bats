@@ -128,7 +128,19 @@ true"
     qcli 0 LPUSH '{job}:ledger' "$forged" > /dev/null
     qcli 1 LPUSH '{job}:ledger' "$forged" > /dev/null
     run -1 --separate-stderr "$RL" status job
-    assert_line --regexp "^last run: .*ran, exit 3"
+    # status shows a node's newest entry only where a majority of nodes have it newest too. A
+    # node whose give-back came too late (an acquire delayed past its node timeout, then run
+    # after the release: seen with two suites at once) lacks the exit-3 run; then the last run
+    # cannot be shown, but never as the forged one.
+    local i newest=0
+    for i in 0 1 2 3 4; do
+        [[ "$(qcli "$i" LINDEX '{job}:ledger' 0)" == *$'\t'exit=3* ]] && newest=$((newest + 1))
+    done
+    if [ "$newest" -ge 3 ]; then
+        assert_line --regexp "^last run: .*ran, exit 3"
+    else
+        assert_line --regexp "^last run: none that can be shown"
+    fi
     assert_line --regexp "^last ok: .*ran, exit 0"
     refute_output --partial forged
     run -0 --separate-stderr "$RL" history --json job
