@@ -92,9 +92,11 @@ teardown() {
 
 @test "a command that cannot be forked (process limit) exits 71, releases the lock and records why" {
     # An unused uid, so that no other process counts against its limit of 2: redlock-run and its
-    # watchdog, and the command's vfork is refused (RLIMIT_NPROC is not applied to root). No
+    # watchdog, and the command's vfork is refused (RLIMIT_NPROC is not applied to root). One of
+    # this suite's own (a second suite at once would otherwise share the count). No
     # LeakSanitizer: its check at exit needs a task of its own.
-    run -71 --separate-stderr prlimit --nproc=2 setpriv --reuid=61234 --regid=61234 --clear-groups \
+    local uid=$((61000 + $$ % 1000))
+    run -71 --separate-stderr prlimit --nproc=2 setpriv --reuid=$uid --regid=$uid --clear-groups \
         env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$RL" nproc -- true
     [[ "$stderr" == *"redlock-run: true: cannot start the command: fork: Resource temporarily unavailable"* ]]
     assert_equal "$(rcli EXISTS '{nproc}:fence')" 1
@@ -107,7 +109,8 @@ teardown() {
     # As above with a limit of 3: redlock-run, its watchdog and the command. The renewal thread,
     # started when the first renewal is due, is refused; the lease is then never extended, and
     # the run stops the command before it ends, as when renewals fail.
-    run -76 --separate-stderr prlimit --nproc=3 setpriv --reuid=61234 --regid=61234 --clear-groups \
+    local uid=$((61000 + $$ % 1000))
+    run -76 --separate-stderr prlimit --nproc=3 setpriv --reuid=$uid --regid=$uid --clear-groups \
         env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$RL" -t 1s nproc -- sleep 30
     [[ "$stderr" == *"cannot start the renewal thread for lock 'nproc'"* ]]
     key_absent nproc

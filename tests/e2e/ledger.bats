@@ -225,9 +225,11 @@ client_commands() {  # LOG before|after
 @test "quorum: history merges the nodes' copies, each run once" {
     load quorum_helpers
     quorum_start 3
-    export REDLOCK_URL=$QUORUM_URL REDLOCK_NODE_TIMEOUT=200ms
-    "$RL" job true
-    "$RL" job sh -c 'exit 2' || true
+    # A run counts where a majority of all nodes hold its copy: both runs must reach every node
+    # (the 2s node timeout and --wait ride out a loaded machine, two suites at once included).
+    export REDLOCK_URL=$QUORUM_URL REDLOCK_NODE_TIMEOUT=2s
+    run -0 "$RL" --wait 120s job true
+    run -2 "$RL" --wait 120s job sh -c 'exit 2'
     # stderr apart: a node slow to answer on a loaded machine is named there, not counted.
     run -0 --separate-stderr "$RL" history --json job
     [ "${#lines[@]}" -eq 2 ]
