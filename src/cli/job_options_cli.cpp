@@ -1,15 +1,14 @@
 #include "cli/job_options_cli.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 
 #include "run/metrics.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
+#include "util/regular_file.hpp"
 
 namespace redlock {
 namespace {
@@ -97,12 +96,7 @@ JobOptions job_options(const JobRawOptions& o, const Scan& scan) {
         if (o.heartbeat_file.empty()) throw UsageError("--heartbeat-file needs a path");
         // The command touches it (as this user): a place it cannot be is found out now, not by
         // stopping the command as stuck when its timeout has passed.
-        const std::string& f = o.heartbeat_file;
-        std::size_t slash = f.rfind('/');
-        std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : f.substr(0, slash);
-        if (::access(dir.c_str(), W_OK | X_OK) != 0)
-            throw UsageError(fmt::format("--heartbeat-file '{}': its directory '{}' {}", f, dir,
-                                         errno == ENOENT ? "does not exist" : "is not writable"));
+        require_writable_directory(o.heartbeat_file, "--heartbeat-file");
         j.heartbeat_file = o.heartbeat_file;
         j.heartbeat_timeout = parse_duration(o.heartbeat_timeout, scan.label("heartbeat-timeout"));
     }

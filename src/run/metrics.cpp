@@ -22,6 +22,7 @@
 #include "util/errors.hpp"
 #include "util/fd.hpp"
 #include "util/log.hpp"
+#include "util/regular_file.hpp"
 #include "util/utf8.hpp"
 
 namespace redlock {
@@ -374,14 +375,7 @@ Existing read_existing(int dir_fd, const std::string& base) {
 }  // namespace
 
 void check_metrics_path(const std::string& path) {
-    std::size_t slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    // Found out now, before the lock is taken, rather than as a warning after the job ran.
-    if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        throw UsageError(fmt::format(
-            "--metrics-file '{}': its directory '{}' {}", path, dir,
-            errno == ENOENT ? "does not exist"
-                            : "is not writable (" + std::string(std::strerror(errno)) + ")"));
+    require_writable_directory(path, "--metrics-file");
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
     // Replacing it would be wrong for each of these: a link's target is not ours to write, and
@@ -393,7 +387,7 @@ void check_metrics_path(const std::string& path) {
 
 void update_metrics_file(const std::string& path, const MetricsUpdate& u) {
     std::size_t slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    std::string dir = directory_of(path);
     std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
     if (base.empty() || base == "." || base == "..")
         throw std::runtime_error("it names a directory, not a file");

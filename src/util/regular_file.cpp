@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -28,6 +29,20 @@ Fd open_regular_file(const std::string& path, std::string_view what) {
     int flags = ::fcntl(fd.get(), F_GETFL);
     if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
     return fd;
+}
+
+std::string directory_of(const std::string& path) {
+    std::size_t slash = path.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+void require_writable_directory(const std::string& path, std::string_view option) {
+    std::string dir = directory_of(path);
+    if (::access(dir.c_str(), W_OK | X_OK) == 0) return;
+    throw UsageError(fmt::format("{} '{}': its directory '{}' {}", option, path, dir,
+                                 errno == ENOENT
+                                     ? std::string("does not exist")
+                                     : fmt::format("is not writable ({})", std::strerror(errno))));
 }
 
 }  // namespace redlock

@@ -14,4 +14,12 @@ namespace redlock {
 // cannot be read. The open itself is non-blocking so that a FIFO is refused, not waited on.
 Fd open_regular_file(const std::string& path, std::string_view what);
 
+// The directory that `path` names its file in: "." for a bare name, "/" for a file at the root.
+std::string directory_of(const std::string& path);
+
+// UsageError "OPTION 'PATH': its directory 'DIR' does not exist" (or "is not writable (why)")
+// unless this user may create files in PATH's directory: for a file the run writes (or its
+// command does), found out before the lock is taken rather than after the job ran.
+void require_writable_directory(const std::string& path, std::string_view option);
+
 }  // namespace redlock
