@@ -56,7 +56,7 @@ std::optional<NodeError> node_failure(const std::function<void()>& op) {
     } catch (const Error& e) {
         return NodeError{e.what(), e.code()};
     } catch (const Cancelled& e) {
-        return NodeError{e.what(), exit_code::unavailable};
+        return NodeError{e.what(), exit_code::unavailable, true};
     } catch (const std::exception& e) {
         return NodeError{e.what(), exit_code::internal};
     }
@@ -749,7 +749,7 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
     // Once more nodes deny us than a majority can spare, no retry can bring the lock back.
     if (not_owner > n - need) return RenewResult::not_owner;
     // A renewal stopped by the renewer's stop signal must look like one to it.
-    if (first_error && first_error->message == Cancelled().what()) throw Cancelled();
+    if (first_error && first_error->cancelled) throw Cancelled();
     throw RedisUnavailable(fmt::format(
         "renewed on {} in {}{}", counts(renewed, n, answered), format_duration(elapsed),
         first_error ? fmt::format(" (first error: {})", first_error->message) : std::string()));

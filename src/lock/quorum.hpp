@@ -26,6 +26,7 @@ namespace redlock {
 struct NodeError {
     std::string message;
     int code = 0;
+    bool cancelled = false;  // the operation was cut short by the cancel descriptor (Cancelled)
 };
 
 struct QuorumAttempt {

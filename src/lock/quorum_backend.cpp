@@ -281,17 +281,6 @@ class QuorumBackend final : public LockBackend {
                         r.first_error ? ": " + r.first_error->message : std::string())};
     }
 
-    [[noreturn]] void throw_node_errors(const char* what,
-                                        const std::vector<std::optional<NodeError>>& errors) {
-        std::size_t failed = 0;
-        const NodeError* first = nullptr;
-        for (const auto& e : errors)
-            if (e && ++failed && !first) first = &*e;
-        throw RedisUnavailable(fmt::format("{} of lock '{}': {} of {} nodes failed{}", what,
-                                           keys().key, failed, lock_.size(),
-                                           first ? ": " + first->message : std::string()));
-    }
-
     QuorumLock lock_;
     std::string identity_;
     int permits_ = 1;
