@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <system_error>
 #include <type_traits>
@@ -98,7 +99,8 @@ constexpr int opt_xferinfo_function = 20219;
 constexpr int opt_protocols_str = 10318;  // 7.85
 constexpr int info_response_code = 0x200002;
 
-constexpr const char* library_name = "libcurl.so.4";
+// OpenSSL's build first, then GnuTLS's (Debian's libcurl3-gnutls), which has the same ABI.
+constexpr std::array<const char*, 2> library_names = {"libcurl.so.4", "libcurl-gnutls.so.4"};
 
 // The functions of libcurl that a ping uses.
 struct Curl {
@@ -117,20 +119,27 @@ std::string loader_error() {
 }
 
 Curl load_curl() {
-    ::dlerror();
-    // RTLD_LOCAL: nothing loaded later may bind to libcurl's symbols (or its OpenSSL) by accident.
-    void* handle = ::dlopen(library_name, RTLD_NOW | RTLD_LOCAL);
+    void* handle = nullptr;
+    std::string why;
+    for (const char* name : library_names) {
+        ::dlerror();
+        // RTLD_LOCAL: nothing loaded later may bind to libcurl's symbols (or its TLS library's)
+        // by accident.
+        handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (handle) break;
+        why += (why.empty() ? "" : "; ") + loader_error();
+    }
     if (!handle)
-        throw LibraryUnavailable(
-            fmt::format("--ping needs libcurl ({}, Debian's libcurl4), which could not be "
-                        "loaded: {}",
-                        library_name, loader_error()));
+        throw LibraryUnavailable(fmt::format(
+            "--ping needs libcurl (libcurl.so.4 from Debian's libcurl4, or libcurl3-gnutls), "
+            "which could not be loaded: {}",
+            why));
     Curl c;
     auto resolve = [handle](auto& fn, const char* name) {
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle, name));
         if (!fn)
             throw LibraryUnavailable(
-                fmt::format("{} lacks the function {}: {}", library_name, name, loader_error()));
+                fmt::format("libcurl lacks the function {}: {}", name, loader_error()));
     };
     resolve(c.curl_global_init, "curl_global_init");
     resolve(c.curl_easy_init, "curl_easy_init");
@@ -142,7 +151,7 @@ Curl load_curl() {
     // Not thread-safe: here, on the main thread, before the start ping's thread exists.
     if (CurlCode rc = c.curl_global_init(curl_global_default); rc != 0)
         throw LibraryUnavailable(
-            fmt::format("{} could not initialise: {}", library_name, c.curl_easy_strerror(rc)));
+            fmt::format("libcurl could not initialise: {}", c.curl_easy_strerror(rc)));
     return c;
 }
 
@@ -245,7 +254,7 @@ bool Pings::pause(std::chrono::steady_clock::time_point until) {
 bool Pings::send(PingEvent event, int exit_status, std::chrono::steady_clock::time_point deadline) {
     using std::chrono::steady_clock;
     std::string url = ping_event_url(url_, event, exit_status);
-    Backoff backoff(Millis(200), Millis(1000));
+    Backoff backoff(Millis(100), Millis(1000));
     Pinger::Result r;
     int tries = 0;
     // Each try gets an equal share of what is left, so that a server that accepts and never

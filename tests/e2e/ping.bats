@@ -109,11 +109,12 @@ received() { cat "$PINGS/requests" 2>/dev/null || true; }
     [ "$output" -ge 1 ]
     mkdir "$BATS_TEST_TMPDIR/lib"
     echo 'not a shared library' > "$BATS_TEST_TMPDIR/lib/libcurl.so.4"
+    cp "$BATS_TEST_TMPDIR/lib/libcurl.so.4" "$BATS_TEST_TMPDIR/lib/libcurl-gnutls.so.4"
     rm "$PINGS/requests"
     LD_LIBRARY_PATH="$BATS_TEST_TMPDIR/lib" run -69 "$RL" --ping "$PING_URL" nocurl -- \
         touch "$BATS_TEST_TMPDIR/ran"
     assert_equal "${#lines[@]}" 1
-    assert_output --regexp "^redlock-run: --ping needs libcurl \(libcurl\.so\.4, Debian's libcurl4\), which could not be loaded: .*libcurl\.so\.4"
+    assert_output --regexp "^redlock-run: --ping needs libcurl \(libcurl\.so\.4 from Debian's libcurl4, or libcurl3-gnutls\), which could not be loaded: .*libcurl\.so\.4.*; .*libcurl-gnutls\.so\.4"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     key_absent nocurl
     assert_equal "$(received)" ""
