@@ -92,7 +92,8 @@ received() { cat "$PINGS/requests" 2>/dev/null || true; }
 
 @test "userinfo and query of the URL are never printed" {
     ping_server hang
-    local url="http://user:hunter2@127.0.0.1:$(cat "$PINGS/port")/$SECRET?key=qsecret"
+    local url
+    url="http://user:hunter2@127.0.0.1:$(cat "$PINGS/port")/$SECRET?key=qsecret"
     run -0 "$RL" --ping "$url" --ping-timeout 200ms job -- true
     assert_output --partial "could not send the success ping"
     refute_output --partial hunter2
