@@ -56,6 +56,12 @@ struct UnsupportedServer : Error {
     explicit UnsupportedServer(const std::string& m) : Error(m, exit_code::unavailable) {}
 };
 
+// A shared library that an option needs could not be loaded (--ping: libcurl). Found out before
+// the lock is taken; 69 as for any service that is not there (EX_UNAVAILABLE).
+struct LibraryUnavailable : Error {
+    explicit LibraryUnavailable(const std::string& m) : Error(m, exit_code::unavailable) {}
+};
+
 // Redis answered with an error we have no better mapping for.
 struct RedisError : Error {
     explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}
