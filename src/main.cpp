@@ -2,6 +2,7 @@
 // dispatches, and maps every failure to one message and one exit code.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -44,6 +45,7 @@ void open_standard_fds() {
 int handover_main() {
     using namespace redlock;
     open_standard_fds();
+    prctl(PR_SET_NAME, "rl-handover");  // the exec from a descriptor named it after the number
     sigset_t alarm_only;
     sigemptyset(&alarm_only);
     sigaddset(&alarm_only, SIGALRM);
