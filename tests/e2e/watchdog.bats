@@ -118,10 +118,16 @@ assert_killed_entry() {
 }
 
 @test "a SIGKILLed redlock-run hands over: the run is in the ledger as killed and the lock is free long before its TTL" {
-    killed_holder handover
+    local m=$BATS_TEST_TMPDIR/metrics.prom
+    killed_holder handover --metrics-file "$m"
     wait_for 10 lock_free handover
     key_absent handover
     assert_killed_entry handover
+    # The metrics file tells it too: the run no longer counts as running.
+    run -0 grep -Fx -e 'redlock_run_running{lock="handover"} 0' \
+        -e 'redlock_run_outcomes_total{lock="handover",outcome="killed"} 1' \
+        -e 'redlock_run_last_exit_status{lock="handover"} 137' "$m"
+    assert_equal "${#lines[@]}" 3
     run -0 "$RL" -t 60s handover -- true
 }
 
