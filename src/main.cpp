@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
 #include "util/log.hpp"
+#include "util/number.hpp"
 
 namespace {
 
@@ -38,11 +41,12 @@ void open_standard_fds() {
 }
 
 // rl-handover (run/handover.hpp): executed by the watchdog after redlock-run died, with every
-// signal blocked, its inputs on fds 5 and 6, argv its name alone, an empty environment. It reads
+// signal blocked, its inputs on fds 5 and 6, argv its name and the command's process group (which
+// the watchdog killed), an empty environment. It reads
 // the run's command line and environment from the file, parses them as the run did (so it
 // reaches the same lock on every topology), records the run and releases the lock. A timer
 // bounds the whole of it: a dead or slow Redis ends it, and the lock expires by itself.
-int handover_main() {
+int handover_main(const char* group_text) {
     using namespace redlock;
     open_standard_fds();
     prctl(PR_SET_NAME, "rl-handover");  // the exec from a descriptor named it after the number
@@ -53,6 +57,9 @@ int handover_main() {
     sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
     alarm(static_cast<unsigned>(std::chrono::ceil<std::chrono::seconds>(handover_bound).count()));
     constexpr int exe_fd = 5, state_fd = 6;  // run/watch_loop.hpp
+    std::optional<long long> group = parse_integer(group_text);
+    if (!group || *group < 2 || *group > INT32_MAX)
+        throw UsageError("rl-handover is started by redlock-run's watchdog only");
     close(exe_fd);
     HandoverState state = read_handover(state_fd);
     close(state_fd);
@@ -61,7 +68,7 @@ int handover_main() {
     Invocation inv = parse_command_line(state.argv);
     if (inv.action != Action::run)
         throw Error("the hand-over's command line is not a run", exit_code::internal);
-    return hand_over(inv.run, state);
+    return hand_over(inv.run, state, static_cast<long>(*group));
 }
 
 }  // namespace
@@ -69,7 +76,7 @@ int handover_main() {
 int main(int argc, char** argv) {
     using namespace redlock;
     try {
-        if (argc == 1 && argv[0] == handover_program) return handover_main();
+        if (argc == 2 && argv[0] == handover_program) return handover_main(argv[1]);
         std::vector<std::string> args(argv, argv + argc);
         // Before anything reads or scrubs the environment: a hand-over parses both again.
         remember_invocation(args, environ);

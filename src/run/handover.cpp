@@ -1,5 +1,6 @@
 #include "run/handover.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -183,9 +184,36 @@ HandoverState read_handover(int fd) {
     return decode_handover(bytes);
 }
 
-int hand_over(const RunOptions& options, const HandoverState& state) {
+bool group_alive(long group) {
+    std::unique_ptr<DIR, int (*)(DIR*)> proc(opendir("/proc"), closedir);
+    if (!proc) return true;  // cannot tell: as if alive
+    while (const dirent* e = readdir(proc.get())) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        Fd f(::open(fmt::format("/proc/{}/stat", e->d_name).c_str(), O_RDONLY | O_CLOEXEC));
+        if (!f) continue;  // gone meanwhile
+        char buf[512];
+        ssize_t n = ::read(f.get(), buf, sizeof buf - 1);
+        if (n <= 0) continue;
+        // "pid (comm) state ppid pgrp ...": comm may hold anything, so from its last ')'.
+        std::string_view stat(buf, static_cast<std::size_t>(n));
+        std::size_t close = stat.rfind(')');
+        if (close == std::string_view::npos || close + 2 >= stat.size()) continue;
+        stat.remove_prefix(close + 2);
+        char state = stat[0];
+        std::size_t a = stat.find(' '), b = stat.find(' ', a + 1), c = stat.find(' ', b + 1);
+        if (c == std::string_view::npos) continue;
+        std::optional<long long> pgrp = parse_integer(stat.substr(b + 1, c - b - 1));
+        if (pgrp && *pgrp == group && state != 'Z' && state != 'X') return true;
+    }
+    return false;
+}
+
+int hand_over(const RunOptions& options, const HandoverState& state, long group) {
     log::set_verbose(options.conn.verbose);
     log::set_syslog(options.syslog);
+    // Never a release while a process of the command may still act: the next holder must not
+    // overlap it. Polled: nothing tells a process outside the group when its last member exits.
+    while (group_alive(group)) ::usleep(2'000);
     std::unique_ptr<LockBackend> lock =
         make_backend(LockKeys::make(options.name, options.conn.prefix), options.conn,
                      options.replicas, options.permits, options.shared);

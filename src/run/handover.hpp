@@ -55,9 +55,16 @@ Fd handover_file(const std::string& token, long long fence, std::optional<long l
 // Reads the whole file at `fd`. Throws DataError or Error.
 HandoverState read_handover(int fd);
 
-// The hand-over itself, on the options main() parsed from `state.argv`: records the run as
-// killed and releases the lock (LockBackend::finish, so permits and shared holds give back their
-// own), then --metrics-file. Returns the exit code; messages go to stderr.
-int hand_over(const RunOptions& options, const HandoverState& state);
+// Whether a process of process group `group` is alive (a zombie is not: it runs nothing and
+// holds no file or lock), by /proc.
+bool group_alive(long group);
+
+// The hand-over itself, on the options main() parsed from `state.argv`, once the watchdog sent
+// SIGKILL to the command's process group `group`: waits until no process of it is alive (a
+// killed process runs on until the kernel gets round to it, and one in an uninterruptible wait
+// finishes it first), then records the run as killed and releases the lock (LockBackend::finish,
+// so permits and shared holds give back their own), then --metrics-file. Returns the exit code;
+// messages go to stderr. The caller bounds it in time (handover_bound).
+int hand_over(const RunOptions& options, const HandoverState& state, long group);
 
 }  // namespace redlock

@@ -130,14 +130,21 @@ inline bool is_command_group(std::int64_t group) {
     return sys(SYS_getpgid, static_cast<long>(group)) == group;
 }
 
-// After redlock-run died: executes redlock-run as `rl-handover`, which finds its inputs on
-// exe_fd and handover_fd, records the run and releases the lock (run/handover.hpp). Its argv is
-// that name alone and its environment empty: the token and the password travel in the sealed
-// file, never where ps or /proc/<pid>/environ shows them. Without a hand-over, or when the exec
-// fails, this process exits, and the lock expires by itself.
-[[noreturn]] inline void hand_over() {
+// After redlock-run died and `group` was sent SIGKILL: executes redlock-run as `rl-handover`,
+// which finds its inputs on exe_fd and handover_fd, waits until no process of `group` runs any
+// more, records the run and releases the lock (run/handover.hpp). Its argv is that name and the
+// group, its environment empty: the token and the password travel in the sealed file, never
+// where ps or /proc/<pid>/environ shows them. Without a hand-over, or when the exec fails, this
+// process exits, and the lock expires by itself.
+[[noreturn]] inline void hand_over(long group) {
     if (sys(SYS_fcntl, handover_fd, 1 /* F_GETFD */) >= 0) {
-        const char* argv[] = {"rl-handover", nullptr};
+        char digits[24];
+        char* p = digits + sizeof digits;
+        *--p = '\0';
+        auto g = static_cast<unsigned long>(group);
+        do *--p = static_cast<char>('0' + g % 10);
+        while ((g /= 10) != 0 && p > digits);
+        const char* argv[] = {"rl-handover", p, nullptr};
         const char* envp[] = {nullptr};
         sys(SYS_execveat, exe_fd, reinterpret_cast<long>(""), reinterpret_cast<long>(argv),
             reinterpret_cast<long>(envp), 0x1000 /* AT_EMPTY_PATH */);
@@ -162,7 +169,7 @@ inline bool is_command_group(std::int64_t group) {
     if (!claim(s, watchdog_acts)) exit_now(0);
     sys(SYS_kill, -group, SIGKILL);
     report(line, group);
-    if (then_hand_over) hand_over();
+    if (then_hand_over) hand_over(group);
     exit_now(0);
 }
 

@@ -171,7 +171,8 @@ comm_is() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
     rl_finish 5
     # The watchdog's process becomes the hand-over, which waits for the frozen Redis.
     wait_for 5 comm_is "$dog" rl-handover
-    assert_equal "$(tr '\0' ' ' <"/proc/$dog/cmdline")" "rl-handover "
+    # Its name and the command's process group, which it waits to see gone: nothing secret.
+    assert_equal "$(tr '\0' ' ' <"/proc/$dog/cmdline")" "rl-handover $(cat "$d/pgid") "
     assert_equal "$(wc -c <"/proc/$dog/environ")" 0
     # 60s of --command-timeout, but the hand-over's own bound (5s) ends it.
     wait_for 10 pid_gone "$dog"
