@@ -65,7 +65,7 @@ struct SlotRecord {
 enum class Outcome { ran, busy, skipped_slot, lost, timed_out, stuck, failed_to_start, killed };
 std::string_view outcome_name(Outcome o);
 inline constexpr Outcome all_outcomes[] = {
-    Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,   Outcome::lost,
+    Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,    Outcome::lost,
     Outcome::timed_out, Outcome::stuck, Outcome::failed_to_start, Outcome::killed};
 
 struct LedgerEntry {

@@ -138,9 +138,8 @@ Fd handover_file(const std::string& token, long long fence, std::optional<long l
     s.supervisor_pid = getpid();
     s.acquired_boot_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(acquired.time_since_epoch()).count();
-    s.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            started.time_since_epoch())
-                            .count();
+    s.started_unix_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(started.time_since_epoch()).count();
     s.slot = slot;
     std::string bytes = encode_handover(s);
     // Sealed: nothing the command runs (it could find the file in /proc/<watchdog>/fd as the
@@ -159,8 +158,7 @@ Fd handover_file(const std::string& token, long long fence, std::optional<long l
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    if (fcntl(low.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) <
-        0)
+    if (fcntl(low.get(), F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
         return {};
     // Above the descriptors the watchdog's child arranges (run/watchdog.cpp).
     return Fd(fcntl(low.get(), F_DUPFD_CLOEXEC, 10));
@@ -211,35 +209,40 @@ bool group_alive(long group) {
 int hand_over(const RunOptions& options, const HandoverState& state, long group) {
     log::set_verbose(options.conn.verbose);
     log::set_syslog(options.syslog);
-    // Never a release while a process of the command may still act: the next holder must not
-    // overlap it. Polled: nothing tells a process outside the group when its last member exits.
-    while (group_alive(group)) ::usleep(2'000);
     std::unique_ptr<LockBackend> lock =
         make_backend(LockKeys::make(options.name, options.conn.prefix), options.conn,
                      options.replicas, options.permits, options.shared);
+    return hand_over(options, state, group, *lock);
+}
+
+int hand_over(const RunOptions& options, const HandoverState& state, long group,
+              LockBackend& lock) {
+    // Never a release while a process of the command may still act: the next holder must not
+    // overlap it. Polled: nothing tells a process outside the group when its last member exits.
+    while (group_alive(group)) ::usleep(2'000);
     FinishedRun run;
     run.outcome = Outcome::killed;
     run.held = true;
     run.fence = state.fence;
     run.slot = state.slot;
     Deadline acquired{std::chrono::nanoseconds(state.acquired_boot_ns)};
-    run.duration = std::max(Millis(0), std::chrono::duration_cast<Millis>(BootClock::now() -
-                                                                         acquired));
+    run.duration =
+        std::max(Millis(0), std::chrono::duration_cast<Millis>(BootClock::now() - acquired));
     run.started = std::chrono::system_clock::time_point(Millis(state.started_unix_ms));
     run.ended = std::chrono::system_clock::now();
     // As a shell reports a process that SIGKILL ended: the watchdog sent it to the command's
     // group, and redlock-run itself is gone.
     run.exit_code = 128 + SIGKILL;
-    const std::string& key = lock->keys().key;
+    const std::string& key = lock.keys().key;
     std::string pid = std::to_string(state.supervisor_pid);
     Release r;
     std::optional<RunRecord> rec = run_record(options, run);
     if (rec) {
         rec->entry.pid = state.supervisor_pid;  // the run's, not this process's
-        r = lock->finish(state.token, Millis(0), *rec);
-        check_recorded(lock->keys(), *rec, r);
+        r = lock.finish(state.token, Millis(0), *rec);
+        check_recorded(lock.keys(), *rec, r);
     } else {
-        r = lock->release(state.token, Millis(0));
+        r = lock.release(state.token, Millis(0));
     }
     int code = exit_code::ok;
     switch (r.outcome) {

@@ -18,6 +18,8 @@
 
 namespace redlock {
 
+class LockBackend;
+
 // The name the watchdog gives the hand-over process (its argv is this word alone), by which
 // main() knows it.
 inline constexpr std::string_view handover_program = "rl-handover";
@@ -33,7 +35,7 @@ struct HandoverState {
     std::vector<std::string> env;  // "NAME=value"
     std::string token;
     long long fence = 0;
-    long long supervisor_pid = 0;      // the run's pid, for the ledger entry
+    long long supervisor_pid = 0;       // the run's pid, for the ledger entry
     std::int64_t acquired_boot_ns = 0;  // CLOCK_BOOTTIME when the lock was taken
     std::int64_t started_unix_ms = 0;   // when the command started, for --metrics-file
     std::optional<long long> slot;      // --once-per: the run's slot
@@ -66,5 +68,8 @@ bool group_alive(long group);
 // so permits and shared holds give back their own), then --metrics-file. Returns the exit code;
 // messages go to stderr. The caller bounds it in time (handover_bound).
 int hand_over(const RunOptions& options, const HandoverState& state, long group);
+// The same on a backend the caller built (the unit tests' fake), which stands for the lock
+// `options` names.
+int hand_over(const RunOptions& options, const HandoverState& state, long group, LockBackend& lock);
 
 }  // namespace redlock

@@ -273,9 +273,8 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how, int han
 
     int exe = handover >= 0 ? own_binary() : -1;
     if (exe < 0) handover = -1;
-    if (pid_t pid = how == Start::fork
-                        ? -1
-                        : exec_watchdog(read_end.get(), shared.get(), exe, handover);
+    if (pid_t pid =
+            how == Start::fork ? -1 : exec_watchdog(read_end.get(), shared.get(), exe, handover);
         pid > 0) {
         pid_ = pid;
         setpgid(pid, pid);  // as for the command: the group exists before anyone could signal it
