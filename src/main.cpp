@@ -41,11 +41,11 @@ void open_standard_fds() {
 }
 
 // rl-handover (run/handover.hpp): executed by the watchdog after redlock-run died, with every
-// signal blocked, its inputs on fds 5 and 6, argv its name and the command's process group (which
-// the watchdog killed), an empty environment. It reads
-// the run's command line and environment from the file, parses them as the run did (so it
-// reaches the same lock on every topology), records the run and releases the lock. A timer
-// bounds the whole of it: a dead or slow Redis ends it, and the lock expires by itself.
+// signal blocked, its inputs on fds 5 and 6, argv its name and the command's process group
+// (which the watchdog killed), an empty environment. It reads the run's command line and
+// environment from the file, parses them as the run did (so it reaches the same lock on every
+// topology), records the run and releases the lock. A timer bounds the whole of it: a dead or
+// slow Redis, or a command's process that will not die, ends it, and the lock expires by itself.
 int handover_main(const char* group_text) {
     using namespace redlock;
     open_standard_fds();
@@ -56,13 +56,13 @@ int handover_main(const char* group_text) {
     signal(SIGALRM, SIG_DFL);
     sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
     alarm(static_cast<unsigned>(std::chrono::ceil<std::chrono::seconds>(handover_bound).count()));
-    constexpr int exe_fd = 5, state_fd = 6;  // run/watch_loop.hpp
+    constexpr int state_fd = 6;  // run/watch_loop.hpp's handover_fd
     std::optional<long long> group = parse_integer(group_text);
     if (!group || *group < 2 || *group > INT32_MAX)
         throw UsageError("rl-handover is started by redlock-run's watchdog only");
-    close(exe_fd);
     HandoverState state = read_handover(state_fd);
-    close(state_fd);
+    // Nothing else of the watchdog's (its pipe, the lease's file, our binary) is ours to keep.
+    close_range(3, ~0U, 0);
     clearenv();
     for (const std::string& e : state.env) putenv(strdup(e.c_str()));
     Invocation inv = parse_command_line(state.argv);
