@@ -157,6 +157,13 @@ assert_killed_entry() {
     wait "$other"
 }
 
+@test "shared: a SIGKILLed shared holder gives back its hold, so an exclusive run gets the lock" {
+    killed_holder shandover --shared
+    exclusive_free() { "$RL" -q -t 60s shandover -- true; }
+    wait_for 10 exclusive_free
+    assert_killed_entry shandover
+}
+
 comm_is() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
 
 @test "the hand-over carries no secret in argv or environment, and a frozen Redis ends it within its bound" {
