@@ -120,6 +120,7 @@ HandoverState decode_handover(std::string_view stored) {
 }
 
 void remember_invocation(std::vector<std::string> argv, char** envp) {
+    if (argv.empty()) return remembered().reset();
     Invocation i;
     i.argv = std::move(argv);
     for (char** e = envp; e && *e; ++e) i.env.emplace_back(*e);

@@ -46,7 +46,8 @@ std::string encode_handover(const HandoverState& state);
 HandoverState decode_handover(std::string_view stored);
 
 // Called by main() before anything reads or scrubs the environment: the command line and the
-// environment a hand-over will need. Without it (the unit tests) a run has no hand-over.
+// environment a hand-over will need. Without it (the unit tests) a run has no hand-over; an
+// empty `argv` forgets what was remembered.
 void remember_invocation(std::vector<std::string> argv, char** envp);
 
 // The memory file for a run that took the lock: sealed, close-on-exec, at fd 10 or above. An

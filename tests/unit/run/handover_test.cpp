@@ -82,6 +82,10 @@ TEST(Handover, FileIsSealedAndReadsBack) {
     char a0[] = "redlock-run", a1[] = "X=1";
     char* envp[] = {a1, nullptr};
     remember_invocation({a0, "job", "--", "true"}, envp);
+    // Forgotten after this test: a run in a later test must not hand over to this test binary.
+    struct Forget {
+        ~Forget() { remember_invocation({}, nullptr); }
+    } forget;
     Fd f = handover_file("tok", 7, 5, Deadline{std::chrono::seconds(3)},
                          std::chrono::system_clock::time_point(std::chrono::seconds(1'000)));
     ASSERT_TRUE(f);
@@ -99,6 +103,10 @@ TEST(Handover, FileIsSealedAndReadsBack) {
     // Nothing can change what the hand-over releases.
     EXPECT_LT(::pwrite(f.get(), "x", 1, 0), 0);
     EXPECT_LT(ftruncate(f.get(), 0), 0);
+}
+
+TEST(Handover, NoFileOnceForgotten) {
+    EXPECT_FALSE(handover_file("t", 1, std::nullopt, Deadline{}, {}));
 }
 
 TEST(Handover, GroupAliveUntilOnlyZombiesAreLeft) {
