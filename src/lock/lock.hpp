@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <optional>
@@ -30,7 +31,17 @@ struct AcquireResult {
     std::optional<long long> slot;
     // --once-per: the lock was free but the slot's run is already done, so it was not taken.
     std::optional<SlotRecord> slot_done;
+    // When busy: the lock was free, but the node lost its data (no fence counter) less than the
+    // restart guard ago, so it is held back (holder_pttl: how long still); the node's uptime in
+    // seconds. See restart_guard_left in src/lock/scripts/lib/queue.lua.
+    std::optional<long long> restart_uptime_s;
 };
+
+// What a held-back acquire says of it: "Redis on X restarted 3s ago without the lock's data; a
+// holder from before may still run, so it is held back for 7s more (--restart-guard)".
+std::string restart_guard_text(const AcquireResult& busy, std::string_view where);
+// "3s ago", or "under 1s ago" for an uptime of 0 whole seconds.
+std::string restarted_ago(long long uptime_s);
 
 enum class RenewResult { renewed, not_owner };
 
@@ -89,6 +100,14 @@ class LockNode {
     // Whether a busy reply carries the holder's info (AcquireResult::holder); without it a busy
     // acquire is {0, pttl} and costs Redis less (LockBackend::set_busy_holder).
     void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
+    // --restart-guard: how long after losing its data (a restart without persistence) a node
+    // holds a free lock back; nullopt: the TTL of each acquire; zero: never. Off until set: the
+    // backends set the run's choice (LockBackend::set_restart_guard, default the TTL).
+    void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
+    // The acquire scripts' argument for an acquire with `ttl`: the guard in ms, "0" for none.
+    std::string restart_guard_arg(Millis ttl) const {
+        return std::to_string(restart_guard_.value_or(ttl).count());
+    }
 
     // A quorum waiter that took this node but no majority: gives the node back and keeps its
     // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).
@@ -139,6 +158,7 @@ class LockNode {
     int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
     std::optional<OncePer> once_;
     bool busy_holder_ = true;
+    std::optional<Millis> restart_guard_ = Millis(0);
 };
 
 }  // namespace redlock

@@ -104,7 +104,8 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
                                   queue_arg,
                                   std::to_string(alive_grace.count()),
                                   std::to_string(no_ttl_recheck.count()),
-                                  std::to_string(permits_)};
+                                  std::to_string(permits_),
+                                  restart_guard_arg(ttl)};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());

@@ -462,8 +462,8 @@ TEST_F(Lock, TheBusyShortcutRepliesExactlyAsTheFullChecks) {
     };
     const std::string mine = new_token(), theirs = new_token();
     auto ask = [&](bool waits) {
-        std::vector<std::string> args{mine, "5000", waits ? "1" : "", keys.wake, "5000", "1000",
-                                      "",   "1",    "host",           "h",       "pid",  "1"};
+        std::vector<std::string> args{mine, "5000", waits ? "1" : "", keys.wake, "5000", "1000", "",
+                                      "1",  "0",    "host",           "h",       "pid",  "1"};
         return flat(scripts::acquire().run(conn, {keys.key, keys.fence, keys.info, keys.wait}, args,
                                            soon()));
     };
@@ -888,6 +888,7 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
                     for (const char* holder : {"1", ""}) {
                         std::vector<std::string> our_args = args;
                         our_args.push_back(holder);
+                        our_args.push_back("0");  // no restart guard: the reference has none
                         our_args.insert(our_args.end(), extra.begin(), extra.end());
                         raw("FLUSHALL");
                         c.set();
