@@ -84,8 +84,8 @@ uptime_at_least() { [ "$(uptime_of "$REDIS_PORT")" -ge "$1" ]; }
 # admits that overlap); with it no overlap is admitted.
 
 restart_rounds() {
-    local i
-    for i in 1 2; do
+    local _
+    for _ in 1 2; do
         contenders_progress 60 2
         redis_restart
     done
@@ -128,8 +128,8 @@ check_many() {
 @test "--once-per: across restarts without persistence no slot runs twice" {
     # Slots of 2s; a restart every 4s, which leaves the guard (1s of TTL, plus a second of
     # rounding) time to pass between two.
-    local d=$BATS_TEST_TMPDIR i pids=() end=$((SECONDS + 11)) next=$((SECONDS + 3))
-    for i in 1 2 3; do
+    local d=$BATS_TEST_TMPDIR pids=() end=$((SECONDS + 11)) next=$((SECONDS + 3))
+    for _ in 1 2 3; do
         (
             while [ "$SECONDS" -lt "$end" ]; do
                 "$RL" --once-per 2s -w 3s -t 1s -q slots -c \
@@ -159,17 +159,17 @@ check_many() {
     # renewal.
     CONTENDER_WORK=1 contenders_start 4 qchurn -u "$QUORUM_URL" --wait 30s -t 3s \
         --renew-every 1.5s
-    local pair
+    local pair first second
     # Two nodes restarted back to back, twice: a holder keeps a bare majority through the
     # first restart (the other two nodes) and loses it at the second, where the two empty nodes
     # would otherwise make a new majority at once, before the holder's next renewal.
     for pair in "2 0" "1 2"; do
         contenders_progress 60 2
-        set -- $pair
-        q_down "$1"
-        q_up "$1"
-        q_down "$2"
-        q_up "$2"
+        read -r first second <<<"$pair"
+        q_down "$first"
+        q_up "$first"
+        q_down "$second"
+        q_up "$second"
     done
     contenders_progress 60 3
     contenders_stop
