@@ -7,6 +7,7 @@
 load helpers
 load contenders
 load quorum_helpers
+load cluster_helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -18,6 +19,7 @@ teardown() {
     contenders_cleanup
     rl_cleanup
     [ -z "${Q_PORT:-}" ] || quorum_stop
+    [ -z "${CLUSTER_PIDS:-}" ] || cluster_stop
     redis_stop
 }
 
@@ -68,6 +70,19 @@ uptime_at_least() { [ "$(uptime_of "$REDIS_PORT")" -ge "$1" ]; }
     [ "$(rcli EXISTS '{kept}:fence')" = 1 ]
     run -0 "$RL" -t 30s kept -- echo ran
     assert_output ran
+}
+
+@test "on a Cluster the lock's master reads its uptime in the script: a new cluster holds a new name back" {
+    # INFO from a script on a cluster node (no key, so no slot to check), and the message names
+    # the master; a cluster seconds old looks like one restarted without persistence.
+    cluster_start
+    run -75 "$RL" -u "$CLUSTER_URL" -t 30s cjob -- echo ran
+    refute_output --partial ran
+    assert_output --regexp "lock 'cjob' not taken: Redis on redis-cluster [0-9.:,]+ restarted .* ago without this lock's data"
+    run -0 "$RL" -u "$CLUSTER_URL" -t 30s --restart-guard 0 cjob -- echo ran
+    assert_output ran
+    # Its counter is there now: no guard, however young the cluster.
+    run -0 "$RL" -u "$CLUSTER_URL" -t 30s cjob -- echo ran
 }
 
 @test "a --once-per slot that began before the restart is skipped, not run again" {
