@@ -46,8 +46,9 @@ end
 -- that was lost: a restart without persistence (or from a truncated AOF), a FLUSHALL. In the
 -- second case every lock, permit, shared hold and once-per record went with it, while a holder
 -- from before may still run until its lease ends, at most one TTL after its last renewal. A
--- server younger than that could have lost such a holder: a free lock whose counter is missing
--- is then held back until the server is `guard_ms` old (the caller's --restart-guard, by
+-- server younger than that could have lost such a holder in its restart (a FLUSHALL, which
+-- leaves the uptime as it was, is not told apart from a new name): a free lock whose counter
+-- is missing is then held back until the server is `guard_ms` old (the caller's --restart-guard, by
 -- default the lock's TTL; '' or 0: no guard). On a server older than that, a missing counter is
 -- a new name, which starts at once; every name that has a counter pays nothing (the caller
 -- asks only when GET found none). INFO is allowed in scripts (Redis 6 and 7 replicate effects,
