@@ -49,6 +49,9 @@ for n in $(seq 0 $((nodes - 1))); do
     url+="${url:+,}redis://127.0.0.1:${ports[n]}"
 done
 export REDLOCK_URL="$url"
+# A server started here is new and empty, as one restarted without persistence is: without this,
+# the restart guard (default the TTL) would hold every new name back that long.
+export REDLOCK_RESTART_GUARD="${REDLOCK_RESTART_GUARD:-0}"
 # Every node has every waiter blocked (a quorum's waiter blocks on each node).
 all_blocked() {
     local n b

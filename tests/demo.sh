@@ -15,6 +15,9 @@ redis_pid=$!
 trap 'kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null; rm -rf "$dir"' EXIT
 until [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ]; do sleep 0.05; done
 export REDLOCK_URL="redis://127.0.0.1:$port"
+# A server started here is new and empty, as one restarted without persistence is: without this,
+# the restart guard (default the TTL) would hold every new name back that long.
+export REDLOCK_RESTART_GUARD="${REDLOCK_RESTART_GUARD:-0}"
 echo "redis-server on $REDLOCK_URL"
 echo
 

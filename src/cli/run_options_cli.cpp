@@ -52,6 +52,11 @@ void add_lock_options(OptionTable& t, RawOptions& o) {
              "Keep the lock until DURATION after it was taken even if COMMAND ends sooner, so a "
              "late cron on another host skips (Redis's clock enforces it)",
              "REDLOCK_MIN_HOLD");
+    t.option("--restart-guard DURATION", o.restart_guard,
+             "After Redis lost a lock's data (a restart without persistence), hold the lock "
+             "back until the server is DURATION old: a holder from before may still run "
+             "(default: the --ttl; 0: off)",
+             "REDLOCK_RESTART_GUARD");
     t.option("--max-runtime DURATION", o.max_runtime,
              "SIGTERM COMMAND's process group after DURATION (SIGKILL after --kill-after), "
              "release, exit 124",
@@ -162,6 +167,11 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.kill_after = duration_option(raw.kill_after, scan.label("kill-after"));
     if (given(raw.min_hold, "min-hold"))
         r.min_hold = duration_option(raw.min_hold, scan.label("min-hold"));
+    // "0" turns the guard off (every duration_option value is positive).
+    if (raw.restart_guard == "0" || raw.restart_guard == "0s" || raw.restart_guard == "0ms")
+        r.restart_guard = Millis(0);
+    else if (given(raw.restart_guard, "restart-guard"))
+        r.restart_guard = duration_option(raw.restart_guard, scan.label("restart-guard"));
     if (given(raw.max_runtime, "max-runtime"))
         r.max_runtime = duration_option(raw.max_runtime, scan.label("max-runtime"));
     r.syslog = raw.syslog;

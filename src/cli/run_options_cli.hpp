@@ -25,6 +25,7 @@ struct RawOptions : CommonRawOptions {
     std::string on_lost = "term";
     std::string kill_after = "10s";
     std::string min_hold;
+    std::string restart_guard;
     std::string max_runtime;
     bool syslog = false;
     bool hold_info = false;

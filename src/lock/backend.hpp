@@ -75,6 +75,9 @@ class LockBackend {
     // for 12m" and the wait line). A run that shows neither (-q without --wait) says false: a
     // busy attempt then costs Redis about half as much (issue 21: a fleet's cron herd).
     void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
+    // --restart-guard: how long a node that lost its data (a restart without persistence) holds
+    // a free lock back (quorum: each node for itself); nullopt: the acquire's TTL; zero: never.
+    void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
     // Gives the lock back, or with keep > 0 shortens it to `keep` (--min-hold). Never throws.
     virtual Release release(const std::string& token, Millis keep) = 0;
     // Whether `token` holds the lock right now (a nested run checks its parent's token).
@@ -121,11 +124,13 @@ class LockBackend {
     explicit LockBackend(LockKeys keys) : keys_(std::move(keys)) {}
     const WaitProgressFn& wait_progress() const { return wait_progress_; }
     bool busy_holder() const { return busy_holder_; }
+    std::optional<Millis> restart_guard() const { return restart_guard_; }
 
   private:
     LockKeys keys_;
     WaitProgressFn wait_progress_;
     bool busy_holder_ = true;
+    std::optional<Millis> restart_guard_;
 };
 
 // The backend for `conn`'s topology: a quorum when it names several nodes, else a single node.

@@ -58,6 +58,10 @@ struct SlotRecord {
     long long fence = 0;
     std::string outcome;
     std::optional<int> exit_status;
+    // Set instead of the fields above when no record is known: the node (re)started this many
+    // seconds ago, after the slot began, without the lock's data; its run may have been done
+    // before, so the slot is skipped (the restart guard, acquire.lua).
+    std::optional<long long> restart_s;
 };
 
 // How a run ended, as the ledger names it. killed: redlock-run itself died while its command ran

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "lock/lock_replies.hpp"
 #include "lock/permits.hpp"
 #include "lock/scripts.hpp"
@@ -9,6 +11,22 @@
 #include "util/errors.hpp"
 
 namespace redlock {
+
+std::string restart_guard_text(const AcquireResult& busy, std::string_view where) {
+    // The uptime is in whole seconds and the time left is counted from its lower bound (see
+    // lib/queue.lua): "restarted 3s ago" and "7s more" are what the node knows.
+    return fmt::format(
+        "Redis {}restarted {} without this lock's data (no fence counter): a holder from "
+        "before may still run, so the lock is held back for {} more (--restart-guard)",
+        where.empty() ? std::string() : fmt::format("on {} ", where),
+        restarted_ago(busy.restart_uptime_s.value_or(0)),
+        format_duration(Millis(std::max(0LL, busy.holder_pttl))));
+}
+
+std::string restarted_ago(long long uptime_s) {
+    if (uptime_s <= 0) return "under 1s ago";
+    return format_duration(std::chrono::seconds(uptime_s)) + " ago";
+}
 
 bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
     if (permits_ > 1) return abandon_permit(keys, token);
@@ -61,7 +79,8 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
         std::to_string(alive_grace.count()),
         std::to_string(no_ttl_recheck.count()),
         once_ ? fmt::format("{}:{}", once_->period.count(), once_->offset.count()) : std::string(),
-        busy_holder_ ? "1" : ""};
+        busy_holder_ ? "1" : "",
+        restart_guard_arg(ttl)};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());

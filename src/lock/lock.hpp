@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <optional>
@@ -34,7 +35,17 @@ struct AcquireResult {
     // i-1 for permit i). A quorum whose nodes gave a run different permits asks next for the
     // permit most of them had free (QuorumLock::acquire).
     std::vector<bool> free_permits;
+    // When busy: the lock was free, but the node lost its data (no fence counter) less than the
+    // restart guard ago, so it is held back (holder_pttl: how long still); the node's uptime in
+    // seconds. See restart_guard_left in src/lock/scripts/lib/queue.lua.
+    std::optional<long long> restart_uptime_s;
 };
+
+// What a held-back acquire says of it: "Redis on X restarted 3s ago without the lock's data; a
+// holder from before may still run, so it is held back for 7s more (--restart-guard)".
+std::string restart_guard_text(const AcquireResult& busy, std::string_view where);
+// "3s ago", or "under 1s ago" for an uptime of 0 whole seconds.
+std::string restarted_ago(long long uptime_s);
 
 enum class RenewResult { renewed, not_owner };
 
@@ -96,6 +107,14 @@ class LockNode {
     // Permits: the permit the next acquires ask for, taken when it is free on the node (0: the
     // node's own choice, the k-th free permit for its k-th waiter; permits.lua says why).
     void set_wanted_permit(int permit) { wanted_permit_ = permit; }
+    // --restart-guard: how long after losing its data (a restart without persistence) a node
+    // holds a free lock back; nullopt: the TTL of each acquire; zero: never. Off until set: the
+    // backends set the run's choice (LockBackend::set_restart_guard, default the TTL).
+    void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
+    // The acquire scripts' argument for an acquire with `ttl`: the guard in ms, "0" for none.
+    std::string restart_guard_arg(Millis ttl) const {
+        return std::to_string(restart_guard_.value_or(ttl).count());
+    }
 
     // A quorum waiter that took this node but no majority: gives the node back and keeps its
     // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).
@@ -147,6 +166,7 @@ class LockNode {
     int wanted_permit_ = 0;
     std::optional<OncePer> once_;
     bool busy_holder_ = true;
+    std::optional<Millis> restart_guard_ = Millis(0);
 };
 
 }  // namespace redlock

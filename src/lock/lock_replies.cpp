@@ -97,8 +97,12 @@ SlotRecord slot_record_from_reply(const redisReply& r, std::size_t first, long l
             rec.fence = number(v, 0, fence_limit - 1).value_or(0);
         else if (name == "outcome")
             rec.outcome = reply_text(v);
-        else if (name == "exit")
+        else if (name == "exit") {
             if (auto x = number(v, 0, 255)) rec.exit_status = static_cast<int>(*x);
+        } else if (name == "restart_s") {
+            // Not a record: the restart guard skipped a slot that began before the data was lost.
+            rec.restart_s = number(v, 0, max_unix_seconds).value_or(0);
+        }
     }
     return rec;
 }
@@ -128,6 +132,23 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
                                         : std::string(type_name(r.type))));
     AcquireResult result;
     long long status = integer(*r.element[0], "acquire");
+    if (status == 3) {
+        // The restart guard: {3, left_ms, uptime_s}. Busy, with the time left as the bound.
+        if (r.elements < 3)
+            throw RedisError(
+                "unexpected reply from the acquire script: a held-back reply without the "
+                "server's uptime (is this Redis?)");
+        std::optional<long long> left = number(*r.element[1], 0, max_server_ttl.count());
+        std::optional<long long> uptime = number(*r.element[2], 0, max_unix_seconds);
+        if (!left || !uptime)
+            throw RedisError(fmt::format(
+                "unexpected reply from the acquire script for lock '{}': a held-back reply "
+                "whose time left or uptime is out of range (is this Redis?)",
+                key));
+        result.holder_pttl = *left;
+        result.restart_uptime_s = *uptime;
+        return result;
+    }
     if (status == 2) {
         // --once-per: the slot's run is already done; the lock was not taken.
         result.slot = checked_slot(*r.element[1], key);

@@ -68,6 +68,7 @@ class NodeBackend final : public LockBackend {
                         SignalEvents& signals) override {
         if (verbose_) warn_if_evicting(conn_);
         node_.set_busy_holder(busy_holder());
+        node_.set_restart_guard(restart_guard());
         WaitResult w =
             acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
         Acquisition a;
@@ -79,7 +80,10 @@ class NodeBackend final : public LockBackend {
             return a;
         }
         if (!w.last.acquired) {
-            if (node_.permits() > 1)
+            if (w.last.restart_uptime_s)
+                a.busy = fmt::format("lock '{}' not taken: {}", keys().key,
+                                     restart_guard_text(w.last, node_.describe()));
+            else if (node_.permits() > 1)
                 a.busy = permits_busy(keys(), node_.permits(), w.last);
             else if (node_.shared())
                 a.busy = shared_busy(keys(), w.last);

@@ -105,6 +105,7 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
                                   std::to_string(alive_grace.count()),
                                   std::to_string(no_ttl_recheck.count()),
                                   std::to_string(permits_),
+                                  restart_guard_arg(ttl),
                                   wanted_permit_ > 0 ? std::to_string(wanted_permit_) : ""};
     if (info) {
         auto fields = info->own_fields();

@@ -369,10 +369,12 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
         [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_,
-         wanted = wanted_permit_](std::size_t, LockNode& node, Connection& conn) {
+         wanted = wanted_permit_,
+         guard = restart_guard_](std::size_t, LockNode& node, Connection& conn) {
             node.set_once_per(once);  // on the node's own worker thread, like every use of it
             node.set_busy_holder(busy_holder);
             node.set_wanted_permit(wanted);
+            node.set_restart_guard(guard);
             AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
                                            ticket > 0 ? Queueing::wait : Queueing::none, ticket);
             // A node whose replicas do not have the lock does not count (its key is given back
@@ -405,6 +407,18 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         if (!seen.results[i]) continue;  // not answered yet: not counted
         ++a.answered;
         const AcquireResult& r = *seen.results[i];
+        // A node that lost its data lately knows nothing of the holders or of the slot's run
+        // it had: it votes busy (the restart guard). Its "the slot may have run" is no record,
+        // so it does not skip the slot for the others: a majority without it decides, and any
+        // majority that took the lock before shares a node with every later one.
+        if (r.restart_uptime_s || (r.slot_done && r.slot_done->restart_s)) {
+            ++a.held_back;
+            if (!a.held_back_longest ||
+                (r.restart_uptime_s && r.holder_pttl > a.held_back_longest->holder_pttl))
+                a.held_back_longest = r;
+            a.holder_pttl[i] = r.restart_uptime_s ? r.holder_pttl : -1;
+            continue;
+        }
         if (r.slot_done) {
             // Keep the latest run's record, for the message.
             if (!a.slot_done || r.slot_done->end_ms > a.slot_done->end_ms)

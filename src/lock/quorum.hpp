@@ -51,6 +51,11 @@ struct QuorumAttempt {
     // found the slot's run already done, its record: then the attempt is given up everywhere.
     std::optional<long long> slot;
     std::optional<SlotRecord> slot_done;
+    // Nodes that lost the lock's data less than the restart guard ago and so voted busy (a free
+    // lock held back, or a --once-per slot that may have run before the loss), and the reply of
+    // the one held back longest (AcquireResult::restart_uptime_s), for the message.
+    std::size_t held_back = 0;
+    std::optional<AcquireResult> held_back_longest;
 };
 
 struct QuorumRelease {
@@ -96,6 +101,8 @@ class QuorumLock {
     void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
     // LockNode::set_busy_holder for every later acquire, on each node's worker.
     void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
+    // LockNode::set_restart_guard for every later acquire, on each node's worker.
+    void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
@@ -156,6 +163,7 @@ class QuorumLock {
     // Permits: the permit the next attempt asks every node for, after an attempt whose nodes
     // gave different permits (0: none; QuorumLock::acquire).
     int wanted_permit_ = 0;
+    std::optional<Millis> restart_guard_;
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

@@ -38,7 +38,8 @@ namespace {
 // for an attempt that reached a majority but did not get the lock.
 // With --permits N: "all 3 permits of lock 'k' are held or promised to waiting runs: ...".
 // With --shared: "lock 'k' is held by an exclusive holder, or an exclusive run waits ...".
-std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permits, bool shared) {
+std::string busy_message_alone(const LockKeys& keys, const QuorumAttempt& a, int permits,
+                               bool shared) {
     if (!a.why.empty())
         return fmt::format("lock '{}' not taken: {} of {} nodes accepted it ({} answered) but {}",
                            keys.key, a.accepted, a.nodes, a.answered, a.why);
@@ -56,6 +57,20 @@ std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permi
     return fmt::format(
         "lock '{}' is held elsewhere: only {} of {} nodes accepted it ({} answered, {} needed){}",
         keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes), holder);
+}
+
+// ... and what the nodes that the restart guard held back said (one of them, for all).
+std::string busy_message(const LockKeys& keys, const QuorumAttempt& a, int permits, bool shared) {
+    std::string plain = busy_message_alone(keys, a, permits, shared);
+    if (a.held_back == 0) return plain;
+    const AcquireResult& r = *a.held_back_longest;
+    return fmt::format(
+        "{}; held back on {} node{}: {}", plain, a.held_back, a.held_back == 1 ? "" : "s",
+        r.restart_uptime_s
+            ? restart_guard_text(r, "")
+            : fmt::format("Redis restarted {} without this lock's data, after the --once-per "
+                          "slot began: it cannot vote for the slot's run (--restart-guard)",
+                          restarted_ago(r.slot_done ? r.slot_done->restart_s.value_or(0) : 0)));
 }
 
 struct QuorumWaitResult {
@@ -157,7 +172,9 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
         if (view.enabled()) {
             AcquireResult between;  // no node named a holder: the votes were split
             between.holder_pttl = -2;
-            view.saw(result.last.busy.value_or(between));
+            // With no holder to show, a node's restart guard says why it waits, if one held back.
+            view.saw(result.last.busy ? *result.last.busy
+                                      : result.last.held_back_longest.value_or(between));
             view.show();
         }
         lock.await_wake(keys, token, result.last, give_up, signals.fd());
@@ -177,6 +194,7 @@ class QuorumBackend final : public LockBackend {
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
         lock_.set_busy_holder(busy_holder());
+        lock_.set_restart_guard(restart_guard());
         QuorumWaitResult w =
             quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals, wait_progress());
         Acquisition a;

@@ -46,9 +46,12 @@ AcquireResult LockNode::acquire_shared(const LockKeys& keys, const std::string& 
     Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
     std::string queue_arg;
     if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
-    std::vector<std::string> args{token, std::to_string(ttl.count()), queue_arg,
+    std::vector<std::string> args{token,
+                                  std::to_string(ttl.count()),
+                                  queue_arg,
                                   std::to_string(alive_grace.count()),
-                                  std::to_string(no_ttl_recheck.count())};
+                                  std::to_string(no_ttl_recheck.count()),
+                                  restart_guard_arg(ttl)};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());

@@ -25,6 +25,7 @@ void WaitView::show() {
     if (p.busy.holder_pttl >= 0)
         p.busy.holder_pttl = std::max(0LL, p.busy.holder_pttl - since_read);
     if (p.busy.holder && p.busy.holder->now_ms > 0) p.busy.holder->now_ms += since_read;
+    if (p.busy.restart_uptime_s) *p.busy.restart_uptime_s += since_read / 1000;
     p.place = place_;
     p.permits = permits_;
     shown_ = now;

@@ -40,6 +40,9 @@ class WaitView {
     void show();
     // Whether wait_progress_every has passed since the last show().
     bool due() const { return BootClock::now() - shown_ >= wait_progress_every; }
+    // Whether the last reading was the restart guard holding a free lock back: a status read
+    // (wait_status.lua) would see only a free lock, so the waiter counts down what it has.
+    bool held_back() const { return busy_.restart_uptime_s.has_value(); }
 
   private:
     const WaitProgressFn& fn_;

@@ -103,7 +103,8 @@ void watch_blocked(LockNode& node, const LockKeys& keys, const std::string& toke
             return;
         if (end - BootClock::now() < wait_progress_every) return;
         // A permits lock keeps its holders elsewhere (permits.hpp): the line shows only times.
-        if (node.permits() > 1) continue;
+        // Nor while the restart guard holds the lock back: the read would show a free lock.
+        if (node.permits() > 1 || view.held_back()) continue;
         try {
             WaitStatus now = wait_status_result(
                 scripts::wait_status().run(conn, {keys.key, keys.info, keys.wait}, {token},

@@ -450,6 +450,7 @@ int Run::execute() {
     // then cost Redis half as much. The ledger's busy entries (--ledger-busy) record this run,
     // not the holder, and the exit code is the same.
     lock_.set_busy_holder(!opt_.quiet || opt_.wait.has_value());
+    lock_.set_restart_guard(opt_.restart_guard);
     if (!acquire()) {
         if (interrupted_by_) return exit_code::signal_base + *interrupted_by_;
         record(skipped_ ? Outcome::skipped_slot : Outcome::busy);

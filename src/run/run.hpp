@@ -29,7 +29,9 @@ struct RunOptions {
     std::vector<std::string> command;  // already wrapped in /bin/sh -c for --shell
     OnLost on_lost = OnLost::term;
     Millis kill_after{10'000};
-    std::optional<Millis> min_hold;     // keep the lock at least this long after taking it
+    std::optional<Millis> min_hold;  // keep the lock at least this long after taking it
+    // --restart-guard: how long a node that lost the lock's data holds it back (nullopt: ttl).
+    std::optional<Millis> restart_guard;
     std::optional<Millis> max_runtime;  // stop the command after this long (exit 124)
     bool syslog = false;                // messages also go to syslog
     bool hold_info = false;             // record the command line too (host, pid, user always)

@@ -32,6 +32,13 @@ double seconds(std::chrono::system_clock::time_point t) {
 
 std::string slot_done_message(const LockKeys& keys, const OncePer& policy, long long slot,
                               const SlotRecord& done) {
+    if (done.restart_s)
+        return fmt::format(
+            "lock '{}': this slot (every {}, since {}) may already have run: Redis restarted {}, "
+            "after the slot began, without this lock's data (--restart-guard); not running "
+            "the command",
+            keys.key, format_duration(policy.period), time_text(slot_start_ms(slot, policy)),
+            restarted_ago(*done.restart_s));
     // Host and outcome come from Redis as any bytes: escaped, they cannot forge lines.
     return fmt::format(
         "lock '{}': this slot (every {}, since {}) was already done on {} (pid {}, fence {}{}), "

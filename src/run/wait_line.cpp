@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "lock/holder.hpp"
 #include "util/duration.hpp"
 #include "util/log.hpp"
@@ -49,7 +51,13 @@ std::string format_wait_line(const WaitProgress& p) {
     if (busy.holder_pttl >= 1000) busy.holder_pttl -= busy.holder_pttl % 1000;
     // PTTL -2 with no holder: the key is gone, and the lock is on its way to the queue's head.
     std::string holder;
-    if (p.permits > 1)
+    if (busy.restart_uptime_s)
+        holder = fmt::format(
+            "held back: Redis restarted {} without this lock's data, and a holder from "
+            "before may still run ({} left of --restart-guard)",
+            restarted_ago(*busy.restart_uptime_s),
+            format_duration(Millis(std::max(0LL, busy.holder_pttl))));
+    else if (p.permits > 1)
         holder = busy.holder_pttl >= 0
                      ? fmt::format("all {} permits are held; the first ends in {}", p.permits,
                                    format_duration(Millis(busy.holder_pttl)))

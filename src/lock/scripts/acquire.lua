@@ -8,14 +8,17 @@
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
 -- '' (then KEYS[5] is the once-per record, see the block below); ARGV[8] '1' when a busy reply
--- is to carry the holder's info, '' when the caller will not show it; ARGV[9..] holder-info
+-- is to carry the holder's info, '' when the caller will not show it; ARGV[9] the restart guard
+-- in ms ('' or '0': none; see restart_guard_left in lib/queue.lua); ARGV[10..] holder-info
 -- field/value pairs.
 -- Returns {1, fence} (a decimal string) when acquired, {1, fence, 'slot', slot} with --once-per;
 -- {0, pttl, info...} when busy, where pttl bounds the caller's
 -- wait and info is the holder's recorded field/value list when it belongs to the current token
 -- and ARGV[8] asks for it (followed by the pseudo-field 'now_ms', Redis's clock), else empty;
 -- with --once-per,
--- {2, slot, record...} when the lock was free but this slot's run is already done (not taken).
+-- {2, slot, record...} when the lock was free but this slot's run is already done (not taken),
+-- or may have been done before Redis lost its data ({2, slot, 'restart_s', uptime}); and
+-- {3, left_ms, uptime_s} when the lock is free but held back by the restart guard.
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
 -- (Parsed only when there is something to parse: each step below is paid by every attempt.)
 local ticket = waits and string.match(ARGV[3], '^ticket:(%d+)$')
@@ -121,9 +124,25 @@ if kind == 'none' then
   head = redis.pcall('LINDEX', KEYS[4], 0)
   if head then head = live_head(KEYS[4], prefix) end
 end
-if (kind ~= 'none' and not mine) or (head and head ~= token) then
+-- ---- the restart guard (restart_guard_left, lib/queue.lua) ----
+-- Only where the lock would be taken and the fence counter is missing: a new name, or lost
+-- data. (Our own key with a missing counter is taken again below, so it is judged too.)
+local guard_left, uptime = nil, nil
+if kind == 'none' or mine then
+  if fence_kind == 'none' and (not head or head == token) then
+    guard_left, uptime = restart_guard_left(ARGV[9])
+    -- With --once-per a slot that began before the restart is skipped below at once (its run
+    -- may be among what was lost), rather than held back first.
+    if guard_left and once_slot() and once_start < now_ms() - (uptime - 1) * 1000 then
+      guard_left = nil
+    end
+  end
+end
+if (kind ~= 'none' and not mine) or (head and head ~= token) or guard_left then
   local reply
-  if kind ~= 'none' then
+  if guard_left then
+    reply = {3, guard_left, uptime}
+  elseif kind ~= 'none' then
     reply = {0, redis.call('PTTL', KEYS[1])}
   else
     -- Reserved for the head: wait no longer than the head could still be alive.
@@ -133,13 +152,13 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) then
     queue_join(KEYS[4], token, ticket)
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
-    waiter_note(prefix, token, 9, block + tonumber(ARGV[5]))
+    waiter_note(prefix, token, 10, block + tonumber(ARGV[5]))
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
   -- The holder's info, when it belongs to the current token and the caller will show it
   -- (ARGV[8]; a run that prints nothing, -q without --wait, asks for {0, pttl} alone). HGETALL
   -- of a hash that is not there, or of another type (an error table), yields no pairs.
-  if want_holder and kind ~= 'none' then
+  if want_holder and kind ~= 'none' and not guard_left then
     local info = redis.pcall('HGETALL', KEYS[3])
     for i = 1, #info, 2 do
       if info[i] == 'token' then
@@ -184,6 +203,17 @@ if once_slot() then
   else
     done = done_slot ~= nil and done_slot >= tonumber(once_slot())
   end
+  -- The restart guard's share (lib/queue.lua): no record and no fence counter, on a server
+  -- that (re)started after this slot began. Its run may have been done before the data was
+  -- lost, and at most one run per slot is the promise: skipped, like a done slot. A new name on
+  -- a server younger than the slot is skipped too, until the next slot (the man page says so).
+  local lost_uptime = nil
+  if not done and not rec[1] and fence_kind == 'none' and (tonumber(ARGV[9] or '') or 0) > 0 then
+    local up = server_uptime()
+    if up and once_start < now_ms() - (up - 1) * 1000 then
+      done, lost_uptime = true, up
+    end
+  end
   if done then
     -- Not taken. Our key, when an earlier attempt's lost reply had taken it, goes; a waiter
     -- leaves the queue and the free lock goes on to the next one, who decides for itself (the
@@ -195,6 +225,10 @@ if once_slot() then
       wake_head(KEYS[4], prefix, ARGV[5])
     end
     local reply = {2, once_slot()}
+    if lost_uptime then
+      reply[3], reply[4] = 'restart_s', lost_uptime
+      return reply
+    end
     local record = redis.call('HGETALL', KEYS[5])
     for i = 1, #record do reply[#reply + 1] = record[i] end
     return reply
@@ -211,9 +245,9 @@ end
 local fence = next_fence(KEYS[2])
 -- Holder info from an earlier holder is stale now, whether or not this run records its own.
 redis.call('DEL', KEYS[3])
-if #ARGV > 8 then
+if #ARGV > 9 then
   local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2], 'acquired_ms', now_ms()}
-  for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
+  for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
   redis.call('HSET', KEYS[3], unpack(fields))
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
 end

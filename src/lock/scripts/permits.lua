@@ -140,11 +140,13 @@ end
 -- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
 -- lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
--- holder has no TTL (ms), ARGV[10] N, ARGV[11] the permit this run asks for ('' for none: a
--- quorum's run whose permits split, see below), ARGV[12..] holder-info field/value pairs.
+-- holder has no TTL (ms), ARGV[10] N, ARGV[11] the restart guard in ms ('' or '0': none; see
+-- restart_guard_left in lib/queue.lua), ARGV[12] the permit this run asks for ('' for none: a
+-- quorum's run whose permits split, see below), ARGV[13..] holder-info field/value pairs.
 -- Returns {1, fence, 'permit', i, 'free', F} when acquired, F the permits that were free before
 -- (a string of N '0'/'1', permit 1 first; fence a decimal string; a re-send returns
--- 'counter', the counter's value now, instead of 'free'); {0, pttl} when busy,
+-- 'counter', the counter's value now, instead of 'free'); {3, left_ms, uptime_s} when a permit
+-- is free but held back by the restart guard; {0, pttl} when busy,
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
@@ -193,9 +195,14 @@ if op == 'acquire' then
     end
   end
   local ahead = s.free > 0 and admitted(token, s.free) or nil
-  if not ahead then
+  -- A free permit with no fence counter: a new name, or data lost with every permit's holder.
+  local guard_left, uptime = nil, nil
+  if ahead and fence_kind == 'none' then guard_left, uptime = restart_guard_left(ARGV[11]) end
+  if not ahead or guard_left then
     local reply
-    if s.free == 0 then
+    if guard_left then
+      reply = {3, guard_left, uptime}
+    elseif s.free == 0 then
       reply = {0, s.min}
     else
       -- Reserved for the waiters ahead: wait no longer than the first could still be alive.
@@ -205,7 +212,7 @@ if op == 'acquire' then
       queue_join(KEYS[3], token, ticket)
       local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[8]))
-      waiter_note(wprefix, token, 12, block + tonumber(ARGV[8]))
+      waiter_note(wprefix, token, 13, block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + tonumber(ttl))
     end
     return reply
@@ -218,7 +225,7 @@ if op == 'acquire' then
   -- first free one is 2, 3 and 1. A run whose permits split asks next for the permit most nodes
   -- said was free. Taking any free permit keeps the reservation: `ahead` < free, so the waiters
   -- ahead still find a free permit each.
-  local want, i = tonumber(ARGV[11]), s.first
+  local want, i = tonumber(ARGV[12]), s.first
   if want and want >= 1 and want <= n and not s.values[want] then
     i = want
   else
@@ -247,11 +254,11 @@ if op == 'acquire' then
   redis.call('SET', P .. i .. ':fence', fence, 'PX', ttl)
   local info = P .. i .. ':info'
   redis.call('DEL', info)
-  if #ARGV > 11 then
+  if #ARGV > 12 then
     local now = redis.call('TIME')
     local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'permit', i,
                     'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
-    for k = 12, #ARGV do fields[#fields + 1] = ARGV[k] end
+    for k = 13, #ARGV do fields[#fields + 1] = ARGV[k] end
     redis.call('HSET', info, unpack(fields))
     redis.call('PEXPIRE', info, ttl)
   end

@@ -119,8 +119,10 @@ end
 -- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
 -- lib/queue.lua), ARGV[8] how long a
 -- waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
--- holder has no TTL (ms), ARGV[10..] holder-info field/value pairs.
--- Returns {1, fence} when acquired (fence a decimal string); {0, pttl} when busy, pttl bounding
+-- holder has no TTL (ms), ARGV[10] the restart guard in ms ('' or '0': none; see
+-- restart_guard_left in lib/queue.lua), ARGV[11..] holder-info field/value pairs.
+-- Returns {1, fence} when acquired (fence a decimal string); {3, left_ms, uptime_s} when it
+-- could enter but is held back by the restart guard; {0, pttl} when busy, pttl bounding
 -- the caller's wait; an error 'PERMITS ...' when the name is held with --permits.
 if op == 'acquire' then
   local token, ttl, waits = ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= ''
@@ -156,9 +158,14 @@ if op == 'acquire' then
   local blocker = nil
   local ok = kind == 'none' or shared
   if ok then ok, blocker = admitted(token) end
-  if not ok then
+  -- Admissible, with no fence counter: a new name, or data lost with every holder.
+  local guard_left, uptime = nil, nil
+  if ok and fence_kind == 'none' then guard_left, uptime = restart_guard_left(ARGV[10]) end
+  if not ok or guard_left then
     local pttl
-    if kind == 'string' and not shared then
+    if guard_left then
+      pttl = guard_left
+    elseif kind == 'string' and not shared then
       pttl = redis.call('PTTL', KEYS[1])  -- an exclusive holder
     else
       -- Behind a waiting exclusive run: until it could be gone, or the shared holders are.
@@ -172,9 +179,10 @@ if op == 'acquire' then
       queue_join(KEYS[3], token, ticket)
       local block = pttl >= 0 and pttl or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', block + tonumber(ARGV[8]))
-      waiter_note(wprefix, token, 10, block + tonumber(ARGV[8]))
+      waiter_note(wprefix, token, 11, block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + ttl)
     end
+    if guard_left then return {3, guard_left, uptime} end
     return {0, pttl}
   end
   if not shared then redis.call('SET', KEYS[1], MARK, 'PX', ttl) end
@@ -185,7 +193,7 @@ if op == 'acquire' then
   local record = H .. token
   redis.call('DEL', record)
   local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'acquired_ms', now}
-  for k = 10, #ARGV do fields[#fields + 1] = ARGV[k] end
+  for k = 11, #ARGV do fields[#fields + 1] = ARGV[k] end
   redis.call('HSET', record, unpack(fields))
   extend(token, ttl, now)
   -- The shared waiters queued before the first exclusive one may enter beside us: wake them

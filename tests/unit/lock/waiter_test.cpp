@@ -42,10 +42,12 @@ class Waiter : public unit::RedisServerTest {
 
     // A waiter on a connection of its own, in a thread: its result when it is done.
     std::future<WaitResult> wait_in_thread(const std::string& token, Millis wait, Millis ttl,
-                                           WaitProgressFn progress = {}) {
+                                           WaitProgressFn progress = {},
+                                           Millis restart_guard = Millis(0)) {
         return std::async(std::launch::async, [=, this] {
             Connection c(endpoint(), Timeouts{});
             LockNode n(c);
+            n.set_restart_guard(restart_guard);
             return acquire_waiting(n, keys, token, ttl, nullptr, wait, signals, progress);
         });
     }
@@ -153,4 +155,28 @@ TEST_F(Waiter, ProgressNamesTheHoldersTimeAndOurPlace) {
     EXPECT_EQ(place.load(), 1);
     EXPECT_GT(pttl.load(), 0);
     EXPECT_LE(pttl.load(), 3500);
+}
+
+// The restart guard (issue 38): a waiter held back by it blocks until the guard has passed, and
+// every report meanwhile says so. The status read between two slices of the block would see only
+// a free lock ("being handed over"), so the waiter does not make it while held back.
+TEST_F(Waiter, AWaiterHeldBackByTheRestartGuardReportsItUntilItTakesTheLock) {
+    // The server's uptime now, and a guard that holds a new name back about three seconds more
+    // (the guard counts from a second less than the uptime shows).
+    std::string info = raw({"INFO", "server"});
+    auto at = info.find("uptime_in_seconds:");
+    ASSERT_NE(at, std::string::npos);
+    const long long uptime = std::stoll(info.substr(at + 18));
+    std::atomic<int> reports{0}, not_held_back{0};
+    WaitResult r = wait_in_thread(
+                       new_token(), milliseconds(30000), milliseconds(5000),
+                       [&](const WaitProgress& p) {
+                           ++reports;
+                           if (!p.busy.restart_uptime_s) ++not_held_back;
+                       },
+                       milliseconds((uptime + 2) * 1000))
+                       .get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_GE(reports.load(), 2);
+    EXPECT_EQ(not_held_back.load(), 0);
 }

@@ -128,7 +128,7 @@ class Backend : public LockBackend {
                 break;
             case Acquire::slot_done:
                 a.slot = 7;
-                a.slot_done = SlotRecord{7, 0, "elsewhere", 1, 1, "ran", 0};
+                a.slot_done = SlotRecord{7, 0, "elsewhere", 1, 1, "ran", 0, std::nullopt};
                 break;
             case Acquire::unavailable:
                 throw RedisUnavailable("fake: cannot reach Redis for the acquire");

@@ -68,3 +68,15 @@ TEST(WaitLine, APermitsLockSaysAllPermitsAreHeld) {
               "waiting for lock 'nightly' (waited 5s, 55s left): all 3 permits are held; the "
               "first ends in 17s");
 }
+
+// The restart guard (issue 38): a waiter held back says why, not "held by an unknown holder".
+TEST(WaitLine, AWaiterHeldBackByTheRestartGuardSaysWhy) {
+    WaitProgress p = waiting_behind(1);
+    p.busy.holder.reset();
+    p.busy.holder_pttl = 7'000;
+    p.busy.restart_uptime_s = 3;
+    EXPECT_EQ(format_wait_line(p),
+              "waiting for lock 'nightly' (1st in the queue; waited 5s, 55s left): held back: "
+              "Redis restarted 3s ago without this lock's data, and a holder from before may "
+              "still run (7s left of --restart-guard)");
+}

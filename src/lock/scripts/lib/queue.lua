@@ -41,6 +41,40 @@ local function next_fence(key)
   redis.call('INCR', key)
   return redis.call('GET', key)
 end
+-- The delayed restart (issue 38), kept by the client. A fence counter never expires and is
+-- never deleted, so a counter that is missing means a name that was never taken here, or data
+-- that was lost: a restart without persistence (or from a truncated AOF), a FLUSHALL. In the
+-- second case every lock, permit, shared hold and once-per record went with it, while a holder
+-- from before may still run until its lease ends, at most one TTL after its last renewal. A
+-- server younger than that could have lost such a holder in its restart (a FLUSHALL, which
+-- leaves the uptime as it was, is not told apart from a new name): a free lock whose counter
+-- is missing is then held back until the server is `guard_ms` old (the caller's --restart-guard, by
+-- default the lock's TTL; '' or 0: no guard). On a server older than that, a missing counter is
+-- a new name, which starts at once; every name that has a counter pays nothing (the caller
+-- asks only when GET found none). INFO is allowed in scripts (Redis 6 and 7 replicate effects,
+-- not the script) and readable on every topology, unlike a marker key, which a Cluster script
+-- could not reach outside the lock's slot. Its uptime is in whole seconds, floor(now) -
+-- floor(start): the true uptime is above uptime_s - 1, so the guard counts from there and never
+-- ends early. A server whose INFO fails (renamed, refused by a proxy) is not guarded: the
+-- man page says so.
+-- The server's uptime in whole seconds, or nil when INFO does not tell it.
+local function server_uptime()
+  local info = redis.pcall('INFO', 'server')
+  if type(info) ~= 'string' then return nil end
+  return tonumber(string.match(info, 'uptime_in_seconds:(%d+)') or '')
+end
+
+-- Returns the time left in ms and the uptime in seconds, or nil when not held back.
+local function restart_guard_left(guard_ms)
+  local guard = tonumber(guard_ms or '') or 0
+  if guard <= 0 then return nil end
+  local uptime = server_uptime()
+  if not uptime then return nil end
+  local left = guard - (uptime - 1) * 1000
+  if left <= 0 then return nil end
+  return left, uptime
+end
+
 -- A waiter is its token in the queue plus prefix .. token .. ':alive' (it is still waiting)
 -- and prefix .. token (its wake-up list); the prefix carries the lock's hash tag.
 -- The queue is a list in arrival order on one node, or, for a quorum's waiters, a sorted set
