@@ -43,77 +43,35 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     echo "$output" | jq -e '.holder == null'
 }
 
-@test "status takes the connection options before or after the subcommand word and after NAME" {
-    foreign_lock p:x
-    run "$RL" --prefix p: status x
-    assert_success
-    run "$RL" status --prefix p: x
-    assert_success
-    run "$RL" status x --prefix=p: --json
-    assert_success
-    echo "$output" | jq -e '.name == "x" and .key == "p:x"'
-    REDLOCK_PREFIX=p: run "$RL" status x
-    assert_success
-}
-
-@test "status exits 69 when Redis is unreachable" {
-    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s status job
-    assert_failure 69
-    assert_output --regexp '^redlock-run: .*127\.0\.0\.1'
-}
-
-@test "status exits 77 when Redis refuses the password" {
+@test "status, list and release exit 69 when Redis is unreachable and 77 when it refuses the password" {
+    local sub
+    for sub in "status job" list "release job --force"; do
+        # shellcheck disable=SC2086 # the subcommand and its arguments, as words
+        run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s $sub
+        assert_failure 69
+        assert_output --regexp '^redlock-run: .*127\.0\.0\.1'
+    done
     redis_stop
     RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
     REDISCLI_AUTH=wrong run "$RL" status job
     assert_failure 77
-    REDISCLI_AUTH=secret run "$RL" status job
-    assert_failure 1
-}
-
-@test "list exits 69 when Redis is unreachable and 77 when it refuses the password" {
-    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s list
-    assert_failure 69
-    redis_stop
-    RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
     REDISCLI_AUTH=wrong run "$RL" list
     assert_failure 77
+    REDISCLI_AUTH=secret run "$RL" status job
+    assert_failure 1
     REDISCLI_AUTH=secret run "$RL" list --json
     assert_success
     assert_output "[]"
 }
 
-@test "status of a key that is not a lock exits 65" {
+@test "status and release --force of a key that is not a lock exit 65 and leave it" {
     rcli HSET notalock a b >/dev/null
     run "$RL" status notalock
     assert_failure 65
     assert_output --partial "not a lock"
-}
-
-# ---- command line ----
-
-@test "a lock named like a subcommand is run with the explicit run form" {
-    run "$RL" run status -- sh -c 'echo "held: $(redis-cli -p '"$REDIS_PORT"' EXISTS status)"'
-    assert_success
-    assert_output "held: 1"
-    run "$RL" run list -- echo ran
-    assert_success
-    assert_output ran
-}
-
-@test "a subcommand word after NAME is the command, not a subcommand" {
-    run "$RL" job echo status
-    assert_success
-    assert_output status
-}
-
-@test "a NAME starting with a dash is given after --" {
-    foreign_lock -odd
-    run "$RL" status -- -odd
-    assert_success
-    run "$RL" release --force -- -odd
-    assert_success
-    key_absent -odd
+    run "$RL" release notalock --force
+    assert_failure 65
+    key_exists notalock
 }
 
 # ---- list ----
@@ -131,22 +89,23 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     echo "$output" | jq -e 'map(.name) == ["a"]'
 }
 
-@test "list shows a lock whose name merely ends in :fence, :info or :wait" {
+# What list reads under the prefix: lock tokens only, whatever their names end in.
+@test "list shows exactly the locks: not other keys, waiters' queues and marks, holder info or fences" {
     foreign_lock 'backup:fence'
     foreign_lock 'jobs:wait'
+    rcli HSET h f v >/dev/null
+    rcli RPUSH l x >/dev/null
+    rcli SET '{gone}:fence' 7 >/dev/null
     hold job
+    "$RL" --wait 30s job -- true 3>&- &
+    local waiter=$!
+    wait_for 5 key_exists '{job}:wait'
+    [ -n "$(rcli KEYS '{job}:wake:*:alive')" ]
+    key_exists '{job}:info'
     run "$RL" list --json
+    kill "$waiter"; wait "$waiter" || true
     assert_success
     echo "$output" | jq -e 'map(.name) == ["backup:fence", "job", "jobs:wait"]'
-}
-
-@test "list leaves out keys under the prefix that are not lock tokens" {
-    foreign_lock locks:a
-    rcli HSET locks:h f v >/dev/null
-    rcli RPUSH locks:l x >/dev/null
-    run "$RL" list --prefix locks: --json
-    assert_success
-    echo "$output" | jq -e 'map(.name) == ["a"]'
 }
 
 @test "list pages through more than 1,000 keys with SCAN, never KEYS" {
@@ -260,32 +219,6 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_success
     wait_for 5 file_exists "$BATS_TEST_TMPDIR/waiter-ran"
     wait "$waiter"
-}
-
-@test "release --force of a key that is not a lock refuses with 65 and leaves it" {
-    rcli HSET notalock a b >/dev/null
-    run "$RL" release notalock --force
-    assert_failure 65
-    key_exists notalock
-}
-
-@test "release exits 69 when Redis is unreachable" {
-    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s release job --force
-    assert_failure 69
-}
-
-@test "list leaves out the queue and the alive marks of waiting runs, holder info and fences" {
-    hold job
-    rcli SET '{gone}:fence' 7 >/dev/null
-    "$RL" --wait 30s job -- true 3>&- &
-    local waiter=$!
-    wait_for 5 key_exists '{job}:wait'
-    [ -n "$(rcli KEYS '{job}:wake:*:alive')" ]
-    key_exists '{job}:info'
-    run "$RL" list --json
-    kill "$waiter"; wait "$waiter" || true
-    assert_success
-    echo "$output" | jq -e 'map(.name) == ["job"]'
 }
 
 # SCAN's COUNT is how many keys one call visits, matching or not, and so how long each call holds
