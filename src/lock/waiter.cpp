@@ -60,6 +60,15 @@ class NodeTarget final : public WaitTarget {
                                        conn.timeouts().command),
             keys_.key);
     }
+    bool key_exists() override {
+        Connection& conn = node_.connection();
+        Reply r = conn.command({"EXISTS", keys_.key}, BootClock::now() + conn.timeouts().command);
+        const redisReply& reply = check(r, fmt::format("looking at lock '{}'", keys_.key));
+        if (reply.type != REDIS_REPLY_INTEGER || reply.integer < 0 || reply.integer > 1)
+            throw RedisError(fmt::format(
+                "unexpected reply to EXISTS for lock '{}' (is this Redis?)", keys_.key));
+        return reply.integer == 1;
+    }
     bool abandon() override { return node_.abandon(keys_, token_); }
     void release() override { node_.release(keys_, token_); }
     int permits() const override { return node_.permits(); }
@@ -152,6 +161,20 @@ void watch_blocked(WaitTarget& target, const LockKeys& keys, Millis block, Signa
     }
 }
 
+// The number of rechecks after which foreign_recheck_after stays at its longest.
+constexpr int foreign_recheck_longest = 5;
+
+// Whether a busy reply without holder info came from a key (an application's lock) rather than a
+// reservation for the queue's head. A look that fails counts as a key: the wait then looks again
+// soon, which is what it does while Redis is away anyway.
+bool foreign_key(WaitTarget& target) {
+    try {
+        return target.key_exists();
+    } catch (const Error&) {
+        return true;
+    }
+}
+
 WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Millis wait,
                      SignalEvents& signals, bool& reached, const WaitProgressFn& progress,
                      Clock& clock) {
@@ -240,15 +263,21 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
                                                              : no_ttl_recheck);
         // A redlock-run holder records its info beside the lock, and its release (or a forced
         // one) wakes the queue's head. A busy reply without that info (a waiter asks for it
-        // whenever it waits: run.cpp) is an application's lock, whose DEL wakes nobody: without
-        // a look now and then the wait would last the holder's whole TTL. (Permits and shared
-        // holders keep their info elsewhere, and always wake the queue.)
-        const bool wakes_us =
-            result.last.holder.has_value() || target.permits() > 1 || target.shared();
-        if (wakes_us)
-            foreign_rechecks = 0;
-        else
+        // whenever it waits: run.cpp) is either a lock reserved for the head (no key: the head's
+        // hand-off comes, bounded by the reply's TTL, its presence mark) or an application's lock,
+        // whose DEL wakes nobody: without a look now and then the wait would last its whole TTL.
+        // (Permits and shared holders keep their info elsewhere, and always wake the queue.)
+        if (!result.last.holder && target.permits() == 1 && !target.shared() &&
+            foreign_key(target)) {
             block = std::min(block, foreign_recheck_after(foreign_rechecks++));
+        } else {
+            foreign_rechecks = 0;
+            // The key may have gone between the attempt and the look: a reservation is waited
+            // for no longer than the longest foreign recheck, so that such a race costs 2s at
+            // most rather than the application's TTL.
+            if (!result.last.holder && target.permits() == 1 && !target.shared())
+                block = std::min(block, foreign_recheck_after(foreign_recheck_longest));
+        }
         block = std::max(block, Millis(1));  // BLPOP's 0 would mean "forever"
         // The server chooses the holder's TTL; the socket deadline below must stay ours, so a
         // wait longer than a minute is a series of BLPOPs (each retry keeps our queue place).
@@ -269,7 +298,7 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
 
 Millis foreign_recheck_after(int rechecks) {
     constexpr Millis first{100}, cap{2'000};
-    if (rechecks >= 5) return cap;  // 100ms << 5 is past the cap already
+    if (rechecks >= foreign_recheck_longest) return cap;  // 100ms << 5 is past the cap already
     return std::min(cap, first * (1 << std::max(rechecks, 0)));
 }
 

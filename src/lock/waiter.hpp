@@ -45,6 +45,10 @@ class WaitTarget {
     virtual Blocked block(Millis block, int cancel_fd) = 0;
     // The holder and our place as they are now, for the status line (throws Error on failure).
     virtual WaitStatus status() = 0;
+    // Whether the lock's key exists now (throws Error on failure). Asked after a busy reply
+    // without holder info: a key is then an application's lock; no key, a lock reserved for the
+    // queue's head, whose hand-off wakes the next waiter.
+    virtual bool key_exists() = 0;
     // LockNode::abandon and LockNode::release for this token (they throw as those do).
     virtual bool abandon() = 0;
     virtual void release() = 0;
@@ -52,7 +56,7 @@ class WaitTarget {
     virtual bool shared() const = 0;
 };
 
-// Behind a holder that a release will not wake us from (no redlock-run holder info: an
+// Behind a holder that a release will not wake us from (a key without redlock-run holder info: an
 // application's lock, released with its own DEL), the `rechecks`th look comes this long after
 // the one before (bounded by the holder's TTL too): 100ms doubling to 2s, so that a short foreign
 // hold is followed promptly and a long one costs Redis one attempt every 2s.

@@ -185,6 +185,10 @@ class ScriptedLock final : public WaitTarget {
     Deadline outage_from = Deadline::max(), outage_to = Deadline::max();
     std::optional<Deadline> signal_at;
     int permits_n = 1;
+    // Once the key is gone, the lock stays reserved for the queue's head (a waiter that was
+    // woken, or is presumed alive) until then: busy, with no key and no holder info.
+    Deadline reserved_until{};
+    int key_looks = 0;  // key_exists() calls
 
     std::vector<Deadline> attempts;                   // when each attempt came in
     std::vector<std::pair<Deadline, Millis>> blocks;  // when each block began, and for how long
@@ -196,6 +200,11 @@ class ScriptedLock final : public WaitTarget {
         if (away(now)) throw RedisUnavailable("cannot connect to Redis (scripted outage)");
         AcquireAttempt a;
         a.sent = now;
+        if (free(now) && now < reserved_until) {
+            if (queueing == Queueing::wait) reached = true;
+            a.result.holder_pttl = std::chrono::ceil<Millis>(reserved_until - now).count();
+            return a;
+        }
         if (free(now)) {
             a.result.acquired = true;
             a.result.fence = static_cast<long long>(attempts.size());
@@ -238,6 +247,10 @@ class ScriptedLock final : public WaitTarget {
         s.busy.holder_pttl = std::chrono::ceil<Millis>(expires - clock_.now()).count();
         s.place = 1;
         return s;
+    }
+    bool key_exists() override {
+        ++key_looks;
+        return !free(clock_.now());
     }
     bool abandon() override {
         abandons.push_back(clock_.now());
@@ -481,4 +494,26 @@ TEST_F(VirtualWaiter, APermitsLockIsNotRecheckedEarly) {
     WaitResult r = wait_for(milliseconds(30'000));
     ASSERT_TRUE(r.last.acquired);
     EXPECT_EQ(gaps(), (std::vector<long long>{20'001}));
+}
+
+// The lock reserved for the queue's head (its key gone, no holder info): the head's hand-off
+// wakes us, so the waiter blocks for the reservation (at most the longest recheck, 2s), not
+// every 100ms (races.bats "a wake-up taken by a waiter that then dies is not lost").
+TEST_F(VirtualWaiter, ALockReservedForTheQueuesHeadIsNotRecheckedEarly) {
+    lock.expires = at(0);
+    lock.reserved_until = at(1'800);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{1'801}));
+    EXPECT_EQ(lock.key_looks, 1);
+}
+
+// A longer reservation is looked at every 2s: were the key an application's that went between
+// the attempt and the look, the wait would not last its TTL.
+TEST_F(VirtualWaiter, ALongReservationIsLookedAtEveryTwoSeconds) {
+    lock.expires = at(0);
+    lock.reserved_until = at(5'000);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{2'000, 2'000, 1'001}));
 }
