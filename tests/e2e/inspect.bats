@@ -13,7 +13,7 @@ teardown() {
 }
 
 # A lock taken by some other client: a plain token with a PX expiry, no holder info.
-foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000 >/dev/null; }
+foreign_lock() { cli "$REDIS_PORT" SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000 >/dev/null; }
 
 # ---- status ----
 
@@ -27,8 +27,8 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_line --regexp "^holder: +$(id -un)@.+ pid $HOLDER_PID\$"
     assert_line --regexp '^command: +\(not recorded: the holder ran without --hold-info\)$'
     run "$RL" status job --json
-    echo "$output" | jq -e --argjson pid "$HOLDER_PID" --argjson fence "$(rcli GET '{job}:fence')" \
-        --arg token "$(rcli GET job)" \
+    echo "$output" | jq -e --argjson pid "$HOLDER_PID" --argjson fence "$(cli "$REDIS_PORT" GET '{job}:fence')" \
+        --arg token "$(cli "$REDIS_PORT" GET job)" \
         '.holder.pid == $pid and .holder.command == "" and .fence == $fence and .token == $token'
     run "$RL" release --force job
     assert_success
@@ -37,7 +37,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 @test "status ignores holder info left behind by an earlier token" {
     foreign_lock job new-token
-    rcli HSET '{job}:info' token old-token host gone pid 1 user x command y >/dev/null
+    cli "$REDIS_PORT" HSET '{job}:info' token old-token host gone pid 1 user x command y >/dev/null
     run "$RL" status job --json
     assert_success
     echo "$output" | jq -e '.holder == null'
@@ -52,7 +52,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
         assert_output --regexp '^redlock-run: .*127\.0\.0\.1'
     done
     redis_stop
-    RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
+    CLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
     REDISCLI_AUTH=wrong run "$RL" status job
     assert_failure 77
     REDISCLI_AUTH=wrong run "$RL" list
@@ -65,7 +65,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 }
 
 @test "status and release --force of a key that is not a lock exit 65 and leave it" {
-    rcli HSET notalock a b >/dev/null
+    cli "$REDIS_PORT" HSET notalock a b >/dev/null
     run "$RL" status notalock
     assert_failure 65
     assert_output --partial "not a lock"
@@ -93,14 +93,14 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "list shows exactly the locks: not other keys, waiters' queues and marks, holder info or fences" {
     foreign_lock 'backup:fence'
     foreign_lock 'jobs:wait'
-    rcli HSET h f v >/dev/null
-    rcli RPUSH l x >/dev/null
-    rcli SET '{gone}:fence' 7 >/dev/null
+    cli "$REDIS_PORT" HSET h f v >/dev/null
+    cli "$REDIS_PORT" RPUSH l x >/dev/null
+    cli "$REDIS_PORT" SET '{gone}:fence' 7 >/dev/null
     hold job
     "$RL" --wait 30s job -- true 3>&- &
     local waiter=$!
     wait_for 5 key_exists '{job}:wait'
-    [ -n "$(rcli KEYS '{job}:wake:*:alive')" ]
+    [ -n "$(cli "$REDIS_PORT" KEYS '{job}:wake:*:alive')" ]
     key_exists '{job}:info'
     run "$RL" list --json
     kill "$waiter"; wait "$waiter" || true
@@ -111,7 +111,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "list pages through more than 1,000 keys with SCAN, never KEYS" {
     redis_stop
     redis_start --rename-command KEYS ''
-    rcli EVAL "for i = 1, 1500 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end
+    cli "$REDIS_PORT" EVAL "for i = 1, 1500 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end
                for i = 1, 600 do redis.call('SET', 'unrelated:' .. i, 'x') end" 0 p:lock- >/dev/null
     run "$RL" list --prefix p: --json
     assert_success
@@ -121,7 +121,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_success
     assert_equal "${#lines[@]}" 1501
     local scans
-    scans=$(rcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_scan:calls=\([0-9]*\),.*/\1/p')
+    scans=$(cli "$REDIS_PORT" INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_scan:calls=\([0-9]*\),.*/\1/p')
     [ "$scans" -gt 2 ]
 }
 
@@ -132,7 +132,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     foreign_lock $'new\nline'
     hold 'x:{y}:z'
     local close=$'a}b'
-    rcli SET "$close" tok PX 60000 >/dev/null
+    cli "$REDIS_PORT" SET "$close" tok PX 60000 >/dev/null
     run "$RL" list
     assert_success
     assert_equal "${#lines[@]}" 7
@@ -169,17 +169,17 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "release --token with the current token deletes the lock and wakes one waiter" {
     foreign_lock job tok
     # Two waiters as they queue themselves: tokens in the queue, each marked alive.
-    rcli RPUSH '{job}:wait' first second >/dev/null
-    rcli SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
-    rcli SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" RPUSH '{job}:wait' first second >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
     run "$RL" release job --token tok
     assert_success
     assert_output "released lock 'job'"
     key_absent job
     # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.
-    assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
+    assert_equal "$(cli "$REDIS_PORT" LRANGE '{job}:wake:first' 0 -1)" 1
     key_absent '{job}:wake:second'
-    assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
+    assert_equal "$(cli "$REDIS_PORT" LINDEX '{job}:wait' 0)" first
 }
 
 @test "release --token with another token refuses, says who holds the lock and exits 1" {
@@ -195,9 +195,9 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "release --force deletes the lock and its holder info, says whose it was, and wakes one waiter" {
     hold job
     # Two waiters as they queue themselves: tokens in the queue, each marked alive.
-    rcli RPUSH '{job}:wait' first second >/dev/null
-    rcli SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
-    rcli SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" RPUSH '{job}:wait' first second >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
     key_exists '{job}:info'
     run "$RL" release job --force
     assert_success
@@ -205,9 +205,9 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     key_absent job
     key_absent '{job}:info'
     # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.
-    assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
+    assert_equal "$(cli "$REDIS_PORT" LRANGE '{job}:wake:first' 0 -1)" 1
     key_absent '{job}:wake:second'
-    assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
+    assert_equal "$(cli "$REDIS_PORT" LINDEX '{job}:wait' 0)" first
 }
 
 @test "a waiter blocked on the lock takes it promptly after release --force" {
@@ -224,14 +224,14 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 # SCAN's COUNT is how many keys one call visits, matching or not, and so how long each call holds
 # the server in a large keyspace; MATCH narrows what comes back to the prefix.
 @test "list scans with MATCH on the prefix and at most 250 keys per call, never KEYS" {
-    rcli EVAL "for i = 1, 3000 do redis.call('SET', 'app:' .. i, 'x') end
+    cli "$REDIS_PORT" EVAL "for i = 1, 3000 do redis.call('SET', 'app:' .. i, 'x') end
                for i = 1, 5 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end" \
         0 'p[1]:job' >/dev/null
-    rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" 2>/dev/null &
+    cli "$REDIS_PORT" MONITOR > "$BATS_TEST_TMPDIR/monitor" 2>/dev/null &
     local monitor=$!
     wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" OK
     run "$RL" list --prefix 'p[1]:' --json
-    rcli ECHO list-done >/dev/null
+    cli "$REDIS_PORT" ECHO list-done >/dev/null
     wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" list-done
     kill "$monitor"; wait "$monitor" || true
     assert_success

@@ -229,10 +229,10 @@ chaos_state() {
     echo "# log:"; sed 's/^/#   /' "$d/log"
     echo "# stderr:"; tail -n 30 "$d/rl.err" | sed 's/^/#   /'
     echo "# keys:"
-    for k in $(rcli --scan --pattern '*chaos*'); do
-        echo "#   $k $(rcli TYPE "$k") pttl $(rcli PTTL "$k")"
+    for k in $(cli "$REDIS_PORT" --scan --pattern '*chaos*'); do
+        echo "#   $k $(cli "$REDIS_PORT" TYPE "$k") pttl $(cli "$REDIS_PORT" PTTL "$k")"
     done
-    echo "# queue: $(rcli LRANGE '{chaos}:wait' 0 -1 | tr '\n' ' ')"
+    echo "# queue: $(cli "$REDIS_PORT" LRANGE '{chaos}:wait' 0 -1 | tr '\n' ' ')"
     echo "# processes:"; ps -o pid,stat,etime,args -C redlock-run | grep -e PID -e ' chaos ' | sed 's/^/#   /'
 }
 started_after() { [ "$(starts_in "$BATS_TEST_TMPDIR/log")" -gt "$1" ]; }
