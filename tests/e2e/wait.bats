@@ -227,9 +227,11 @@ logged_cmd() {
     wait_for 5 key_exists restart
     rl_start -v --wait 30s restart -- sh -c "$(logged_cmd waiter "$log")"
     wait_for 5 blocked_is 1
-    # Down for longer than the waiter's first reconnect delays, as a real restart often is.
+    # Down until the waiter has found it down and retried (-v says so), as a real restart often
+    # is. (The retry timing itself: VirtualWaiter.RedisAwayIsRetriedWithBackoff... and
+    # ABlockBrokenByAnOutageIsRiddenOut... in waiter_test.cpp.)
     redis_stop
-    sleep 1.5
+    wait_for 10 file_contains "$RL_ERR" "Redis unavailable"
     redis_restart
     key_exists restart
     # The waiter reconnects and queues again; it must still be waiting, not running.
