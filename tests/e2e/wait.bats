@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# --wait: waiting for a busy lock, woken by the holder's release (no polling), FIFO, bounded.
+# --wait: waiting for a busy lock, woken by the holder's release (no polling; behind an
+# application's lock, which wakes nobody, a look at a growing interval), FIFO, bounded.
 load helpers
 bats_require_minimum_version 1.5.0
 
