@@ -266,9 +266,9 @@ gated() {
     # whole 20s --wait so. After a split the next attempt asks for the permit that the most
     # nodes said was free.
     local name=qoverlap i
-    for i in 0 1 2; do qcli "$i" SET "$name" redlock-permits/3 PX 60000 >/dev/null; done
-    for i in 0 1; do qcli "$i" SET "{$name}:permit:1" holder-a PX 60000 >/dev/null; done
-    for i in 1 2; do qcli "$i" SET "{$name}:permit:2" holder-b PX 60000 >/dev/null; done
+    for i in 0 1 2; do cli "${Q_PORT[$i]}" SET "$name" redlock-permits/3 PX 60000 >/dev/null; done
+    for i in 0 1; do cli "${Q_PORT[$i]}" SET "{$name}:permit:1" holder-a PX 60000 >/dev/null; done
+    for i in 1 2; do cli "${Q_PORT[$i]}" SET "{$name}:permit:2" holder-b PX 60000 >/dev/null; done
     run -0 "$RL" --permits 3 --wait 15s "$name" -- sh -c 'echo "permit $REDLOCK_PERMIT"'
     [ "$output" = "permit 3" ]
     # And a run that does not wait is not told that all permits are taken.

@@ -137,7 +137,7 @@ assert_killed_entry() {
     killed_holder qhandover
     wait_for 10 lock_free qhandover
     local i
-    for i in 0 1 2; do assert_equal "$(qcli "$i" EXISTS qhandover)" 0; done
+    for i in 0 1 2; do assert_equal "$(cli "${Q_PORT[$i]}" EXISTS qhandover)" 0; done
     assert_killed_entry qhandover
     run -0 "$RL" -t 60s qhandover -- true
 }
