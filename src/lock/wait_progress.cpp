@@ -7,12 +7,12 @@ namespace redlock {
 void WaitView::saw(const AcquireResult& busy, std::optional<long long> place) {
     busy_ = busy;
     if (place) place_ = *place;
-    read_at_ = BootClock::now();
+    read_at_ = clock_.now();
 }
 
 void WaitView::show() {
     if (!fn_) return;
-    Deadline now = BootClock::now();
+    Deadline now = clock_.now();
     auto since_read = std::chrono::duration_cast<Millis>(now - read_at_).count();
     WaitProgress p;
     p.key = key_;

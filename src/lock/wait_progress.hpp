@@ -29,9 +29,15 @@ inline constexpr Millis wait_progress_every{1'000};
 // two reads without another read.
 class WaitView {
   public:
+    // `clock`: the one `start` and `give_up` are on (the waiter's).
     WaitView(const WaitProgressFn& fn, std::string key, Deadline start, Deadline give_up,
-             int permits = 1)
-        : fn_(fn), key_(std::move(key)), start_(start), give_up_(give_up), permits_(permits) {}
+             int permits = 1, Clock& clock = boot_clock())
+        : fn_(fn),
+          key_(std::move(key)),
+          start_(start),
+          give_up_(give_up),
+          permits_(permits),
+          clock_(clock) {}
 
     bool enabled() const { return static_cast<bool>(fn_); }
     // A new reading: the holder as an attempt or a read found it, and the place when known.
@@ -39,7 +45,7 @@ class WaitView {
     // Hands the latest reading, moved on to now, to the callback.
     void show();
     // Whether wait_progress_every has passed since the last show().
-    bool due() const { return BootClock::now() - shown_ >= wait_progress_every; }
+    bool due() const { return clock_.now() - shown_ >= wait_progress_every; }
     // Whether the last reading was the restart guard holding a free lock back: a status read
     // (wait_status.lua) would see only a free lock, so the waiter counts down what it has.
     bool held_back() const { return busy_.restart_uptime_s.has_value(); }
@@ -50,6 +56,7 @@ class WaitView {
     Deadline start_;
     Deadline give_up_;
     int permits_;
+    Clock& clock_;
     AcquireResult busy_;
     long long place_ = 0;
     Deadline read_at_{};

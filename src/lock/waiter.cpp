@@ -19,14 +19,78 @@ namespace {
 
 const WaitProgressFn no_progress;
 
+// The product's target: the lock's node on its connection, BLPOP on the wake-up list.
+class NodeTarget final : public WaitTarget {
+  public:
+    NodeTarget(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
+               const HolderInfo* info)
+        : node_(node), keys_(keys), token_(token), ttl_(ttl), info_(info) {}
+
+    AcquireAttempt attempt(Queueing queueing, bool& reached) override {
+        return acquire_resolving(node_, keys_, token_, ttl_, info_, queueing, reached);
+    }
+    void follow_master() override {
+        Connection& conn = node_.connection();
+        conn.follow_master(BootClock::now() + conn.timeouts().connect);
+    }
+    Blocked block(Millis block, int cancel_fd) override {
+        Connection& conn = node_.connection();
+        // Cleared however the BLPOP ends: a later command must not be cancelled by a signal.
+        struct ClearCancel {
+            Connection& conn;
+            ~ClearCancel() { conn.set_cancel_fd(-1); }
+        } clear{conn};
+        conn.set_cancel_fd(cancel_fd);
+        try {
+            // The socket's deadline is the connection's own, on the boot clock: the server
+            // answers a BLPOP at its timeout, and a command timeout beyond it covers the trip.
+            Reply r = conn.command(
+                {"BLPOP", keys_.wake_key(token_), fmt::format("{:.3f}", block.count() / 1000.0)},
+                BootClock::now() + block + conn.timeouts().command);
+            const redisReply& reply = check(r, fmt::format("waiting for lock '{}'", keys_.key));
+            return reply.type == REDIS_REPLY_NIL ? Blocked::timed_out : Blocked::woken;
+        } catch (const Cancelled&) {
+            return Blocked::cancelled;
+        }
+    }
+    WaitStatus status() override {
+        Connection& conn = node_.connection();
+        return wait_status_result(
+            scripts::wait_status().run(conn, {keys_.key, keys_.info, keys_.wait}, {token_},
+                                       conn.timeouts().command),
+            keys_.key);
+    }
+    bool key_exists() override {
+        Connection& conn = node_.connection();
+        Reply r = conn.command({"EXISTS", keys_.key}, BootClock::now() + conn.timeouts().command);
+        const redisReply& reply = check(r, fmt::format("looking at lock '{}'", keys_.key));
+        if (reply.type != REDIS_REPLY_INTEGER || reply.integer < 0 || reply.integer > 1)
+            throw RedisError(fmt::format(
+                "unexpected reply to EXISTS for lock '{}' (is this Redis?)", keys_.key));
+        return reply.integer == 1;
+    }
+    bool abandon() override { return node_.abandon(keys_, token_); }
+    void release() override { node_.release(keys_, token_); }
+    int permits() const override { return node_.permits(); }
+    bool shared() const override { return node_.shared(); }
+
+  private:
+    LockNode& node_;
+    const LockKeys& keys_;
+    const std::string& token_;
+    Millis ttl_;
+    const HolderInfo* info_;
+};
+
+using Blocked = WaitTarget::Blocked;
+
 // Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
 // lock an unanswered acquire took expires by its TTL.
 // `quiet`: the run is already ending on a Redis error, whose one line says enough; a failed
 // clean-up for the same reason would only repeat it.
-void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
-             bool quiet = false) {
+void abandon(WaitTarget& target, const LockKeys& keys, Millis ttl, bool quiet = false) {
     try {
-        if (node.abandon(keys, token))
+        if (target.abandon())
             log::warning("lock '{}' had been taken by an acquire whose reply was lost; released it",
                          keys.key);
     } catch (const std::exception& e) {
@@ -42,31 +106,22 @@ void abandon(LockNode& node, const LockKeys& keys, const std::string& token, Mil
 }
 
 // Sleeps for `delay`, cut short by a signal (the top of the wait loop decides what it means).
-void pause(Millis delay, SignalEvents& signals) {
+void pause(Clock& clock, Millis delay, SignalEvents& signals) {
     pollfd p{signals.fd(), POLLIN, 0};
-    ::poll(&p, 1, millis_until(BootClock::now() + delay));
+    clock.poll(&p, 1, clock.now() + delay);
 }
 
-enum class Blocked { woken, timed_out, interrupted };
-
-// One BLPOP on our wake-up list, for up to `block`: woken (a release handed us the lock),
-// timed out, or interrupted (a signal, or a broken connection, after a pause).
-Blocked block_on_wake_list(Connection& conn, const LockKeys& keys, const std::string& token,
-                           Millis block, SignalEvents& signals, Backoff& outage) {
-    Blocked outcome = Blocked::interrupted;
-    conn.set_cancel_fd(signals.fd());
+// One block on our wake-up list, for up to `block`: woken (a release handed us the lock), timed
+// out, or interrupted (a signal, or a broken connection, after a pause).
+Blocked block_on_wake_list(WaitTarget& target, const LockKeys& keys, Millis block,
+                           SignalEvents& signals, Backoff& outage, Clock& clock) {
     try {
-        Reply r = conn.command(
-            {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
-            BootClock::now() + block + conn.timeouts().command);
-        const redisReply& reply = check(r, fmt::format("waiting for lock '{}'", keys.key));
-        outage.reset();
-        outcome = reply.type == REDIS_REPLY_NIL ? Blocked::timed_out : Blocked::woken;
-    } catch (const Cancelled&) {
+        Blocked outcome = target.block(block, signals.fd());
         // A signal arrived; the top of the loop decides whether it ends the wait.
+        if (outcome != Blocked::cancelled) outage.reset();
+        return outcome;
     } catch (const RedisUnavailable& e) {
-        // (Other error replies to BLPOP are not transient and end the wait below.)
-        conn.set_cancel_fd(-1);
+        // (Other error replies to BLPOP are not transient and end the wait.)
         // The connection broke or timed out while blocked (a restart, CLIENT KILL, a network
         // blip), or a failover demoted the master under the BLPOP, which Redis ends with
         // UNBLOCKED: no reason to give up a wait. The next attempt reconnects (to the master
@@ -75,13 +130,9 @@ Blocked block_on_wake_list(Connection& conn, const LockKeys& keys, const std::st
         Millis delay = outage.next();
         log::verbose("waiting for lock '{}' was interrupted ({}); looking again in {}", keys.key,
                      e.what(), format_duration(delay));
-        pause(delay, signals);
-    } catch (...) {
-        conn.set_cancel_fd(-1);
-        throw;
+        pause(clock, delay, signals);
+        return Blocked::cancelled;
     }
-    conn.set_cancel_fd(-1);
-    return outcome;
 }
 
 // The same block as block_on_wake_list, watched: cut into slices of a second, with one small
@@ -90,40 +141,48 @@ Blocked block_on_wake_list(Connection& conn, const LockKeys& keys, const std::st
 // starts only while a second of the block is left, so the block overruns by at most one read,
 // which the ':alive' grace set at the attempt covers (LockNode::acquire). A read that fails is
 // skipped: the line keeps what it had, and the next slice or attempt deals with the outage.
-void watch_blocked(LockNode& node, const LockKeys& keys, const std::string& token, Millis block,
-                   SignalEvents& signals, Backoff& outage, WaitView& view) {
-    Connection& conn = node.connection();
-    Deadline end = BootClock::now() + block;
+void watch_blocked(WaitTarget& target, const LockKeys& keys, Millis block, SignalEvents& signals,
+                   Backoff& outage, WaitView& view, Clock& clock) {
+    Deadline end = clock.now() + block;
     for (;;) {
         view.show();
-        Millis slice =
-            std::min(wait_progress_every, std::chrono::ceil<Millis>(end - BootClock::now()));
-        if (block_on_wake_list(conn, keys, token, std::max(slice, Millis(1)), signals, outage) !=
+        Millis slice = std::min(wait_progress_every, std::chrono::ceil<Millis>(end - clock.now()));
+        if (block_on_wake_list(target, keys, std::max(slice, Millis(1)), signals, outage, clock) !=
             Blocked::timed_out)
             return;
-        if (end - BootClock::now() < wait_progress_every) return;
+        if (end - clock.now() < wait_progress_every) return;
         // A permits lock keeps its holders elsewhere (permits.hpp): the line shows only times.
         // Nor while the restart guard holds the lock back: the read would show a free lock.
-        if (node.permits() > 1 || view.held_back()) continue;
+        if (target.permits() > 1 || view.held_back()) continue;
         try {
-            WaitStatus now = wait_status_result(
-                scripts::wait_status().run(conn, {keys.key, keys.info, keys.wait}, {token},
-                                           conn.timeouts().command),
-                keys.key);
+            WaitStatus now = target.status();
             view.saw(now.busy, now.place);
         } catch (const Error&) {
         }
     }
 }
 
-WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& token, Millis ttl,
-                     const HolderInfo* info, Millis wait, SignalEvents& signals, bool& reached,
-                     const WaitProgressFn& progress) {
-    Deadline start = BootClock::now();
+// The number of rechecks after which foreign_recheck_after stays at its longest.
+constexpr int foreign_recheck_longest = 5;
+
+// Whether a busy reply without holder info came from a key (an application's lock) rather than a
+// reservation for the queue's head. A look that fails counts as a key: the wait then looks again
+// soon, which is what it does while Redis is away anyway.
+bool foreign_key(WaitTarget& target) {
+    try {
+        return target.key_exists();
+    } catch (const Error&) {
+        return true;
+    }
+}
+
+WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Millis wait,
+                     SignalEvents& signals, bool& reached, const WaitProgressFn& progress,
+                     Clock& clock) {
+    Deadline start = clock.now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
     WaitView view(wait > Millis(0) ? progress : no_progress, keys.key, start, give_up,
-                  node.permits());
-    Connection& conn = node.connection();
+                  target.permits(), clock);
     const bool waiting = wait > Millis(0);
     // The first busy attempt joins the queue's end; later ones keep the place.
     const Queueing queueing = waiting ? Queueing::wait : Queueing::none;
@@ -131,21 +190,22 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
     // Between attempts while Redis is unreachable: a BLPOP whose connection broke, then acquires
     // refused while the server restarts or a failover completes.
     Backoff outage(Millis(50), Millis(1000));
-    bool announced = false;  // "lock is busy; waiting" logged
+    int foreign_rechecks = 0;  // looks in a row behind a holder whose release wakes nobody
+    bool announced = false;    // "lock is busy; waiting" logged
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
-            if (reached) abandon(node, keys, token, ttl);
+            if (reached) abandon(target, keys, ttl);
             return result;
         }
         // Every retry goes to the master the sentinels name now, not the one this wait began on:
         // after a failover the old master stays writable for seconds (for ever, if it is cut off
         // from the sentinels), and a lock taken there is held beside the real holder's on the
         // new master. (A no-op for every other kind of endpoint.)
-        if (attempt > 1) conn.follow_master(BootClock::now() + conn.timeouts().connect);
+        if (attempt > 1) target.follow_master();
         AcquireAttempt sent;
         try {
-            sent = acquire_resolving(node, keys, token, ttl, info, queueing, reached);
+            sent = target.attempt(queueing, reached);
         } catch (const RedisUnavailable& e) {
             // A restart, a failover, a network blip: the wait still has time, and a waiter rides
             // it out rather than fail a job that would have got the lock a little later. The
@@ -154,7 +214,7 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             // without --wait keeps failing at once (69). Errors outside this family (AUTH,
             // WRONGTYPE, TLS, an old server) are not transient and end the wait.
             if (!waiting) throw;
-            Deadline now = BootClock::now();
+            Deadline now = clock.now();
             if (now >= give_up)
                 throw RedisUnavailable(fmt::format(
                     "gave up waiting for lock '{}' after {}: Redis still unavailable ({})",
@@ -162,7 +222,7 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             Millis delay = std::min(outage.next(), std::chrono::ceil<Millis>(give_up - now));
             log::verbose("waiting for lock '{}': Redis unavailable ({}); trying again in {}",
                          keys.key, e.what(), format_duration(delay));
-            pause(delay, signals);
+            pause(clock, delay, signals);
             continue;
         }
         outage.reset();
@@ -172,7 +232,7 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             // Told to stop while the acquire was in flight: give the lock straight back (which
             // wakes the next waiter) rather than start the command.
             try {
-                node.release(keys, token);
+                target.release();
             } catch (const std::exception& e) {
                 log::warning("could not hand back lock '{}' ({}); it expires by itself", keys.key,
                              e.what());
@@ -187,13 +247,13 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
             if (attempt > 1)
                 log::verbose(
                     "waited {} for lock '{}'",
-                    format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - start)),
+                    format_duration(std::chrono::duration_cast<Millis>(clock.now() - start)),
                     keys.key);
             return result;
         }
-        Deadline now = BootClock::now();
+        Deadline now = clock.now();
         if (now >= give_up) {
-            if (waiting) abandon(node, keys, token, ttl);
+            if (waiting) abandon(target, keys, ttl);
             return result;
         }
 
@@ -202,6 +262,23 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
         // holder that died without releasing is taken over; the place in the queue is kept.
         block = std::min(block, result.last.holder_pttl >= 0 ? Millis(result.last.holder_pttl + 1)
                                                              : no_ttl_recheck);
+        // A redlock-run holder records its info beside the lock, and its release (or a forced
+        // one) wakes the queue's head. A busy reply without that info (a waiter asks for it
+        // whenever it waits: run.cpp) is either a lock reserved for the head (no key: the head's
+        // hand-off comes, bounded by the reply's TTL, its presence mark) or an application's lock,
+        // whose DEL wakes nobody: without a look now and then the wait would last its whole TTL.
+        // (Permits and shared holders keep their info elsewhere, and always wake the queue.)
+        if (!result.last.holder && target.permits() == 1 && !target.shared() &&
+            foreign_key(target)) {
+            block = std::min(block, foreign_recheck_after(foreign_rechecks++));
+        } else {
+            foreign_rechecks = 0;
+            // The key may have gone between the attempt and the look: a reservation is waited
+            // for no longer than the longest foreign recheck, so that such a race costs 2s at
+            // most rather than the application's TTL.
+            if (!result.last.holder && target.permits() == 1 && !target.shared())
+                block = std::min(block, foreign_recheck_after(foreign_recheck_longest));
+        }
         block = std::max(block, Millis(1));  // BLPOP's 0 would mean "forever"
         // The server chooses the holder's TTL; the socket deadline below must stay ours, so a
         // wait longer than a minute is a series of BLPOPs (each retry keeps our queue place).
@@ -212,26 +289,38 @@ WaitResult wait_loop(LockNode& node, const LockKeys& keys, const std::string& to
         announced = true;
         view.saw(result.last);
         if (view.enabled())
-            watch_blocked(node, keys, token, block, signals, outage, view);
+            watch_blocked(target, keys, block, signals, outage, view, clock);
         else
-            block_on_wake_list(conn, keys, token, block, signals, outage);
+            block_on_wake_list(target, keys, block, signals, outage, clock);
     }
 }
 
 }  // namespace
 
-WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
-                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals,
-                           const WaitProgressFn& progress) {
+Millis foreign_recheck_after(int rechecks) {
+    constexpr Millis first{100}, cap{2'000};
+    if (rechecks >= foreign_recheck_longest) return cap;  // 100ms << 5 is past the cap already
+    return std::min(cap, first * (1 << std::max(rechecks, 0)));
+}
+
+WaitResult acquire_waiting(WaitTarget& target, const LockKeys& keys, Millis ttl, Millis wait,
+                           SignalEvents& signals, const WaitProgressFn& progress, Clock& clock) {
     bool reached = false;  // an acquire may have reached Redis: we may be queued, or even hold it
     try {
-        return wait_loop(node, keys, token, ttl, info, wait, signals, reached, progress);
+        return wait_loop(target, keys, ttl, wait, signals, reached, progress, clock);
     } catch (...) {
         // Whatever ends the run now (Redis gone, an error reply, a lost reply twice), it must not
         // leave a lock of ours, or a place in the queue, behind.
-        if (reached) abandon(node, keys, token, ttl, /*quiet=*/true);
+        if (reached) abandon(target, keys, ttl, /*quiet=*/true);
         throw;
     }
+}
+
+WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
+                           Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals,
+                           const WaitProgressFn& progress, Clock& clock) {
+    NodeTarget target(node, keys, token, ttl, info);
+    return acquire_waiting(target, keys, ttl, wait, signals, progress, clock);
 }
 
 }  // namespace redlock

@@ -3,12 +3,16 @@
 // queue's head and wakes exactly that waiter, so the lock passes in arrival order and a hand-off
 // costs a few commands however many wait. Each block is bounded by the holder's remaining TTL,
 // so a holder that died without releasing is still taken over when its key expires; a waiter
-// that wakes that way and finds the holder alive keeps its place in the queue.
+// that wakes that way and finds the holder alive keeps its place in the queue. A holder that is
+// not a redlock-run (an application's SET NX PX, released with its own DEL) wakes nobody: behind
+// one, the waiter looks again at a growing interval (foreign_recheck_after) instead.
 #pragma once
 
 #include <optional>
 
+#include "lock/acquire_retry.hpp"
 #include "lock/lock.hpp"
+#include "lock/lock_replies.hpp"
 #include "lock/wait_progress.hpp"
 #include "util/clock.hpp"
 #include "util/signals.hpp"
@@ -21,14 +25,58 @@ struct WaitResult {
     Deadline lease_start{};             // when the successful acquire was sent
 };
 
+// What the wait loop asks of Redis for one token of one lock. The product's is a LockNode on its
+// connection, blocking in BLPOP; a unit test's answers on virtual time (tests/unit/lock/
+// waiter_test.cpp), so that the loop's decisions (when to look again, when to give up, what a
+// signal ends) are proved exactly, without a server and without a wall clock.
+class WaitTarget {
+  public:
+    enum class Blocked { woken, timed_out, cancelled };
+
+    virtual ~WaitTarget() = default;
+    // One acquire, re-sent while its reply is lost (acquire_resolving, whose contract this is).
+    // Throws RedisUnavailable while Redis is away.
+    virtual AcquireAttempt attempt(Queueing queueing, bool& reached) = 0;
+    // Before every attempt but the first: the master the sentinels name now.
+    virtual void follow_master() = 0;
+    // Blocks on this waiter's wake-up list for up to `block`: woken (a release handed us the
+    // lock), timed out, or cancelled (`cancel_fd`, the signals, became readable). Throws
+    // RedisUnavailable when the connection broke meanwhile, anything else on an error reply.
+    virtual Blocked block(Millis block, int cancel_fd) = 0;
+    // The holder and our place as they are now, for the status line (throws Error on failure).
+    virtual WaitStatus status() = 0;
+    // Whether the lock's key exists now (throws Error on failure). Asked after a busy reply
+    // without holder info: a key is then an application's lock; no key, a lock reserved for the
+    // queue's head, whose hand-off wakes the next waiter.
+    virtual bool key_exists() = 0;
+    // LockNode::abandon and LockNode::release for this token (they throw as those do).
+    virtual bool abandon() = 0;
+    virtual void release() = 0;
+    virtual int permits() const = 0;
+    virtual bool shared() const = 0;
+};
+
+// Behind a holder that a release will not wake us from (a key without redlock-run holder info: an
+// application's lock, released with its own DEL), the `rechecks`th look comes this long after
+// the one before (bounded by the holder's TTL too): 100ms doubling to 2s, so that a short foreign
+// hold is followed promptly and a long one costs Redis one attempt every 2s.
+Millis foreign_recheck_after(int rechecks);
+
 // Tries to acquire, waiting up to `wait` (Millis::max(): without bound; zero: a single try).
 // Signals that would end the process (TERM, INT, HUP, QUIT, USR1, USR2) end the wait.
 // While waiting, Redis being unavailable (a restart, a failover, RedisUnavailable) is retried
 // with backoff until `wait` runs out, then thrown as RedisUnavailable; a single try throws at once.
 // `progress`, when set, is called while the run waits, at most once a second (wait_progress.hpp);
 // the wait then blocks in slices of a second with one small read between two.
+// Every decision is timed on `clock` (the boot clock in the product); only the target's own
+// socket deadlines are not.
+WaitResult acquire_waiting(WaitTarget& target, const LockKeys& keys, Millis ttl, Millis wait,
+                           SignalEvents& signals, const WaitProgressFn& progress, Clock& clock);
+
+// The same over `node`'s connection: the product's waiter.
 WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
                            Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals,
-                           const WaitProgressFn& progress = WaitProgressFn());
+                           const WaitProgressFn& progress = WaitProgressFn(),
+                           Clock& clock = boot_clock());
 
 }  // namespace redlock

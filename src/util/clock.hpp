@@ -35,10 +35,11 @@ inline int millis_until(Deadline d) {
 }
 
 // The time a supervisor's decisions are measured on, and its one way to wait: now(), and poll(2)
-// with a deadline on that same time. Run and Renewer take one; everything else keeps calling
-// BootClock directly. The product passes boot_clock(); unit tests pass a virtual clock
-// (tests/unit/fake_clock.hpp) that jumps to the next deadline as soon as every thread that uses
-// it waits, so "stopped before the lease ends" is proved in microseconds and cannot be late.
+// with a deadline on that same time. Run, Renewer and the waiter (lock/waiter.hpp) take one;
+// everything else keeps calling BootClock directly. The product passes boot_clock(); unit tests
+// pass a virtual clock (tests/unit/fake_clock.hpp) that jumps to the next deadline as soon as every
+// thread that uses it waits, so "stopped before the lease ends" is proved in microseconds and
+// cannot be late.
 class Clock {
   public:
     virtual ~Clock() = default;

@@ -28,7 +28,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
 
 @test "an acquire whose connection drops before the reply is asked again and holds the lock, fenced once" {
     # Ahead of Redis's clock in microseconds (the fence's floor), so the next fence is one above.
-    rcli SET '{amb}:fence' 4000000000000041 >/dev/null
+    cli "$REDIS_PORT" SET '{amb}:fence' 4000000000000041 >/dev/null
     proxy_start --drop 1 --mode close
     run "$RL" -v -u "$PROXY_URL" amb -- sh -c \
         'echo "$REDLOCK_FENCE" > "$0"; [ "$(redis-cli -p "$REDIS_PORT" GET amb)" = "$REDLOCK_TOKEN" ]' \
@@ -39,7 +39,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     # The lost attempt drew fence ...42; the re-send found the key holding its own token and
     # reported that same fence, without drawing another.
     assert_equal "$(cat "$BATS_TEST_TMPDIR/fence")" 4000000000000042
-    assert_equal "$(rcli GET '{amb}:fence')" 4000000000000042
+    assert_equal "$(cli "$REDIS_PORT" GET '{amb}:fence')" 4000000000000042
     key_absent amb
 }
 
@@ -69,11 +69,11 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     # The lock is held by someone else: the lost replies would have said "busy".
     hold_until taken "$BATS_TEST_TMPDIR/go" -t 10m
     local theirs
-    theirs=$(rcli GET taken)
+    theirs=$(cli "$REDIS_PORT" GET taken)
     proxy_start --drop 2 --mode close
     run -69 "$RL" -u "$PROXY_URL" taken -- touch "$BATS_TEST_TMPDIR/ran"
     assert_equal "$(dropped EVALSHA)" 2
-    assert_equal "$(rcli GET taken)" "$theirs"
+    assert_equal "$(cli "$REDIS_PORT" GET taken)" "$theirs"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     touch "$BATS_TEST_TMPDIR/go"
     wait "$HOLDER"
@@ -86,12 +86,12 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     wait_for 5 file_contains "$RL_ERR" "no reply to the acquire of lock 'queued'"
     wait_for 5 queue_length_is queued 1
     # Its re-send found its token already queued and did not queue it twice.
-    [ "$(rcli LRANGE '{queued}:wait' 0 -1 | wc -l)" = 1 ]
+    [ "$(cli "$REDIS_PORT" LRANGE '{queued}:wait' 0 -1 | wc -l)" = 1 ]
     touch "$BATS_TEST_TMPDIR/go"
     rl_finish 10
     assert_equal "$RL_STATUS" 0
     [ -e "$BATS_TEST_TMPDIR/ran" ]
-    assert_equal "$(rcli KEYS '{queued}:wa*')" ""
+    assert_equal "$(cli "$REDIS_PORT" KEYS '{queued}:wa*')" ""
 }
 
 @test "a run that gives up while queued leaves the queue, and the next waiter is not stranded" {
@@ -108,7 +108,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     rl_finish 20
     assert_equal "$RL_STATUS" 75
     [ ! -e "$BATS_TEST_TMPDIR/gaveup" ]
-    assert_equal "$(rcli LLEN '{strand}:wait')" 1
+    assert_equal "$(cli "$REDIS_PORT" LLEN '{strand}:wait')" 1
     touch "$BATS_TEST_TMPDIR/go"
     wait "$HOLDER"
     wait "$FIRST"

@@ -26,7 +26,7 @@ setup() {
     "$RL" free -- true
     "$RL" 'two words' -- true
     "$RL" --prefix jobs: nightly -- true
-    rcli SET plain-key x > /dev/null
+    cli "$REDIS_PORT" SET plain-key x > /dev/null
 }
 
 teardown() {
@@ -39,10 +39,10 @@ teardown() {
 @test "list --names prints the locks ever taken, held or not, under the prefix and PATTERN" {
     # A name that cannot be one line is left out, and so is one that would drive the terminal
     # (a C1 control, as UTF-8 or as a raw byte) or is not UTF-8.
-    rcli SET $'{bad\nname}:fence' 1 > /dev/null
-    rcli SET $'{c1\xc2\x9bname}:fence' 1 > /dev/null
-    rcli SET $'{raw\x9b[2Jname}:fence' 1 > /dev/null
-    rcli SET $'{bad\xffutf8}:fence' 1 > /dev/null
+    cli "$REDIS_PORT" SET $'{bad\nname}:fence' 1 > /dev/null
+    cli "$REDIS_PORT" SET $'{c1\xc2\x9bname}:fence' 1 > /dev/null
+    cli "$REDIS_PORT" SET $'{raw\x9b[2Jname}:fence' 1 > /dev/null
+    cli "$REDIS_PORT" SET $'{bad\xffutf8}:fence' 1 > /dev/null
     run "$RL" list --names
     assert_success
     assert_output "$(printf '%s\n' free held jobs:nightly 'two words')"
@@ -61,7 +61,7 @@ teardown() {
 }
 
 @test "list --names stops at 1000 names" {
-    for i in $(seq 1100); do echo "SET {n$i}:fence 1"; done | rcli > /dev/null
+    for i in $(seq 1100); do echo "SET {n$i}:fence 1"; done | cli "$REDIS_PORT" > /dev/null
     run "$RL" list --names
     assert_success
     [ "${#lines[@]}" = 1000 ]
@@ -89,7 +89,7 @@ teardown() {
 
 @test "bash, zsh and fish find Redis through the variables and a password file as a run does" {
     # (Connections already open, the holder's among them, stay logged in.)
-    rcli CONFIG SET requirepass s3cret > /dev/null
+    cli "$REDIS_PORT" CONFIG SET requirepass s3cret > /dev/null
     echo s3cret > "$BATS_TEST_TMPDIR/pw"
     chmod 600 "$BATS_TEST_TMPDIR/pw"
     export REDLOCK_PREFIX=jobs:
@@ -109,7 +109,7 @@ teardown() {
 }
 
 @test "a name that begins with '-' is offered after a '--', never as an option" {
-    rcli SET '{-dash}:fence' 1 > /dev/null
+    cli "$REDIS_PORT" SET '{-dash}:fence' 1 > /dev/null
     # What each offers goes in as the NAME: after the "--", as status reads it.
     run "$RL" -u "$REDIS_URL" status -- -dash
     assert_failure 1

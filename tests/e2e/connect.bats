@@ -7,10 +7,10 @@ bats_require_minimum_version 1.5.0
 teardown() { redis_stop; }
 
 # Shows the lock's value as seen in database $1 while the command runs.
-SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
+SHOW_DB='redis-cli -p "$REDIS_PORT" ${CLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 
 @test "a wrong password exits 77 with the endpoint named and the password masked" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
     run -77 "$RL" -u "redis://:wrongpass@127.0.0.1:$REDIS_PORT" job -- touch "$BATS_TEST_TMPDIR/ran"
     assert_output --partial "127.0.0.1:$REDIS_PORT"
     refute_output --partial wrongpass
@@ -19,20 +19,20 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 }
 
 @test "no password for a server that requires one exits 77" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
     run -77 "$RL" job -- true
     assert_output --regexp '^redlock-run: .*NOAUTH'
 }
 
 @test "REDISCLI_AUTH supplies the password" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
     REDISCLI_AUTH=pw run "$RL" job -- true
     assert_success
     assert_output ''
 }
 
 @test "--password-file supplies the password" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
     echo pw > "$BATS_TEST_TMPDIR/pwfile"
     chmod 600 "$BATS_TEST_TMPDIR/pwfile"
     run "$RL" --password-file "$BATS_TEST_TMPDIR/pwfile" job -- true
@@ -43,7 +43,7 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 }
 
 @test "a password in -u works but warns; the same URL in REDLOCK_URL does not warn" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
     run --separate-stderr "$RL" -u "redis://:pw@127.0.0.1:$REDIS_PORT" job -- echo ran
     assert_success
     assert_output ran
@@ -57,7 +57,7 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 
 @test "an ACL user logs in with user and password" {
     redis_start
-    rcli ACL SETUSER bob on '>bobpw' '~*' '+@all' >/dev/null
+    cli "$REDIS_PORT" ACL SETUSER bob on '>bobpw' '~*' '+@all' >/dev/null
     run "$RL" -u "redis://bob:bobpw@127.0.0.1:$REDIS_PORT" acljob -- echo ran
     assert_success
     assert_line ran
@@ -68,7 +68,7 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 
 @test "an ACL user denied the lock's commands exits 77" {
     redis_start
-    rcli ACL SETUSER eve on '>evepw' '~*' '-@all' '+ping' >/dev/null
+    cli "$REDIS_PORT" ACL SETUSER eve on '>evepw' '~*' '-@all' '+ping' >/dev/null
     run -77 "$RL" -u "redis://eve:evepw@127.0.0.1:$REDIS_PORT" denied -- touch "$BATS_TEST_TMPDIR/ran"
     assert_output --partial NOPERM
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
@@ -83,7 +83,7 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
     assert_success
     assert_output --regexp '^[0-9a-f]{32}$'
     key_absent sockjob
-    assert_equal "$(rcli -n 3 EXISTS '{sockjob}:fence')" 1
+    assert_equal "$(cli "$REDIS_PORT" -n 3 EXISTS '{sockjob}:fence')" 1
 }
 
 @test "the /db in a redis:// URL selects the database" {
@@ -92,7 +92,7 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${RCLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
     assert_success
     assert_line --index 0 --regexp '^[0-9a-f]{32}$'
     assert_line --index 1 0  # nothing in database 0
-    assert_equal "$(rcli -n 5 EXISTS '{dbjob}:fence')" 1
+    assert_equal "$(cli "$REDIS_PORT" -n 5 EXISTS '{dbjob}:fence')" 1
 }
 
 @test "a database that does not exist is an error, not a silent database 0" {

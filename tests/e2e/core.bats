@@ -54,16 +54,16 @@ teardown() {
 }
 
 @test "a busy lock exits 75 without running the command and says how long it is held" {
-    rcli SET busy someone-else PX 20000 >/dev/null
+    cli "$REDIS_PORT" SET busy someone-else PX 20000 >/dev/null
     run "$RL" busy -- touch "$BATS_TEST_TMPDIR/ran"
     assert_equal "$status" 75
     assert_output --regexp "^redlock-run: lock 'busy' is held by an unknown holder, expires in [0-9]"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-    assert_equal "$(rcli GET busy)" someone-else
+    assert_equal "$(cli "$REDIS_PORT" GET busy)" someone-else
 }
 
 @test "-E changes the busy exit code" {
-    rcli SET busy someone-else PX 20000 >/dev/null
+    cli "$REDIS_PORT" SET busy someone-else PX 20000 >/dev/null
     run "$RL" -E 9 busy -- true
     assert_equal "$status" 9
     REDLOCK_CONFLICT_EXIT_CODE=12 run "$RL" busy -- true
@@ -71,7 +71,7 @@ teardown() {
 }
 
 @test "-E 0 -q is a silent skip when the lock is busy" {
-    rcli SET busy someone-else PX 20000 >/dev/null
+    cli "$REDIS_PORT" SET busy someone-else PX 20000 >/dev/null
     run "$RL" -E 0 -q busy -- touch "$BATS_TEST_TMPDIR/ran"
     assert_success
     assert_output ''
@@ -79,7 +79,7 @@ teardown() {
 }
 
 @test "REDLOCK_QUIET says yes or no in words, and -q on the command line wins over it" {
-    rcli SET busy someone-else PX 20000 >/dev/null
+    cli "$REDIS_PORT" SET busy someone-else PX 20000 >/dev/null
     REDLOCK_QUIET=Yes run -75 "$RL" busy -- true
     assert_output ''
     REDLOCK_QUIET=off run -75 "$RL" busy -- true
@@ -99,7 +99,7 @@ teardown() {
     run -71 --separate-stderr prlimit --nproc=2 setpriv --reuid=$uid --regid=$uid --clear-groups \
         env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$RL" nproc -- true
     [[ "$stderr" == *"redlock-run: true: cannot start the command: fork: Resource temporarily unavailable"* ]]
-    assert_equal "$(rcli EXISTS '{nproc}:fence')" 1
+    assert_equal "$(cli "$REDIS_PORT" EXISTS '{nproc}:fence')" 1
     key_absent nproc
     run -0 "$RL" history --json nproc
     echo "$output" | jq -e '.outcome == "failed-to-start"'
@@ -122,7 +122,7 @@ teardown() {
     run -127 "$RL" nocmd -- redlock-test-no-such-command
     assert_output --partial 'redlock-test-no-such-command'
     # The lock was taken (the fence counter exists) and then released.
-    assert_equal "$(rcli EXISTS '{nocmd}:fence')" 1
+    assert_equal "$(cli "$REDIS_PORT" EXISTS '{nocmd}:fence')" 1
     key_absent nocmd
 }
 
@@ -130,7 +130,7 @@ teardown() {
     printf '#!/bin/sh\nexit 0\n' > "$BATS_TEST_TMPDIR/script"
     chmod 644 "$BATS_TEST_TMPDIR/script"
     run -126 "$RL" noexec -- "$BATS_TEST_TMPDIR/script"
-    assert_equal "$(rcli EXISTS '{noexec}:fence')" 1
+    assert_equal "$(cli "$REDIS_PORT" EXISTS '{noexec}:fence')" 1
     key_absent noexec
 }
 
@@ -160,7 +160,7 @@ teardown() {
     [ "$fence2" -gt "$fence1" ]
     refute_line "value=$token"  # a fresh token every run
     key_absent app:envjob
-    assert_equal "$(rcli GET '{app:envjob}:fence')" "$fence2"
+    assert_equal "$(cli "$REDIS_PORT" GET '{app:envjob}:fence')" "$fence2"
 }
 
 @test "the key holds the plain token, so a SET NX client is excluded while the command runs" {

@@ -18,7 +18,7 @@ teardown() {
     redis_stop
 }
 
-pttl_between() { local t; t=$(rcli PTTL "$1"); [ "$t" -ge "$2" ] && [ "$t" -le "$3" ]; }
+pttl_between() { local t; t=$(cli "$REDIS_PORT" PTTL "$1"); [ "$t" -ge "$2" ] && [ "$t" -le "$3" ]; }
 file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 # --- min-hold ------------------------------------------------------------------------------------
@@ -26,7 +26,7 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
 @test "min-hold keeps the key with the rest of the hold as its TTL, and a late run is busy" {
     run "$RL" --min-hold 5s daily -- sh -c 'echo "$REDLOCK_TOKEN" > "$0"' "$T/token"
     assert_success
-    [ "$(rcli GET daily)" = "$(cat "$T/token")" ]
+    [ "$(cli "$REDIS_PORT" GET daily)" = "$(cat "$T/token")" ]
     pttl_between daily 3500 5000
     run "$RL" daily -- touch "$T/second"
     assert_failure 75
@@ -141,8 +141,8 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
     run "$RL" report -- true
     assert_failure 75
     assert_output --regexp "lock 'report' is held by $(hostname) pid $HOLDER \(user $(id -un)\) for [0-9.]+m?s, expires in"
-    [ "$(rcli HEXISTS '{report}:info' command)" = 0 ]
-    [ "$(rcli HGET '{report}:info' pid)" = "$HOLDER" ]
+    [ "$(cli "$REDIS_PORT" HEXISTS '{report}:info' command)" = 0 ]
+    [ "$(cli "$REDIS_PORT" HGET '{report}:info' pid)" = "$HOLDER" ]
     touch "$T/go"
     wait "$HOLDER"
 }
@@ -163,9 +163,9 @@ file_has() { grep -q -- "$2" "$1" 2>/dev/null; }
     HOLDER=$!
     wait_for 5 key_exists '{report}:info'
     pttl_between '{report}:info' 1 1000
-    [ "$(rcli HGET '{report}:info' token)" = "$(rcli GET report)" ]
-    [ "$(rcli HGET '{report}:info' pid)" = "$HOLDER" ]
-    [ "$(rcli HGET '{report}:info' command)" = "sh -c sleep 1.6; redis-cli -p \"\$0\" PTTL \"{report}:info\" > \"\$1\" $REDIS_PORT $T/pttl" ]
+    [ "$(cli "$REDIS_PORT" HGET '{report}:info' token)" = "$(cli "$REDIS_PORT" GET report)" ]
+    [ "$(cli "$REDIS_PORT" HGET '{report}:info' pid)" = "$HOLDER" ]
+    [ "$(cli "$REDIS_PORT" HGET '{report}:info' command)" = "sh -c sleep 1.6; redis-cli -p \"\$0\" PTTL \"{report}:info\" > \"\$1\" $REDIS_PORT $T/pttl" ]
     wait "$HOLDER"
     # still there after more than one ttl: the renewals extended it
     [ "$(cat "$T/pttl")" -gt 0 ]

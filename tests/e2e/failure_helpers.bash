@@ -28,7 +28,7 @@ proxy_stop() {
 # monitor_stop. Returns once MONITOR is in place.
 monitor_start() {
     MONITOR_OUT="$BATS_TEST_TMPDIR/monitor.out"
-    rcli MONITOR >"$MONITOR_OUT" 2>/dev/null 3>&- &
+    cli "$REDIS_PORT" MONITOR >"$MONITOR_OUT" 2>/dev/null 3>&- &
     MONITOR_PID=$!
     wait_for 5 file_contains "$MONITOR_OUT" OK
 }
@@ -59,4 +59,4 @@ file_matches() { grep -qE -- "$2" "$1" 2>/dev/null; }
 
 # queue_length_is NAME N: lock NAME's waiters' queue holds N tokens (for wait_for, which must
 # re-read it on every try).
-queue_length_is() { [ "$(rcli LLEN "{$1}:wait")" = "$2" ]; }
+queue_length_is() { [ "$(cli "$REDIS_PORT" LLEN "{$1}:wait")" = "$2" ]; }

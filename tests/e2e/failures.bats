@@ -25,7 +25,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     local d=$BATS_TEST_TMPDIR
     rl_start -t 3s --renew-every 100ms deleted -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli DEL deleted >/dev/null
+    cli "$REDIS_PORT" DEL deleted >/dev/null
     rl_finish 5
     assert_equal "$RL_STATUS" 76
     assert_equal "$(cat "$d/termed")" term
@@ -38,7 +38,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     run "$RL" replaced -- sh -c 'redis-cli -p "$REDIS_PORT" SET replaced other >/dev/null'
     assert_equal "$status" 76
     assert_output --partial "lock 'replaced' was taken over by another holder while the command ran; left it alone"
-    assert_equal "$(rcli GET replaced)" other
+    assert_equal "$(cli "$REDIS_PORT" GET replaced)" other
 }
 
 @test "a lock that vanished before the renewer noticed is reported as lost at release" {
@@ -51,11 +51,11 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     local d=$BATS_TEST_TMPDIR
     rl_start -t 3s --renew-every 100ms stolen -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli SET stolen other PX 10000 >/dev/null
+    cli "$REDIS_PORT" SET stolen other PX 10000 >/dev/null
     rl_finish 5
     assert_equal "$RL_STATUS" 76
     assert_equal "$(cat "$d/termed")" term
-    assert_equal "$(rcli GET stolen)" other
+    assert_equal "$(cli "$REDIS_PORT" GET stolen)" other
 }
 
 @test "a lock that expired while the command ran exits 76 even if the command succeeded" {
@@ -63,7 +63,7 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
     local d=$BATS_TEST_TMPDIR
     rl_start -t 3s --renew-every 100ms --on-lost ignore expired -- sh -c "$TRAPPING" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli PEXPIRE expired 1 >/dev/null
+    cli "$REDIS_PORT" PEXPIRE expired 1 >/dev/null
     wait_for 5 file_contains "$RL_ERR" "lost"
     touch "$d/go"
     rl_finish 5
@@ -94,37 +94,37 @@ TRAPPING="echo \$\$ > \"\$0/cpid\"
 }
 
 @test "a fresh server without the scripts cached works on the first run" {
-    rcli SCRIPT FLUSH >/dev/null
+    cli "$REDIS_PORT" SCRIPT FLUSH >/dev/null
     run "$RL" fresh -- true
     assert_success
     key_absent fresh
 }
 
 @test "a lock key holding a hash is a clear one-line error, exit 65, key untouched" {
-    rcli HSET hashed field value >/dev/null
+    cli "$REDIS_PORT" HSET hashed field value >/dev/null
     run -65 "$RL" hashed -- touch "$BATS_TEST_TMPDIR/ran"
     assert_equal "${#lines[@]}" 1
     assert_output --regexp "^redlock-run: .*'hashed'.*hash"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-    assert_equal "$(rcli HGET hashed field)" value
+    assert_equal "$(cli "$REDIS_PORT" HGET hashed field)" value
 }
 
 @test "a lock key holding a list is exit 65 and the list is untouched" {
-    rcli RPUSH listed a b >/dev/null
+    cli "$REDIS_PORT" RPUSH listed a b >/dev/null
     run -65 "$RL" listed -- true
     assert_output --partial list
-    assert_equal "$(rcli LLEN listed)" 2
+    assert_equal "$(cli "$REDIS_PORT" LLEN listed)" 2
 }
 
 @test "a fence counter that is not a number is exit 65 and no lock is left behind" {
-    rcli SET '{badfence}:fence' abc >/dev/null
+    cli "$REDIS_PORT" SET '{badfence}:fence' abc >/dev/null
     run -65 "$RL" badfence -- touch "$BATS_TEST_TMPDIR/ran"
     assert_output --partial fence
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     key_absent badfence
-    assert_equal "$(rcli GET '{badfence}:fence')" abc
-    rcli DEL '{badfence}:fence' >/dev/null
-    rcli HSET '{badfence}:fence' a b >/dev/null
+    assert_equal "$(cli "$REDIS_PORT" GET '{badfence}:fence')" abc
+    cli "$REDIS_PORT" DEL '{badfence}:fence' >/dev/null
+    cli "$REDIS_PORT" HSET '{badfence}:fence' a b >/dev/null
     run -65 "$RL" badfence -- true
     key_absent badfence
 }

@@ -185,8 +185,8 @@ pg_row() { psql -X -q -At -v id="$1" <<<"SELECT body || '|' || last_fence FROM r
     export REDIS_STORE_URL="$REDIS_URL"
     paused_holder redis-store "written by A" "written by B" "$EXAMPLES/redis-write.sh" report:data
     assert_refused
-    assert_equal "$(rcli HGET report:data data)" "written by B"
-    assert_equal "$(rcli HGET report:data fence)" "$B_FENCE"
+    assert_equal "$(cli "$REDIS_PORT" HGET report:data data)" "written by B"
+    assert_equal "$(cli "$REDIS_PORT" HGET report:data fence)" "$B_FENCE"
 }
 
 @test "files: the fence-checked rename refuses the file of a holder paused past its lease" {
@@ -224,7 +224,7 @@ pg_row() { psql -X -q -At -v id="$1" <<<"SELECT body || '|' || last_fence FROM r
     local fence
     fence=$(cat "$d/fence")
     assert_equal "$(pg_row twice-row)" "second|$fence"
-    assert_equal "$(rcli HGET twice:data data)" second
+    assert_equal "$(cli "$REDIS_PORT" HGET twice:data data)" second
     assert_equal "$(cat "$d/shared/report")" second
     assert_equal "$(cat "$d/shared/report.fence")" "$fence"
 }

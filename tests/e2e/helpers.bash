@@ -111,7 +111,7 @@ redis_restart() {
     redis_spawn "$REDIS_PORT" "$REDIS_DIR" "${REDIS_ARGS[@]}"
     REDIS_PID=$!
     export REDIS_PID
-    wait_for 10 rcli_quiet PING
+    wait_for 10 pings "$REDIS_PORT"
 }
 
 redis_stop() {
@@ -122,11 +122,6 @@ redis_stop() {
     REDIS_PID=
 }
 
-# redis-cli against the test server; extra connection options may be set in RCLI_OPTS.
-rcli() {
-    if [ -z "${RCLI_OPTS:-}" ]; then cli "$REDIS_PORT" "$@"; else redis-cli -h 127.0.0.1 -p "$REDIS_PORT" $RCLI_OPTS "$@"; fi
-}
-
 # cli PORT ARGS...: `redis-cli -h 127.0.0.1 -p PORT ARGS...`, its output as redis-cli writes it to
 # a pipe (raw: a bulk string as it is, nil and an empty array as an empty line, an error as its
 # text and an empty line, an array's elements a line each, nested ones flattened; exit status 0
@@ -134,10 +129,18 @@ rcli() {
 # /dev/tcp. A redis-cli costs about 12 ms of CPU to start on a 2-core VM, where the suite is
 # CPU-bound, and the helpers started 2,000 a pass. What this does not speak (an option such as
 # -a or --cluster, a password in REDISCLI_AUTH, a command whose reply is not one reply) goes to
-# the real redis-cli.
+# the real redis-cli. The one client of every test: the server of helpers.bash is
+# `cli "$REDIS_PORT"`, a quorum's node I `cli "${Q_PORT[I]}"`. CLI_OPTS, when set, are connection
+# options for every call (`-a PASSWORD --no-auth-warning` for a server with requirepass; not
+# REDISCLI_AUTH, which redlock-run itself would read).
 cli() {
     local port=$1
     shift
+    if [ -n "${CLI_OPTS:-}" ]; then
+        # shellcheck disable=SC2086 # options, as words
+        redis-cli -h 127.0.0.1 -p "$port" $CLI_OPTS "$@"
+        return
+    fi
     if [ $# -eq 0 ] || [[ "$1" == -* ]] || [ -n "${REDISCLI_AUTH:-}" ]; then
         redis-cli -h 127.0.0.1 -p "$port" "$@"
         return
@@ -197,8 +200,9 @@ _cli_reply() {
     *) return 1 ;;
     esac
 }
-rcli_quiet() {
-    if [ -z "${RCLI_OPTS:-}" ]; then resp "$REDIS_PORT" "$@" && [ "$REPLY" = +PONG ]; else [ "$(rcli "$@" 2>/dev/null)" = PONG ]; fi
+# pings PORT: the server on PORT answers PING (with CLI_OPTS, through redis-cli).
+pings() {
+    if [ -z "${CLI_OPTS:-}" ]; then resp "$1" PING && [ "$REPLY" = +PONG ]; else [ "$(cli "$1" PING 2>/dev/null)" = PONG ]; fi
 }
 
 # resp PORT ARGS...: sends one command to the server on 127.0.0.1:PORT through bash's /dev/tcp
@@ -280,7 +284,7 @@ free_port() {
 key_exists() { key_count "$1" && [ "$REPLY" = :1 ]; }
 key_absent() { key_count "$1" && [ "$REPLY" = :0 ]; }
 key_count() {
-    if [ -z "${RCLI_OPTS:-}" ]; then resp "$REDIS_PORT" EXISTS "$1"; else REPLY=:$(rcli EXISTS "$1"); fi
+    if [ -z "${CLI_OPTS:-}" ]; then resp "$REDIS_PORT" EXISTS "$1"; else REPLY=:$(cli "$REDIS_PORT" EXISTS "$1"); fi
 }
 file_exists() { [ -e "$1" ]; }
 # lines_are FILE N: FILE exists and has exactly N lines (the commands' own logs of who ran).
@@ -291,13 +295,12 @@ lines_are() { [ -e "$1" ] && [ "$(wc -l <"$1")" -eq "$2" ]; }
 # come a moment after the command).
 starts_in() { if [ -e "$1" ]; then grep -c '^start' "$1" || true; else echo 0; fi; }
 all_ended() { [ "$(starts_in "$1")" = "$(grep -c '^end' "$1" || true)" ]; }
-# blocked_clients [CLIENT...]: how many clients the server holds in a blocking wait (BLPOP); the
-# server is rcli's unless another client command is given (e.g. `qcli 2`).
+# blocked_clients [PORT]: how many clients the server on PORT (the test server's by default) holds
+# in a blocking wait (BLPOP).
 blocked_clients() {
-    [ $# -gt 0 ] || set -- rcli
-    "$@" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
+    cli "${1:-$REDIS_PORT}" INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'
 }
-blocked_is() { [ "$(blocked_clients)" = "$1" ]; }
+blocked_is() { [ "$(blocked_clients "$REDIS_PORT")" = "$1" ]; }
 # watchdog_of PID: the pid of the watchdog of the redlock-run PID, once it has one. It appears
 # a moment after the command may have started: until its exec it is named redlock-run.
 watchdog_of() { pgrep -P "$1" -x rl-watchdog; }

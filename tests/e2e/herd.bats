@@ -16,7 +16,7 @@ teardown() {
         kill "$CLI_PID" 2>/dev/null || true
         wait "$CLI_PID" 2>/dev/null || true
     fi
-    rcli CONFIG SET maxclients 10000 >/dev/null 2>&1 || true
+    cli "$REDIS_PORT" CONFIG SET maxclients 10000 >/dev/null 2>&1 || true
     rl_cleanup
 }
 
@@ -59,7 +59,7 @@ SH
 @test "a server at maxclients is Redis unavailable (69) at once without --wait; a waiter rides it out" {
     local d=$BATS_TEST_TMPDIR
     mkfifo "$d/cli.in"
-    rcli < "$d/cli.in" > "$d/cli.out" &
+    cli "$REDIS_PORT" < "$d/cli.in" > "$d/cli.out" &
     CLI_PID=$!
     exec 5> "$d/cli.in"
     echo "CONFIG SET maxclients 1" >&5
@@ -89,15 +89,15 @@ SH
 @test "a quiet busy run without --wait makes Redis read no holder info; a run that names the holder does" {
     local d=$BATS_TEST_TMPDIR
     hold_until quietherd "$d/go"
-    rcli MONITOR > "$d/monitor" 2>/dev/null &
+    cli "$REDIS_PORT" MONITOR > "$d/monitor" 2>/dev/null &
     CLI_PID=$!
     wait_for 5 file_contains "$d/monitor" OK
     run -75 "$RL" -q quietherd -- touch "$d/ran"
     [ -z "$output" ]
-    rcli ECHO quiet-done >/dev/null
+    cli "$REDIS_PORT" ECHO quiet-done >/dev/null
     run -75 "$RL" quietherd -- touch "$d/ran"
     [[ "$output" == "redlock-run: lock 'quietherd' is held by "*" pid $HOLDER "* ]]
-    rcli ECHO loud-done >/dev/null
+    cli "$REDIS_PORT" ECHO loud-done >/dev/null
     wait_for 5 file_contains "$d/monitor" loud-done
     [ ! -e "$d/ran" ]
     sed -n '/"OK"\|^OK/,/quiet-done/p' "$d/monitor" > "$d/quiet"

@@ -6,15 +6,15 @@ SENTINEL=sentinel-token-0123456789abcdef
 
 # Puts one foreign lock in an otherwise empty database 0; nothing a bad input does may touch it.
 plant_sentinel() {
-    rcli FLUSHALL >/dev/null
-    rcli SET held "$SENTINEL" PX 600000 >/dev/null
+    cli "$REDIS_PORT" FLUSHALL >/dev/null
+    cli "$REDIS_PORT" SET held "$SENTINEL" PX 600000 >/dev/null
 }
 
 # The database still holds exactly the planted lock: no lock was taken (not even under a mangled
 # name or a fence counter) and none was lost.
 assert_untouched() {
-    assert_equal "$(rcli -n 0 GET held)" "$SENTINEL"
-    assert_equal "$(rcli -n 0 DBSIZE)" 1
+    assert_equal "$(cli "$REDIS_PORT" -n 0 GET held)" "$SENTINEL"
+    assert_equal "$(cli "$REDIS_PORT" -n 0 DBSIZE)" 1
 }
 
 # The bounds for refuse: 1 GiB of address space and 10s, or for a binary built with a

@@ -21,7 +21,7 @@ setup() {
 teardown() { assert_untouched; }
 
 # The server's count of connections it ever accepted (INFO's own connection included).
-connections_received() { rcli INFO stats | tr -d '\r' | sed -n 's/^total_connections_received://p'; }
+connections_received() { cli "$REDIS_PORT" INFO stats | tr -d '\r' | sed -n 's/^total_connections_received://p'; }
 
 # The unit rows cannot see a connection; this can. Refusals of each kind (an option's value, the
 # environment, a name, a subcommand's options) pointed at the live server (REDLOCK_URL).

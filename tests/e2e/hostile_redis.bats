@@ -31,20 +31,20 @@ fake() {
 @test "WRONGTYPE: a hash at the key is not a lock, and stays" {
     redis_start
     plant_sentinel
-    rcli HSET job field value >/dev/null
+    cli "$REDIS_PORT" HSET job field value >/dev/null
     refuse 65 "acquiring lock 'job': WRONGTYPE|key 'job' holds a" "${JOB[@]}"
-    assert_equal "$(rcli HGET job field)" value
-    rcli DEL job >/dev/null
+    assert_equal "$(cli "$REDIS_PORT" HGET job field)" value
+    cli "$REDIS_PORT" DEL job >/dev/null
     assert_untouched
 }
 
 @test "a fence counter that is not a number leaves no lock behind" {
     redis_start
     plant_sentinel
-    rcli SET '{job}:fence' not-a-number >/dev/null
+    cli "$REDIS_PORT" SET '{job}:fence' not-a-number >/dev/null
     refuse 65 "job" "${JOB[@]}"
     key_absent job
-    assert_equal "$(rcli GET '{job}:fence')" not-a-number
+    assert_equal "$(cli "$REDIS_PORT" GET '{job}:fence')" not-a-number
 }
 
 @test "a fence counter INCR cannot raise (leading zeros, 2^62 and beyond) exits 65, nothing changed" {
@@ -52,18 +52,18 @@ fake() {
     plant_sentinel
     for counter in 0123 00 -5 ' 7' 4611686018427387903 9223372036854775807 9223372036854775808 \
         99999999999999999999999; do
-        rcli SET '{job}:fence' "$counter" >/dev/null
+        cli "$REDIS_PORT" SET '{job}:fence' "$counter" >/dev/null
         refuse 65 "acquiring lock 'job': WRONGTYPE the fence counter \{job\}:fence" "${JOB[@]}"
         refuse 65 "fence counter" --wait 1s --hold-info "${JOB[@]}"
-        assert_equal "$(rcli GET '{job}:fence')" "$counter"
-        assert_equal "$(rcli DBSIZE)" 2
+        assert_equal "$(cli "$REDIS_PORT" GET '{job}:fence')" "$counter"
+        assert_equal "$(cli "$REDIS_PORT" DBSIZE)" 2
     done
     # The highest counter left hands out the highest fence, 2^62-1.
-    rcli SET '{job}:fence' 4611686018427387902 >/dev/null
+    cli "$REDIS_PORT" SET '{job}:fence' 4611686018427387902 >/dev/null
     run -0 "$RL" job -- sh -c 'echo "$REDLOCK_FENCE"'
     assert_output 4611686018427387903
     # That run left its fence counter and its ledger entry (--ledger-size defaults to 100).
-    rcli DEL '{job}:fence' '{job}:ledger' >/dev/null
+    cli "$REDIS_PORT" DEL '{job}:fence' '{job}:ledger' >/dev/null
     assert_untouched
 }
 
@@ -80,7 +80,7 @@ fake() {
     refuse 75 "lock 'job' is held by an unknown holder, expires in 878400h" "${FAST[@]}" "${JOB[@]}"
     fake_stop
     redis_start
-    rcli SET job x PX 100000000000000 >/dev/null
+    cli "$REDIS_PORT" SET job x PX 100000000000000 >/dev/null
     rl_start --wait forever job -- touch "$RAN"
     wait_for 5 key_exists '{job}:wait'
     run -0 timeout -s KILL 10 "$RL" release --force job
@@ -99,23 +99,23 @@ fake() {
 @test "READONLY: a replica refuses the acquire with 69" {
     redis_start
     plant_sentinel
-    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    cli "$REDIS_PORT" REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     refuse 69 "acquiring lock 'job': READONLY" "${JOB[@]}"
-    rcli REPLICAOF NO ONE >/dev/null
+    cli "$REDIS_PORT" REPLICAOF NO ONE >/dev/null
     assert_untouched
 }
 
 @test "NOAUTH: no password for a server that wants one" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
-    RCLI_OPTS="-a pw --no-auth-warning"
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning"
     plant_sentinel
     refuse 77 "NOAUTH" "${JOB[@]}"
     assert_untouched
 }
 
 @test "WRONGPASS: a wrong password, and a wrong ACL user" {
-    RCLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
-    RCLI_OPTS="-a pw --no-auth-warning"
+    CLI_OPTS="-a pw --no-auth-warning" redis_start --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning"
     plant_sentinel
     REDISCLI_AUTH=nope refuse 77 "refused authentication: WRONGPASS" "${JOB[@]}"
     REDLOCK_URL="redis://nobody:pw@127.0.0.1:$REDIS_PORT" refuse 77 "refused authentication: WRONGPASS" "${JOB[@]}"
@@ -125,12 +125,12 @@ fake() {
 @test "OOM: maxmemory 1mb with noeviction refuses the acquire with 69 and writes nothing" {
     redis_start --maxmemory-policy noeviction
     plant_sentinel
-    head -c 2000000 /dev/zero | tr '\0' f | rcli -x SET filler >/dev/null
-    rcli CONFIG SET maxmemory 1mb >/dev/null
+    head -c 2000000 /dev/zero | tr '\0' f | cli "$REDIS_PORT" -x SET filler >/dev/null
+    cli "$REDIS_PORT" CONFIG SET maxmemory 1mb >/dev/null
     refuse 69 "acquiring lock 'job': OOM" "${JOB[@]}"
     refuse 69 "OOM" --hold-info --wait 1s "${JOB[@]}"
-    rcli CONFIG SET maxmemory 0 >/dev/null
-    rcli DEL filler >/dev/null
+    cli "$REDIS_PORT" CONFIG SET maxmemory 0 >/dev/null
+    cli "$REDIS_PORT" DEL filler >/dev/null
     assert_untouched
 }
 
@@ -291,17 +291,17 @@ fake() {
     run --separate-stderr timeout -s KILL 10 "$RL" job -- sh -c 'echo "$REDLOCK_FENCE"'
     assert_equal "$status" 0
     [ "$output" -gt 0 ] && [ "$output" -lt 4611686018427387904 ]
-    assert_equal "$(qcli 0 GET '{job}:fence')" "$output"
+    assert_equal "$(cli "${Q_PORT[0]}" GET '{job}:fence')" "$output"
     # Counters a lying node could have raised: every run says why, with 65, and writes nothing.
-    qcli 0 SET '{job}:fence' 9223372036854775807 >/dev/null
-    qcli 1 SET '{job}:fence' 4611686018427387903 >/dev/null
+    cli "${Q_PORT[0]}" SET '{job}:fence' 9223372036854775807 >/dev/null
+    cli "${Q_PORT[1]}" SET '{job}:fence' 4611686018427387903 >/dev/null
     refuse 65 "fence counter \\{job\\}:fence .*limit of fences" "${JOB[@]}"
-    assert_equal "$(qcli 0 EXISTS job)$(qcli 1 EXISTS job)" 00
+    assert_equal "$(cli "${Q_PORT[0]}" EXISTS job)$(cli "${Q_PORT[1]}" EXISTS job)" 00
     # One below the limit on a node: the quorum's fence, one above, would reach it.
-    qcli 0 SET '{job}:fence' 4611686018427387902 >/dev/null
-    qcli 1 SET '{job}:fence' 4611686018427387902 >/dev/null
+    cli "${Q_PORT[0]}" SET '{job}:fence' 4611686018427387902 >/dev/null
+    cli "${Q_PORT[1]}" SET '{job}:fence' 4611686018427387902 >/dev/null
     refuse 65 "fence 4611686018427387904 is outside" "${JOB[@]}"
-    assert_equal "$(qcli 0 EXISTS job)$(qcli 1 EXISTS job)" 00
+    assert_equal "$(cli "${Q_PORT[0]}" EXISTS job)$(cli "${Q_PORT[1]}" EXISTS job)" 00
 }
 
 @test "cluster: a MOVED for another slot than the key's is not followed to the node it names" {

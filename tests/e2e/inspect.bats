@@ -13,7 +13,7 @@ teardown() {
 }
 
 # A lock taken by some other client: a plain token with a PX expiry, no holder info.
-foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000 >/dev/null; }
+foreign_lock() { cli "$REDIS_PORT" SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000 >/dev/null; }
 
 # ---- status ----
 
@@ -27,8 +27,8 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_line --regexp "^holder: +$(id -un)@.+ pid $HOLDER_PID\$"
     assert_line --regexp '^command: +\(not recorded: the holder ran without --hold-info\)$'
     run "$RL" status job --json
-    echo "$output" | jq -e --argjson pid "$HOLDER_PID" --argjson fence "$(rcli GET '{job}:fence')" \
-        --arg token "$(rcli GET job)" \
+    echo "$output" | jq -e --argjson pid "$HOLDER_PID" --argjson fence "$(cli "$REDIS_PORT" GET '{job}:fence')" \
+        --arg token "$(cli "$REDIS_PORT" GET job)" \
         '.holder.pid == $pid and .holder.command == "" and .fence == $fence and .token == $token'
     run "$RL" release --force job
     assert_success
@@ -37,83 +37,41 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 
 @test "status ignores holder info left behind by an earlier token" {
     foreign_lock job new-token
-    rcli HSET '{job}:info' token old-token host gone pid 1 user x command y >/dev/null
+    cli "$REDIS_PORT" HSET '{job}:info' token old-token host gone pid 1 user x command y >/dev/null
     run "$RL" status job --json
     assert_success
     echo "$output" | jq -e '.holder == null'
 }
 
-@test "status takes the connection options before or after the subcommand word and after NAME" {
-    foreign_lock p:x
-    run "$RL" --prefix p: status x
-    assert_success
-    run "$RL" status --prefix p: x
-    assert_success
-    run "$RL" status x --prefix=p: --json
-    assert_success
-    echo "$output" | jq -e '.name == "x" and .key == "p:x"'
-    REDLOCK_PREFIX=p: run "$RL" status x
-    assert_success
-}
-
-@test "status exits 69 when Redis is unreachable" {
-    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s status job
-    assert_failure 69
-    assert_output --regexp '^redlock-run: .*127\.0\.0\.1'
-}
-
-@test "status exits 77 when Redis refuses the password" {
+@test "status, list and release exit 69 when Redis is unreachable and 77 when it refuses the password" {
+    local sub
+    for sub in "status job" list "release job --force"; do
+        # shellcheck disable=SC2086 # the subcommand and its arguments, as words
+        run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s $sub
+        assert_failure 69
+        assert_output --regexp '^redlock-run: .*127\.0\.0\.1'
+    done
     redis_stop
-    RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
+    CLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
     REDISCLI_AUTH=wrong run "$RL" status job
+    assert_failure 77
+    REDISCLI_AUTH=wrong run "$RL" list
     assert_failure 77
     REDISCLI_AUTH=secret run "$RL" status job
     assert_failure 1
-}
-
-@test "list exits 69 when Redis is unreachable and 77 when it refuses the password" {
-    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s list
-    assert_failure 69
-    redis_stop
-    RCLI_OPTS="-a secret --no-auth-warning" redis_start --requirepass secret
-    REDISCLI_AUTH=wrong run "$RL" list
-    assert_failure 77
     REDISCLI_AUTH=secret run "$RL" list --json
     assert_success
     assert_output "[]"
 }
 
-@test "status of a key that is not a lock exits 65" {
-    rcli HSET notalock a b >/dev/null
+@test "status and release --force of a key that is not a lock exit 65 and leave it" {
+    cli "$REDIS_PORT" HSET notalock a b >/dev/null
     run "$RL" status notalock
     assert_failure 65
     assert_output --partial "not a lock"
-}
-
-# ---- command line ----
-
-@test "a lock named like a subcommand is run with the explicit run form" {
-    run "$RL" run status -- sh -c 'echo "held: $(redis-cli -p '"$REDIS_PORT"' EXISTS status)"'
-    assert_success
-    assert_output "held: 1"
-    run "$RL" run list -- echo ran
-    assert_success
-    assert_output ran
-}
-
-@test "a subcommand word after NAME is the command, not a subcommand" {
-    run "$RL" job echo status
-    assert_success
-    assert_output status
-}
-
-@test "a NAME starting with a dash is given after --" {
-    foreign_lock -odd
-    run "$RL" status -- -odd
-    assert_success
-    run "$RL" release --force -- -odd
-    assert_success
-    key_absent -odd
+    run "$RL" release notalock --force
+    assert_failure 65
+    key_exists notalock
 }
 
 # ---- list ----
@@ -131,28 +89,29 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     echo "$output" | jq -e 'map(.name) == ["a"]'
 }
 
-@test "list shows a lock whose name merely ends in :fence, :info or :wait" {
+# What list reads under the prefix: lock tokens only, whatever their names end in.
+@test "list shows exactly the locks: not other keys, waiters' queues and marks, holder info or fences" {
     foreign_lock 'backup:fence'
     foreign_lock 'jobs:wait'
+    cli "$REDIS_PORT" HSET h f v >/dev/null
+    cli "$REDIS_PORT" RPUSH l x >/dev/null
+    cli "$REDIS_PORT" SET '{gone}:fence' 7 >/dev/null
     hold job
+    "$RL" --wait 30s job -- true 3>&- &
+    local waiter=$!
+    wait_for 5 key_exists '{job}:wait'
+    [ -n "$(cli "$REDIS_PORT" KEYS '{job}:wake:*:alive')" ]
+    key_exists '{job}:info'
     run "$RL" list --json
+    kill "$waiter"; wait "$waiter" || true
     assert_success
     echo "$output" | jq -e 'map(.name) == ["backup:fence", "job", "jobs:wait"]'
-}
-
-@test "list leaves out keys under the prefix that are not lock tokens" {
-    foreign_lock locks:a
-    rcli HSET locks:h f v >/dev/null
-    rcli RPUSH locks:l x >/dev/null
-    run "$RL" list --prefix locks: --json
-    assert_success
-    echo "$output" | jq -e 'map(.name) == ["a"]'
 }
 
 @test "list pages through more than 1,000 keys with SCAN, never KEYS" {
     redis_stop
     redis_start --rename-command KEYS ''
-    rcli EVAL "for i = 1, 1500 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end
+    cli "$REDIS_PORT" EVAL "for i = 1, 1500 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end
                for i = 1, 600 do redis.call('SET', 'unrelated:' .. i, 'x') end" 0 p:lock- >/dev/null
     run "$RL" list --prefix p: --json
     assert_success
@@ -162,7 +121,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     assert_success
     assert_equal "${#lines[@]}" 1501
     local scans
-    scans=$(rcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_scan:calls=\([0-9]*\),.*/\1/p')
+    scans=$(cli "$REDIS_PORT" INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_scan:calls=\([0-9]*\),.*/\1/p')
     [ "$scans" -gt 2 ]
 }
 
@@ -173,7 +132,7 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     foreign_lock $'new\nline'
     hold 'x:{y}:z'
     local close=$'a}b'
-    rcli SET "$close" tok PX 60000 >/dev/null
+    cli "$REDIS_PORT" SET "$close" tok PX 60000 >/dev/null
     run "$RL" list
     assert_success
     assert_equal "${#lines[@]}" 7
@@ -210,17 +169,17 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "release --token with the current token deletes the lock and wakes one waiter" {
     foreign_lock job tok
     # Two waiters as they queue themselves: tokens in the queue, each marked alive.
-    rcli RPUSH '{job}:wait' first second >/dev/null
-    rcli SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
-    rcli SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" RPUSH '{job}:wait' first second >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
     run "$RL" release job --token tok
     assert_success
     assert_output "released lock 'job'"
     key_absent job
     # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.
-    assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
+    assert_equal "$(cli "$REDIS_PORT" LRANGE '{job}:wake:first' 0 -1)" 1
     key_absent '{job}:wake:second'
-    assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
+    assert_equal "$(cli "$REDIS_PORT" LINDEX '{job}:wait' 0)" first
 }
 
 @test "release --token with another token refuses, says who holds the lock and exits 1" {
@@ -236,9 +195,9 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
 @test "release --force deletes the lock and its holder info, says whose it was, and wakes one waiter" {
     hold job
     # Two waiters as they queue themselves: tokens in the queue, each marked alive.
-    rcli RPUSH '{job}:wait' first second >/dev/null
-    rcli SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
-    rcli SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" RPUSH '{job}:wait' first second >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:first:alive' 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" SET '{job}:wake:second:alive' 1 PX 60000 >/dev/null
     key_exists '{job}:info'
     run "$RL" release job --force
     assert_success
@@ -246,9 +205,9 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     key_absent job
     key_absent '{job}:info'
     # Only the head is woken; it stays queued (keeping the lock reserved) until it takes it.
-    assert_equal "$(rcli LRANGE '{job}:wake:first' 0 -1)" 1
+    assert_equal "$(cli "$REDIS_PORT" LRANGE '{job}:wake:first' 0 -1)" 1
     key_absent '{job}:wake:second'
-    assert_equal "$(rcli LINDEX '{job}:wait' 0)" first
+    assert_equal "$(cli "$REDIS_PORT" LINDEX '{job}:wait' 0)" first
 }
 
 @test "a waiter blocked on the lock takes it promptly after release --force" {
@@ -262,43 +221,17 @@ foreign_lock() { rcli SET "$1" "${2:-0123456789abcdef0123456789abcdef}" PX 60000
     wait "$waiter"
 }
 
-@test "release --force of a key that is not a lock refuses with 65 and leaves it" {
-    rcli HSET notalock a b >/dev/null
-    run "$RL" release notalock --force
-    assert_failure 65
-    key_exists notalock
-}
-
-@test "release exits 69 when Redis is unreachable" {
-    run "$RL" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 1s release job --force
-    assert_failure 69
-}
-
-@test "list leaves out the queue and the alive marks of waiting runs, holder info and fences" {
-    hold job
-    rcli SET '{gone}:fence' 7 >/dev/null
-    "$RL" --wait 30s job -- true 3>&- &
-    local waiter=$!
-    wait_for 5 key_exists '{job}:wait'
-    [ -n "$(rcli KEYS '{job}:wake:*:alive')" ]
-    key_exists '{job}:info'
-    run "$RL" list --json
-    kill "$waiter"; wait "$waiter" || true
-    assert_success
-    echo "$output" | jq -e 'map(.name) == ["job"]'
-}
-
 # SCAN's COUNT is how many keys one call visits, matching or not, and so how long each call holds
 # the server in a large keyspace; MATCH narrows what comes back to the prefix.
 @test "list scans with MATCH on the prefix and at most 250 keys per call, never KEYS" {
-    rcli EVAL "for i = 1, 3000 do redis.call('SET', 'app:' .. i, 'x') end
+    cli "$REDIS_PORT" EVAL "for i = 1, 3000 do redis.call('SET', 'app:' .. i, 'x') end
                for i = 1, 5 do redis.call('SET', ARGV[1] .. i, 'tok' .. i, 'PX', 120000) end" \
         0 'p[1]:job' >/dev/null
-    rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" 2>/dev/null &
+    cli "$REDIS_PORT" MONITOR > "$BATS_TEST_TMPDIR/monitor" 2>/dev/null &
     local monitor=$!
     wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" OK
     run "$RL" list --prefix 'p[1]:' --json
-    rcli ECHO list-done >/dev/null
+    cli "$REDIS_PORT" ECHO list-done >/dev/null
     wait_for 5 file_contains "$BATS_TEST_TMPDIR/monitor" list-done
     kill "$monitor"; wait "$monitor" || true
     assert_success

@@ -31,7 +31,7 @@ $1"
     refute_output --partial ran
     run "$RL" status shared --json
     assert_success
-    echo "$output" | jq -e --arg token "$(rcli GET shared)" \
+    echo "$output" | jq -e --arg token "$(cli "$REDIS_PORT" GET shared)" \
         '.held == true and .holder == null and .token == $token'
     run "$RL" status shared
     assert_line --regexp '^holder: +unknown'
@@ -56,7 +56,7 @@ print(l.acquire(blocking=False)); l.release(); print(r.exists("shared"))'
     run "$RL" release shared --token 0123456789abcdef0123456789abcdef
     assert_failure 1
     assert_output --partial "held by an unknown holder"
-    assert_equal "$(rcli GET shared)" "$py_token"
+    assert_equal "$(cli "$REDIS_PORT" GET shared)" "$py_token"
     # The right token releases it: both sides store the same plain token string.
     run "$RL" release shared --token "$py_token"
     assert_success

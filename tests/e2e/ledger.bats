@@ -38,13 +38,13 @@ teardown() {
     run -0 "$RL" --hold-info job echo visible-arg
     run -0 "$RL" history --json job
     echo "${lines[0]}" | jq -e '.command == "echo visible-arg"'
-    [ "$(rcli LRANGE '{job}:ledger' 0 -1 | grep -c secret-arg)" -eq 0 ]
+    [ "$(cli "$REDIS_PORT" LRANGE '{job}:ledger' 0 -1 | grep -c secret-arg)" -eq 0 ]
 }
 
 @test "--ledger-size caps the list and 0 writes none" {
     local i
     for i in 1 2 3 4 5; do "$RL" --ledger-size 3 job true; done
-    [ "$(rcli LLEN '{job}:ledger')" -eq 3 ]
+    [ "$(cli "$REDIS_PORT" LLEN '{job}:ledger')" -eq 3 ]
     "$RL" --ledger-size 0 other true
     key_absent '{other}:ledger'
     run -64 "$RL" --ledger-size 10001 job true
@@ -134,7 +134,7 @@ teardown() {
 }
 
 @test "a ledger that cannot be written is a warning and changes neither start nor exit status" {
-    rcli SET '{job}:ledger' not-a-list
+    cli "$REDIS_PORT" SET '{job}:ledger' not-a-list
     run -3 --separate-stderr "$RL" job sh -c 'exit 3'
     [[ "$stderr" == *"could not record the run of lock 'job' in its ledger"* ]]
     run -0 "$RL" job true
@@ -155,7 +155,7 @@ client_commands() {  # LOG before|after
 @test "with --once-per and the ledger: one round trip before the command, one after it" {
     # Loads the scripts first: a first EVALSHA misses and is sent again as EVAL.
     "$RL" --once-per 1h warm-up true
-    rcli MONITOR > "$BATS_TEST_TMPDIR/monitor" &
+    cli "$REDIS_PORT" MONITOR > "$BATS_TEST_TMPDIR/monitor" &
     local mon=$!
     # The monitor is attached once it has seen a command sent after it.
     wait_for 5 sh -c "redis-cli -p $REDIS_PORT PING >/dev/null && grep -q PING '$BATS_TEST_TMPDIR/monitor'"
@@ -195,7 +195,7 @@ client_commands() {  # LOG before|after
     local mode name log mon fence
     for mode in permits shared; do
         name="job-$mode" log="$BATS_TEST_TMPDIR/monitor-$mode"
-        rcli MONITOR > "$log" &
+        cli "$REDIS_PORT" MONITOR > "$log" &
         mon=$!
         # The monitor is attached once it has seen a command sent after it.
         wait_for 5 sh -c "redis-cli -p $REDIS_PORT PING >/dev/null && grep -q PING '$log'"
@@ -213,7 +213,7 @@ client_commands() {  # LOG before|after
         ran_end=$(grep -n '"EVALSHA"' "$log" | sed -n 2p | cut -d: -f1)
         [ "$(grep -n "\"LPUSH\" \"{$name}:ledger\"" "$log" | cut -d: -f1)" -gt "$ran_end" ]
         # The hold is gone, with the lock key (its last holder left).
-        [ "$(rcli EXISTS "$name")" = 0 ]
+        [ "$(cli "$REDIS_PORT" EXISTS "$name")" = 0 ]
         run -0 "$RL" history --json "$name"
         [ "${#lines[@]}" -eq 1 ]
         echo "${lines[0]}" | jq -e '.outcome == "ran" and .exit_status == 3 and .fence > 0'

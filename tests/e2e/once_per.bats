@@ -14,7 +14,7 @@ teardown() {
 }
 
 # Redis's clock in ms on the test server.
-redis_ms() { rcli TIME | { read -r s && read -r us && echo $((s * 1000 + us / 1000)); }; }
+redis_ms() { cli "$REDIS_PORT" TIME | { read -r s && read -r us && echo $((s * 1000 + us / 1000)); }; }
 
 # A --slot-offset (in ms) that puts Redis's clock now in the middle of a PERIOD_MS slot, so that
 # a test never straddles a slot boundary.
@@ -134,7 +134,7 @@ shifted() {
     for i in 1 2 3; do
         "$RL" --ttl 60s --once-per 1h --slot-offset "$off" -w 120s job -c "$(job "$d")" 2>"$d/waiter$i.err" &
         waiters+=($!)
-        wait_for 10 eval '[ "$(rcli LLEN "{job}:wait")" -eq '"$i"' ]'
+        wait_for 10 eval '[ "$(cli "$REDIS_PORT" LLEN "{job}:wait")" -eq '"$i"' ]'
     done
     touch "$d/go"
     wait "$RL_PID"
@@ -142,7 +142,7 @@ shifted() {
     for i in 0 1 2; do wait_for 20 pid_gone "${waiters[$i]}"; done
     for i in 1 2 3; do grep -q "already done" "$d/waiter$i.err"; done
     [ "$(starts_in "$d/log")" -eq 1 ]
-    [ "$(rcli EXISTS '{job}:wait')" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS '{job}:wait')" = 0 ]
 }
 
 @test "-E 0 -q keeps a skipped run silent, as cron wants" {
@@ -158,7 +158,7 @@ shifted() {
     local d=$BATS_TEST_TMPDIR
     run -0 "$RL" --once-per 10s job -c "$(job "$d")"
     local ttl
-    ttl=$(rcli PTTL '{job}:once')
+    ttl=$(cli "$REDIS_PORT" PTTL '{job}:once')
     [ "$ttl" -gt 20000 ] && [ "$ttl" -le 30000 ]
 }
 
@@ -167,7 +167,7 @@ shifted() {
     off=$(mid_slot_offset 3600000)
     # The slot of the same period five slots ahead, as a node whose clock ran ahead left it.
     slot=$(((($(redis_ms) - ${off%ms}) / 3600000) + 5))
-    rcli HSET '{job}:once' slot "$slot" end_ms "$(redis_ms)" outcome ran >/dev/null
+    cli "$REDIS_PORT" HSET '{job}:once' slot "$slot" end_ms "$(redis_ms)" outcome ran >/dev/null
     run -75 "$RL" --once-per 1h --slot-offset "$off" job -c "$(job "$d")"
     [ ! -e "$d/log" ]
 }
@@ -176,14 +176,14 @@ shifted() {
     local d=$BATS_TEST_TMPDIR now
     now=$(redis_ms)
     # An hourly run of this hour, now run daily: the day's slot has had its run.
-    rcli HSET '{job}:once' slot $((now / 3600000)) start_ms $((now / 3600000 * 3600000)) \
+    cli "$REDIS_PORT" HSET '{job}:once' slot $((now / 3600000)) start_ms $((now / 3600000 * 3600000)) \
         end_ms "$now" outcome ran >/dev/null
     run -75 "$RL" --once-per 1d job -c "$(job "$d")"
     [ ! -e "$d/log" ]
     # A daily run of a day begun before this minute, now run every minute: this minute's slot
     # has not had its run, although the daily slot's number is far below the minute's.
-    rcli DEL '{job}:once' >/dev/null
-    rcli HSET '{job}:once' slot $((now / 86400000)) start_ms $((now / 86400000 * 86400000)) \
+    cli "$REDIS_PORT" DEL '{job}:once' >/dev/null
+    cli "$REDIS_PORT" HSET '{job}:once' slot $((now / 86400000)) start_ms $((now / 86400000 * 86400000)) \
         end_ms "$now" outcome ran >/dev/null
     if [ $((now % 86400000)) -ge 60000 ]; then
         run -0 "$RL" --once-per 1m job -c "$(job "$d")"
@@ -206,7 +206,7 @@ shifted() {
     [ "$(starts_in "$d/log")" -eq 1 ]
     # Daily first: an hourly slot that began after it has not had its run, runs once, and marks
     # its slot (so the next hourly run and the daily one skip).
-    rcli DEL '{job}:once' >/dev/null
+    cli "$REDIS_PORT" DEL '{job}:once' >/dev/null
     run -0 --separate-stderr "$RL" --once-per 1d --slot-offset "$day" job -c "$(job "$d")"
     assert_equal "$stderr" ''
     run -0 --separate-stderr "$RL" --once-per 1h --slot-offset "$hour" job -c "$(job "$d")"
@@ -230,7 +230,7 @@ shifted() {
     REDLOCK_ONCE_PER=nonsense run -64 "$RL" j true
     run -64 --separate-stderr "$RL" --once-per 1h --permits 2 j true
     [[ "$stderr" == "redlock-run: --once-per needs --permits 1"* ]]
-    [ "$(rcli EXISTS j)" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS j)" = 0 ]
 }
 
 @test "quorum: the slot is written to a majority and a later run skips even with a node down" {
@@ -242,7 +242,7 @@ shifted() {
     # A majority has the record for sure (the run returns once a majority answered; the third
     # node's copy may land later or not at all). Take down a node that has it.
     local i with=()
-    for i in 0 1 2; do [ "$(qcli "$i" EXISTS '{job}:once')" = 1 ] && with+=("$i"); done
+    for i in 0 1 2; do [ "$(cli "${Q_PORT[$i]}" EXISTS '{job}:once')" = 1 ] && with+=("$i"); done
     [ "${#with[@]}" -ge 2 ]
     q_down "${with[0]}"
     run -75 "$RL" --once-per 1h job -c "$(job "$d")"

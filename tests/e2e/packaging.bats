@@ -283,7 +283,7 @@ cpack_deb() {
 @test "the cron.d example's jobs run under the cron daemon, as their users, and skip silently" {
     need_cron_daemon
     local pw=cron-secret-$RANDOM group=rltest$$ user
-    RCLI_OPTS="-a $pw --no-auth-warning"
+    CLI_OPTS="-a $pw --no-auth-warning"
     redis_start --requirepass "$pw"
     # A directory the jobs' users can reach: the password file, redlock-run and their output.
     CRON_TMP=$(mktemp -d /tmp/redlock-run-cron.XXXXXX)
@@ -313,7 +313,7 @@ cpack_deb() {
     local n word
     for n in $(seq 0 $(($(compgen -G "$CRON_TMP/out/*.command" | wc -l) - 1))); do
         for word in $(cat "$CRON_TMP/out/$n.command"); do
-            rcli SET "$word" someone-else PX 60000 NX > /dev/null
+            cli "$REDIS_PORT" SET "$word" someone-else PX 60000 NX > /dev/null
         done
     done
     run_cron_daemon "$CRON_TMP/cron.d" "$CRON_TMP/out"
@@ -360,8 +360,8 @@ cpack_deb() {
             local prev=
             # Each word, and each pair for "--prefix P NAME" (key P + NAME).
             for word in $(cat "$n"); do
-                rcli SET "$word" someone-else PX 60000 NX > /dev/null
-                rcli SET "$prev$word" someone-else PX 60000 NX > /dev/null
+                cli "$REDIS_PORT" SET "$word" someone-else PX 60000 NX > /dev/null
+                cli "$REDIS_PORT" SET "$prev$word" someone-else PX 60000 NX > /dev/null
                 prev=$word
             done
         done

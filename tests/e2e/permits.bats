@@ -201,13 +201,13 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     assert_output --partial "no permit of lock 'ops' (2 of 3 held) is held by token"
     run "$RL" release ops --token "$(cat "$BATS_TEST_TMPDIR/token.1")"
     assert_success
-    [ "$(rcli EXISTS '{ops}:permit:1')" = 0 ]
-    [ "$(rcli GET '{ops}:permit:2')" = "$(cat "$BATS_TEST_TMPDIR/token.2")" ]
+    [ "$(cli "$REDIS_PORT" EXISTS '{ops}:permit:1')" = 0 ]
+    [ "$(cli "$REDIS_PORT" GET '{ops}:permit:2')" = "$(cat "$BATS_TEST_TMPDIR/token.2")" ]
     run "$RL" release ops --force
     assert_success
     assert_output --partial "released lock 'ops' permit 2:"
     key_absent ops
-    [ "$(rcli EXISTS '{ops}:permit:2')" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS '{ops}:permit:2')" = 0 ]
     # Both holders notice at their next renewal at the latest and exit 76 (lock lost).
 }
 
@@ -217,7 +217,7 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     gated gone 2 --ttl 3s
     gated gone 2 --ttl 3s
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 2
-    rcli DEL gone >/dev/null
+    cli "$REDIS_PORT" DEL gone >/dev/null
     local p status
     for p in "${PIDS[@]}"; do
         status=0
@@ -238,7 +238,7 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
 @test "--min-hold keeps the permit and --max-runtime frees it" {
     run "$RL" --permits 2 --min-hold 1s mh -- true
     assert_success
-    [ "$(rcli EXISTS '{mh}:permit:1')" = 1 ]
+    [ "$(cli "$REDIS_PORT" EXISTS '{mh}:permit:1')" = 1 ]
     run "$RL" --permits 2 --max-runtime 200ms --kill-after 100ms mr -- sleep 5
     assert_failure 124
     key_absent '{mr}:permit:1'
@@ -247,10 +247,10 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
 
 @test "a permits holder's fence never goes below Redis's clock in microseconds, as a plain lock's" {
     # A counter set back (a failover to a replica that missed increments, a restart).
-    rcli SET '{job}:fence' 5 >/dev/null
+    cli "$REDIS_PORT" SET '{job}:fence' 5 >/dev/null
     run "$RL" --permits 2 job -- printenv REDLOCK_FENCE
     assert_success
     local clock
-    clock=$(rcli TIME | head -1)
+    clock=$(cli "$REDIS_PORT" TIME | head -1)
     [ "$output" -gt "$(((clock - 60) * 1000000))" ]
 }

@@ -79,21 +79,21 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     assert_output --regexp "^redlock-run: cannot take lock 'threedown': only 2 of 5 Redis nodes answered \(3 needed for a majority\)"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     # Nothing left behind on the nodes that answered.
-    assert_equal "$(qcli 3 EXISTS threedown)" 0
-    assert_equal "$(qcli 4 EXISTS threedown)" 0
+    assert_equal "$(cli "${Q_PORT[3]}" EXISTS threedown)" 0
+    assert_equal "$(cli "${Q_PORT[4]}" EXISTS threedown)" 0
 }
 
 @test "a lock held on a majority elsewhere is busy (75) with the count of accepting nodes" {
-    qcli 0 SET busy other >/dev/null
-    qcli 1 SET busy other >/dev/null
-    qcli 2 SET busy other >/dev/null
+    cli "${Q_PORT[0]}" SET busy other >/dev/null
+    cli "${Q_PORT[1]}" SET busy other >/dev/null
+    cli "${Q_PORT[2]}" SET busy other >/dev/null
     run -75 "$RL" busy -- touch "$BATS_TEST_TMPDIR/ran"
     assert_output --regexp "^redlock-run: lock 'busy' is held elsewhere: only 2 of 5 nodes accepted it \(5 answered, 3 needed\)"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     # The failed attempt gave back the two nodes it had won, and left the others' alone.
-    assert_equal "$(qcli 3 EXISTS busy)" 0
-    assert_equal "$(qcli 4 EXISTS busy)" 0
-    assert_equal "$(qcli 0 GET busy)" other
+    assert_equal "$(cli "${Q_PORT[3]}" EXISTS busy)" 0
+    assert_equal "$(cli "${Q_PORT[4]}" EXISTS busy)" 0
+    assert_equal "$(cli "${Q_PORT[0]}" GET busy)" other
 }
 
 @test "a node SIGSTOPped during renewal does not lose the lock" {
@@ -145,9 +145,9 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     # --wait: see the SIGSTOP test above.
     rl_start -t 5s --renew-every 100ms --wait 20s deleted -- bash -c "$BEATING" "$d"
     wait_for 25 file_exists "$d/ready"
-    qcli 0 DEL deleted >/dev/null
-    qcli 1 DEL deleted >/dev/null
-    qcli 2 DEL deleted >/dev/null
+    cli "${Q_PORT[0]}" DEL deleted >/dev/null
+    cli "${Q_PORT[1]}" DEL deleted >/dev/null
+    cli "${Q_PORT[2]}" DEL deleted >/dev/null
     rl_finish 5
     assert_equal "$RL_STATUS" 76
     pid_gone "$(cat "$d/cpid")"
@@ -206,9 +206,9 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     # Counters as real ones are: near Redis's clock in microseconds (every acquire raises a
     # lagging counter to it). Node 0 has seen many more acquisitions than the others.
     local base
-    base=$(qcli 0 TIME | head -1)000000
-    qcli 0 SET '{fenced}:fence' $((base + 1000)) >/dev/null
-    for i in 1 2 3 4; do qcli "$i" SET '{fenced}:fence' $((base + 10)) >/dev/null; done
+    base=$(cli "${Q_PORT[0]}" TIME | head -1)000000
+    cli "${Q_PORT[0]}" SET '{fenced}:fence' $((base + 1000)) >/dev/null
+    for i in 1 2 3 4; do cli "${Q_PORT[$i]}" SET '{fenced}:fence' $((base + 10)) >/dev/null; done
     # First holder: only nodes 0, 1, 2 are up.
     q_down 3
     q_down 4
@@ -216,19 +216,19 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     local first=$output
     [ "$first" -gt $((base + 1000)) ]
     # The fence was raised on the whole majority, not only on node 0.
-    assert_equal "$(qcli 1 GET '{fenced}:fence')" "$first"
-    assert_equal "$(qcli 2 GET '{fenced}:fence')" "$first"
+    assert_equal "$(cli "${Q_PORT[1]}" GET '{fenced}:fence')" "$first"
+    assert_equal "$(cli "${Q_PORT[2]}" GET '{fenced}:fence')" "$first"
     # Node 0 restarts without its data and its counter comes back low; nodes 3 and 4 return
     # with stale counters; node 2 is down. The next majority (0, 1, 3, 4) shares only node 1
     # with the first one, and may be decided by 0, 3 and 4 alone: node 0's counter, raised to
     # its clock, is what keeps the fence growing then.
     q_down 0
     q_up 0
-    qcli 0 SET '{fenced}:fence' 1 >/dev/null
+    cli "${Q_PORT[0]}" SET '{fenced}:fence' 1 >/dev/null
     q_up 3
     q_up 4
-    qcli 3 SET '{fenced}:fence' $((base + 10)) >/dev/null
-    qcli 4 SET '{fenced}:fence' $((base + 10)) >/dev/null
+    cli "${Q_PORT[3]}" SET '{fenced}:fence' $((base + 10)) >/dev/null
+    cli "${Q_PORT[4]}" SET '{fenced}:fence' $((base + 10)) >/dev/null
     q_down 2
     run -0 "$RL" fenced -- sh -c 'echo "$REDLOCK_FENCE"'
     [ "$output" -gt "$first" ]
@@ -249,9 +249,9 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
 }
 
 @test "a signal during --wait ends the wait without taking the lock" {
-    qcli 0 SET waited other >/dev/null
-    qcli 1 SET waited other >/dev/null
-    qcli 2 SET waited other >/dev/null
+    cli "${Q_PORT[0]}" SET waited other >/dev/null
+    cli "${Q_PORT[1]}" SET waited other >/dev/null
+    cli "${Q_PORT[2]}" SET waited other >/dev/null
     rl_start -v --wait 30s waited -- touch "$BATS_TEST_TMPDIR/ran"
     wait_for 5 file_contains "$RL_ERR" "nodes accepted, 5 answered); waiting (up to 30s)"
     kill -TERM "$RL_PID"
@@ -260,8 +260,8 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     rl_finish 30
     assert_equal "$RL_STATUS" 143
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-    assert_equal "$(qcli 3 EXISTS waited)" 0
-    assert_equal "$(qcli 4 EXISTS waited)" 0
+    assert_equal "$(cli "${Q_PORT[3]}" EXISTS waited)" 0
+    assert_equal "$(cli "${Q_PORT[4]}" EXISTS waited)" 0
 }
 
 @test "a nested run of the same lock under the quorum runs directly, verified on a majority" {
@@ -288,5 +288,5 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     assert_output --partial "replica"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     local i
-    for i in 0 1 2 3 4; do [ "$(qcli "$i" EXISTS job)" = 0 ]; done
+    for i in 0 1 2 3 4; do [ "$(cli "${Q_PORT[$i]}" EXISTS job)" = 0 ]; done
 }

@@ -24,13 +24,6 @@ q_exec() {
 
 q_ping() { resp "${Q_PORT[$1]}" PING && [ "$REPLY" = +PONG ]; }
 
-# qcli I ARGS...: redis-cli against node I.
-qcli() {
-    local i=$1
-    shift
-    cli "${Q_PORT[i]}" "$@"
-}
-
 # q_down I: stops node I (its data is gone: no persistence).
 q_down() {
     [ -n "${Q_PID[$1]:-}" ] || return 0
@@ -66,7 +59,7 @@ q_holding() {
     local i n=0
     for i in "${!Q_PORT[@]}"; do
         [ -n "${Q_PID[i]}" ] || continue
-        [ "$(qcli "$i" GET "$1" 2>/dev/null)" = "$2" ] && n=$((n + 1))
+        [ "$(cli "${Q_PORT[$i]}" GET "$1" 2>/dev/null)" = "$2" ] && n=$((n + 1))
     done
     echo "$n"
 }
@@ -98,9 +91,9 @@ on_majority() {
     [ "$k" -ge $((${#Q_PORT[@]} / 2 + 1)) ]
 }
 # On node I: NAME's queue holds K waiters; NAME's key exists; NAME has K shared holders.
-q_queued() { [ "$(qcli "$1" ZCARD "{$2}:wait")" = "$3" ]; }
-q_held() { [ "$(qcli "$1" EXISTS "$2")" = 1 ]; }
-q_shared() { [ "$(qcli "$1" ZCARD "{$2}:shared")" = "$3" ]; }
+q_queued() { [ "$(cli "${Q_PORT[$1]}" ZCARD "{$2}:wait")" = "$3" ]; }
+q_held() { [ "$(cli "${Q_PORT[$1]}" EXISTS "$2")" = 1 ]; }
+q_shared() { [ "$(cli "${Q_PORT[$1]}" ZCARD "{$2}:shared")" = "$3" ]; }
 queued_on_majority() { on_majority q_queued "$@"; }
 held_on_majority() { on_majority q_held "$@"; }
 shared_on_majority() { on_majority q_shared "$@"; }
@@ -109,6 +102,6 @@ shared_on_majority() { on_majority q_shared "$@"; }
 q_nothing_left() {
     local i
     for i in "${!Q_PORT[@]}"; do
-        [ "$(qcli "$i" EXISTS "$@")" = 0 ] || return 1
+        [ "$(cli "${Q_PORT[$i]}" EXISTS "$@")" = 0 ] || return 1
     done
 }

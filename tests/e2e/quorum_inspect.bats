@@ -55,8 +55,8 @@ true"
 }
 
 @test "status of a lock held on only a minority is not held (exit 1)" {
-    qcli 0 SET minority other >/dev/null
-    qcli 1 SET minority other >/dev/null
+    cli "${Q_PORT[0]}" SET minority other >/dev/null
+    cli "${Q_PORT[1]}" SET minority other >/dev/null
     run -1 "$RL" status minority
     assert_line --regexp "^state: +not held by a majority \(at most 2 of 5 nodes hold one token"
 }
@@ -73,27 +73,27 @@ true"
     hold forced
     run -0 "$RL" release --force forced
     assert_line "lock 'forced': released on 5 of 5 nodes"
-    for i in 0 1 2 3 4; do assert_equal "$(qcli "$i" EXISTS forced)" 0; done
+    for i in 0 1 2 3 4; do assert_equal "$(cli "${Q_PORT[$i]}" EXISTS forced)" 0; done
 }
 
 @test "release --token releases only that token, on every node" {
-    qcli 0 SET tok other >/dev/null
-    for i in 1 2 3 4; do qcli "$i" SET tok mine >/dev/null; done
+    cli "${Q_PORT[0]}" SET tok other >/dev/null
+    for i in 1 2 3 4; do cli "${Q_PORT[$i]}" SET tok mine >/dev/null; done
     run -0 "$RL" release --token mine tok
     assert_line "lock 'tok': released on 4 of 5 nodes"
     assert_line "node 127.0.0.1:${Q_PORT[0]}: held by another token; left alone"
-    assert_equal "$(qcli 0 GET tok)" other
+    assert_equal "$(cli "${Q_PORT[0]}" GET tok)" other
     run -1 "$RL" release --token mine tok
 }
 
 @test "list shows the locks one token holds on a majority, with how many nodes hold them" {
     hold held
     # A minority key (a partial attempt) and a key split between two tokens are not held.
-    qcli 0 SET partial x >/dev/null
-    qcli 1 SET split a >/dev/null
-    qcli 2 SET split a >/dev/null
-    qcli 3 SET split b >/dev/null
-    qcli 4 SET split b >/dev/null
+    cli "${Q_PORT[0]}" SET partial x >/dev/null
+    cli "${Q_PORT[1]}" SET split a >/dev/null
+    cli "${Q_PORT[2]}" SET split a >/dev/null
+    cli "${Q_PORT[3]}" SET split b >/dev/null
+    cli "${Q_PORT[4]}" SET split b >/dev/null
     q_down 4
     run -0 --separate-stderr "$RL" list
     # The node that did not answer is named on stderr.
@@ -125,8 +125,8 @@ true"
     local end=$(($(date +%s) * 1000 + 60000))
     local forged
     forged=$(printf 'end_ms=%s\tstart_ms=%s\toutcome=ran\tduration_ms=1\thost=forged\tpid=4242\tuser=evil\texit=0\tfence=99' "$end" "$((end - 1))")
-    qcli 0 LPUSH '{job}:ledger' "$forged" > /dev/null
-    qcli 1 LPUSH '{job}:ledger' "$forged" > /dev/null
+    cli "${Q_PORT[0]}" LPUSH '{job}:ledger' "$forged" > /dev/null
+    cli "${Q_PORT[1]}" LPUSH '{job}:ledger' "$forged" > /dev/null
     run -1 --separate-stderr "$RL" status job
     # status shows a node's newest entry, and its newest success, only where a majority of nodes
     # have the same one. A node whose give-back came too late (an acquire delayed past its node
@@ -134,7 +134,7 @@ true"
     # that line cannot be shown, but never as the forged run.
     local i entries newest=0 newest_ok=0 first_ok
     for i in 0 1 2 3 4; do
-        entries=$(qcli "$i" LRANGE '{job}:ledger' 0 -1)
+        entries=$(cli "${Q_PORT[$i]}" LRANGE '{job}:ledger' 0 -1)
         [[ "$(head -n 1 <<<"$entries")" == *$'\t'exit=3* ]] && newest=$((newest + 1))
         # As last_runs.lua picks it: the newest entry that ran and exited 0.
         first_ok=$(grep -F $'\toutcome=ran\t' <<<"$entries" | grep -m 1 -F $'\texit=0\t' || true)

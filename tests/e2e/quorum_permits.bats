@@ -28,7 +28,7 @@ teardown() {
     for i in ${PIDS[@]+"${PIDS[@]}"}; do wait "$i" 2>/dev/null || true; done
 }
 
-permit_gone() { [ "$(qcli "$1" EXISTS "$2")" = 0 ]; }
+permit_gone() { [ "$(cli "${Q_PORT[$1]}" EXISTS "$2")" = 0 ]; }
 # gated NAME N [OPTIONS...]: a --permits N holder of NAME until $BATS_TEST_TMPDIR/go exists;
 # appends "PID PERMIT" to $BATS_TEST_TMPDIR/owners and its permit to .../permits once it runs.
 gated() {
@@ -138,17 +138,17 @@ gated() {
 @test "a node that gives another permit is outvoted and cleaned up; status, list and release see the majority" {
     # Node 2 alone has permit 1 taken by a foreign token: it gives this run permit 2, the other
     # two give permit 1. The run holds permit 1 (a majority) and gives node 2's permit 2 back.
-    qcli 2 SET qsplit redlock-permits/2 PX 60000 >/dev/null
-    qcli 2 SET '{qsplit}:permit:1' foreign PX 60000 >/dev/null
+    cli "${Q_PORT[2]}" SET qsplit redlock-permits/2 PX 60000 >/dev/null
+    cli "${Q_PORT[2]}" SET '{qsplit}:permit:1' foreign PX 60000 >/dev/null
     gated qsplit 2 --hold-info
     wait_for 25 lines_are "$BATS_TEST_TMPDIR/permits" 1
     [ "$(cat "$BATS_TEST_TMPDIR/permits")" = 1 ]
     local token
-    token=$(qcli 0 GET '{qsplit}:permit:1')
-    [ "$(qcli 1 GET '{qsplit}:permit:1')" = "$token" ]
+    token=$(cli "${Q_PORT[0]}" GET '{qsplit}:permit:1')
+    [ "$(cli "${Q_PORT[1]}" GET '{qsplit}:permit:1')" = "$token" ]
     # Given back on node 2 by the settle step, which the run did not wait for.
     wait_for 25 permit_gone 2 '{qsplit}:permit:2'
-    [ "$(qcli 2 GET '{qsplit}:permit:1')" = foreign ]
+    [ "$(cli "${Q_PORT[2]}" GET '{qsplit}:permit:1')" = foreign ]
 
     run "$RL" status qsplit
     assert_success
@@ -188,7 +188,7 @@ gated() {
     for p in "${PIDS[@]}"; do
         wait_for 25 pid_gone "$p"
     done
-    for p in 0 1 2; do [ "$(qcli "$p" EXISTS qforce)" = 0 ]; done
+    for p in 0 1 2; do [ "$(cli "${Q_PORT[$p]}" EXISTS qforce)" = 0 ]; done
 }
 
 @test "a nested run of the same name inside a quorum permit holder runs within its permit" {
@@ -266,9 +266,9 @@ gated() {
     # whole 20s --wait so. After a split the next attempt asks for the permit that the most
     # nodes said was free.
     local name=qoverlap i
-    for i in 0 1 2; do qcli "$i" SET "$name" redlock-permits/3 PX 60000 >/dev/null; done
-    for i in 0 1; do qcli "$i" SET "{$name}:permit:1" holder-a PX 60000 >/dev/null; done
-    for i in 1 2; do qcli "$i" SET "{$name}:permit:2" holder-b PX 60000 >/dev/null; done
+    for i in 0 1 2; do cli "${Q_PORT[$i]}" SET "$name" redlock-permits/3 PX 60000 >/dev/null; done
+    for i in 0 1; do cli "${Q_PORT[$i]}" SET "{$name}:permit:1" holder-a PX 60000 >/dev/null; done
+    for i in 1 2; do cli "${Q_PORT[$i]}" SET "{$name}:permit:2" holder-b PX 60000 >/dev/null; done
     run -0 "$RL" --permits 3 --wait 15s "$name" -- sh -c 'echo "permit $REDLOCK_PERMIT"'
     [ "$output" = "permit 3" ]
     # And a run that does not wait is not told that all permits are taken.

@@ -129,8 +129,8 @@ gated() {
     assert_success
     assert_line --regexp '^qinspect +[23] of 3 .*2 shared holders'
     local token
-    token=$(qcli 0 ZRANGE '{qinspect}:shared' 0 0)
-    [ -n "$token" ] || token=$(qcli 1 ZRANGE '{qinspect}:shared' 0 0)
+    token=$(cli "${Q_PORT[0]}" ZRANGE '{qinspect}:shared' 0 0)
+    [ -n "$token" ] || token=$(cli "${Q_PORT[1]}" ZRANGE '{qinspect}:shared' 0 0)
     run "$RL" release --token "$token" qinspect
     assert_success
     assert_output --regexp "released on [23] of 3 nodes"

@@ -40,14 +40,14 @@ hold_gate() {
 queued_on() {
     local i
     for i in $1; do
-        [ "$(qcli "$i" ZCARD "{$2}:wait")" = "$3" ] || return 1
+        [ "$(cli "${Q_PORT[$i]}" ZCARD "{$2}:wait")" = "$3" ] || return 1
     done
 }
 
 blocked_on() {
     local i
     for i in $1; do
-        [ "$(blocked_clients qcli "$i")" = "$2" ] || return 1
+        [ "$(blocked_clients "${Q_PORT[$i]}")" = "$2" ] || return 1
     done
 }
 
@@ -72,7 +72,7 @@ fifo_round() {
     assert_equal "$(start_order "$d/log")" "1 2 3 4 5 6 7 8 "
     # Nobody is left queued or holding.
     wait_for 5 queued_on "$live" "$name" 0
-    for i in $live; do assert_equal "$(qcli "$i" EXISTS "$name")" 0; done
+    for i in $live; do assert_equal "$(cli "${Q_PORT[$i]}" EXISTS "$name")" 0; done
 }
 
 @test "quorum waiters take the lock one at a time in the order they began waiting" {

@@ -36,8 +36,8 @@ teardown() {
     KILL_AT_END="$first $second"
     wait_for 5 blocked_is 2
     local first_token second_token
-    first_token=$(rcli LINDEX '{lost}:wait' 0)
-    second_token=$(rcli LINDEX '{lost}:wait' 1)
+    first_token=$(cli "$REDIS_PORT" LINDEX '{lost}:wait' 0)
+    second_token=$(cli "$REDIS_PORT" LINDEX '{lost}:wait' 1)
     [ -n "$first_token" ] && [ -n "$second_token" ]
 
     monitor_start
@@ -48,7 +48,7 @@ teardown() {
     local released
     released=$(now_ms)
     # Consumed, by the frozen waiter's BLPOP (or, if it happened to be between two blocks, here).
-    rcli DEL "{lost}:wake:$first_token" >/dev/null
+    cli "$REDIS_PORT" DEL "{lost}:wake:$first_token" >/dev/null
     kill -9 "$first"
     wait "$first" || true
 

@@ -13,7 +13,7 @@ teardown() {
 }
 
 renew_sha() { sha1sum "$BATS_TEST_DIRNAME/../../src/lock/scripts/renew.lua" | cut -d' ' -f1; }
-script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
+script_cached() { [ "$(cli "$REDIS_PORT" SCRIPT EXISTS "$1")" = 1 ]; }
 
 @test "a restart that keeps the data: the holder reconnects, renews and finishes normally" {
     redis_start --appendonly yes --appendfsync always
@@ -25,12 +25,12 @@ script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
         "touch '$d/ready'; while [ ! -e '$d/go' ]; do sleep 0.02; done"
     wait_for 5 file_exists "$d/ready"
     local token
-    token=$(rcli GET survivor)
+    token=$(cli "$REDIS_PORT" GET survivor)
     redis_restart
     # A fresh server has no scripts: the renew script cached again proves a renewal after the
     # restart, sent by EVALSHA, refused with NOSCRIPT, then sent by EVAL.
     wait_for 5 script_cached "$sha"
-    [ "$(rcli GET survivor)" = "$token" ]
+    [ "$(cli "$REDIS_PORT" GET survivor)" = "$token" ]
     touch "$d/go"
     rl_finish 10
     assert_equal "$RL_STATUS" 0
@@ -64,7 +64,7 @@ script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
         "trap 'touch \"$d/termed\"; exit 0' TERM; touch '$d/ready'; while :; do sleep 0.02; done"
     wait_for 5 file_exists "$d/ready"
     # Pointing it at a master that does not exist keeps its data but refuses every write.
-    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    cli "$REDIS_PORT" REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 15 file_exists "$d/termed"
     rl_finish 10
     assert_equal "$RL_STATUS" 76

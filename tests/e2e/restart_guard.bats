@@ -36,7 +36,7 @@ uptime_at_least() { [ "$(uptime_of "$REDIS_PORT")" -ge "$1" ]; }
     assert_output --regexp "lock 'job' not taken: Redis on 127\.0\.0\.1:[0-9]+ restarted (under 1s|[0-9]+s) ago without this lock's data"
     assert_output --regexp "held back for [0-9a-z.]+ more \(--restart-guard\); not running the command"
     # Nothing was written: the next run after the guard is the first holder.
-    [ "$(rcli EXISTS job)" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS job)" = 0 ]
     # --restart-guard 0 (or REDLOCK_RESTART_GUARD=0) turns it off.
     run -0 "$RL" -t 30s --restart-guard 0 job -- echo ran
     assert_output ran
@@ -67,7 +67,7 @@ uptime_at_least() { [ "$(uptime_of "$REDIS_PORT")" -ge "$1" ]; }
     redis_start --appendonly yes --appendfsync always
     run -0 "$RL" --restart-guard 0 kept -- true
     redis_restart
-    [ "$(rcli EXISTS '{kept}:fence')" = 1 ]
+    [ "$(cli "$REDIS_PORT" EXISTS '{kept}:fence')" = 1 ]
     run -0 "$RL" -t 30s kept -- echo ran
     assert_output ran
 }

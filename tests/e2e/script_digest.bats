@@ -23,12 +23,12 @@ teardown() { redis_stop; }
     # default), and permits.lua and shared.lua, which do both in their 'finish'.
     local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha name
     sha=$(cat "$src/lib/queue.lua" "$src/acquire.lua" | sha1sum | cut -d' ' -f1)
-    run rcli SCRIPT EXISTS "$sha"
+    run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
     assert_output 1
     for name in ledger permits shared; do
         sha=$(cat "$src/lib/queue.lua" "$src/lib/ledger.lua" "$src/$name.lua" | sha1sum |
             cut -d' ' -f1)
-        run rcli SCRIPT EXISTS "$sha"
+        run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
         assert_output 1
     done
 }

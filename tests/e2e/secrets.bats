@@ -8,8 +8,8 @@ PW=Zq7-s3cret-pw
 
 setup() {
     T=$BATS_TEST_TMPDIR
-    RCLI_OPTS="-a $PW --no-auth-warning" redis_start --requirepass "$PW"
-    RCLI_OPTS="-a $PW --no-auth-warning"  # not exported: the tool's environment must not have it
+    CLI_OPTS="-a $PW --no-auth-warning" redis_start --requirepass "$PW"
+    CLI_OPTS="-a $PW --no-auth-warning"  # not exported: the tool's environment must not have it
 }
 
 teardown() {

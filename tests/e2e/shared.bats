@@ -10,7 +10,7 @@ PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
 setup_file() { redis_start; }
 teardown_file() { redis_stop; }
 
-setup() { rcli FLUSHALL >/dev/null; PIDS=(); }
+setup() { cli "$REDIS_PORT" FLUSHALL >/dev/null; PIDS=(); }
 teardown() {
     touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop"
     local p
@@ -40,7 +40,7 @@ gated() {
     echo "$output"
     assert_success
     key_absent mix
-    [ "$(rcli EXISTS '{mix}:shared')" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS '{mix}:shared')" = 0 ]
 }
 
 @test "shared waiters ahead of a waiting exclusive run are admitted together; shared runs after it wait for it" {
@@ -104,24 +104,24 @@ gated() {
 }
 
 @test "a plain holder (SET NX PX, as redis-py) keeps --shared runs out, and shared holders keep plain and exclusive runs out" {
-    rcli SET plain "$(printf '%032d' 7)" PX 30000 >/dev/null
+    cli "$REDIS_PORT" SET plain "$(printf '%032d' 7)" PX 30000 >/dev/null
     run "$RL" --shared plain -- true
     assert_failure 75
     assert_output --partial "lock 'plain' is held by an exclusive holder"
-    [ "$(rcli GET plain)" = "$(printf '%032d' 7)" ]
+    [ "$(cli "$REDIS_PORT" GET plain)" = "$(printf '%032d' 7)" ]
 
     gated sh --shared
     gated sh --shared
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/holders" 2
-    [ "$(rcli GET sh)" = redlock-shared ]
+    [ "$(cli "$REDIS_PORT" GET sh)" = redlock-shared ]
     # What redis-py's Lock and the plain pattern do: SET NX fails.
-    [ -z "$(rcli SET sh mine NX PX 1000)" ]
+    [ -z "$(cli "$REDIS_PORT" SET sh mine NX PX 1000)" ]
     run "$RL" sh -- true
     assert_failure 75
     run "$RL" --permits 2 sh -- true
     assert_failure 64
     assert_output --partial "held with --shared"
-    [ "$(rcli GET sh)" = redlock-shared ]
+    [ "$(cli "$REDIS_PORT" GET sh)" = redlock-shared ]
     # A plain run's key is still its own token, as before --shared existed.
     run "$RL" fmt -- sh -c 'redis-cli -p "$0" GET fmt' "$REDIS_PORT"
     assert_success
@@ -207,6 +207,6 @@ gated() {
     refute_output --partial '"lost"'
     run "$RL" history --json led:p
     assert_output --partial '"outcome":"ran"'
-    [ "$(rcli EXISTS led:s)" = 0 ]
-    [ "$(rcli ZCARD '{led:s}:shared')" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS led:s)" = 0 ]
+    [ "$(cli "$REDIS_PORT" ZCARD '{led:s}:shared')" = 0 ]
 }

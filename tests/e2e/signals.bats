@@ -16,7 +16,7 @@ teardown() {
 # pttl_at_most KEY MS: KEY exists with an expiry of at most MS left.
 pttl_at_most() {
     local pttl
-    pttl=$(rcli PTTL "$1")
+    pttl=$(cli "$REDIS_PORT" PTTL "$1")
     [ "$pttl" -ge 0 ] && [ "$pttl" -le "$2" ]
 }
 
@@ -133,7 +133,7 @@ forwarded_signal_ends_the_group() {
     kill -KILL "$RL_PID"
     rl_finish 2
     local pttl
-    pttl=$(rcli PTTL killed)
+    pttl=$(cli "$REDIS_PORT" PTTL killed)
     # Either still counting down within the ttl, or already gone (-2); never without expiry (-1).
     [ "$pttl" -le 3000 ] && [ "$pttl" != -1 ]
     wait_for 4 key_absent killed

@@ -93,7 +93,7 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
 }
 
 @test "a password is sent inside the TLS session" {
-    RCLI_OPTS="-a pw --no-auth-warning" tls_redis_start server no --requirepass pw
+    CLI_OPTS="-a pw --no-auth-warning" tls_redis_start server no --requirepass pw
     REDISCLI_AUTH=pw run "$RL" -u "rediss://localhost:$TLS_PORT" --cacert "$PKI/ca.crt" authjob -- echo ran
     assert_success
     assert_output ran

@@ -43,7 +43,7 @@ tls_sign() {
 
 # tls_redis_start [CERT [AUTH-CLIENTS [REDIS-ARGS...]]]: redis_start with a TLS port TLS_PORT as
 # well, serving CERT (default server) and requiring client certificates when AUTH-CLIENTS is
-# yes (default no). Sets TLS_PORT; REDIS_PORT stays the plain port for rcli.
+# yes (default no). Sets TLS_PORT; REDIS_PORT stays the plain port for `cli "$REDIS_PORT"`.
 tls_redis_start() {
     local cert=${1:-server} auth=${2:-no}
     shift 2 || shift $#
@@ -57,7 +57,7 @@ tls_redis_start() {
 # True when the TLS port answers PING (redis-cli, with our client certificate in case).
 tls_ping() {
     [ "$(redis-cli --tls --cacert "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" \
-        -h 127.0.0.1 -p "$TLS_PORT" ${RCLI_OPTS:-} PING 2>/dev/null)" = PONG ]
+        -h 127.0.0.1 -p "$TLS_PORT" ${CLI_OPTS:-} PING 2>/dev/null)" = PONG ]
 }
 
 # listener_start MODE: a loopback server on a free port, for peers redis-server cannot play:

@@ -10,7 +10,7 @@ bats_require_minimum_version 1.5.0
 setup() { redis_start --enable-debug-command yes; }
 teardown() {
     touch "$BATS_TEST_TMPDIR/go"
-    rcli CLIENT UNPAUSE >/dev/null 2>&1 || true
+    cli "$REDIS_PORT" CLIENT UNPAUSE >/dev/null 2>&1 || true
     rl_cleanup
     monitor_stop
     redis_stop
@@ -28,12 +28,12 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     rl_start -v -t 10s --renew-every 200ms demoted -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     local token
-    token=$(rcli GET demoted)
-    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    token=$(cli "$REDIS_PORT" GET demoted)
+    cli "$REDIS_PORT" REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 5 file_contains "$RL_ERR" "renewing lock 'demoted' failed, retrying in .*READONLY"
-    rcli REPLICAOF NO ONE >/dev/null
+    cli "$REDIS_PORT" REPLICAOF NO ONE >/dev/null
     wait_for 20 renewed_after READONLY
-    [ "$(rcli GET demoted)" = "$token" ]
+    [ "$(cli "$REDIS_PORT" GET demoted)" = "$token" ]
     touch "$d/go"
     rl_finish 10
     assert_equal "$RL_STATUS" 0
@@ -43,12 +43,12 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 
 @test "MASTERDOWN renewals (a replica that will not serve stale data): retried, the lock kept" {
     local d=$BATS_TEST_TMPDIR
-    rcli CONFIG SET replica-serve-stale-data no >/dev/null
+    cli "$REDIS_PORT" CONFIG SET replica-serve-stale-data no >/dev/null
     rl_start -v -t 10s --renew-every 200ms stale -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    cli "$REDIS_PORT" REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 5 file_contains "$RL_ERR" "renewing lock 'stale' failed, retrying in .*MASTERDOWN"
-    rcli REPLICAOF NO ONE >/dev/null
+    cli "$REDIS_PORT" REPLICAOF NO ONE >/dev/null
     wait_for 20 renewed_after MASTERDOWN
     touch "$d/go"
     rl_finish 10
@@ -61,19 +61,19 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     redis_stop
     # Snapshot on shutdown, and load it slowly (200us a key) while answering LOADING.
     redis_start --save "3600 1" --key-load-delay 200 --loading-process-events-interval-bytes 1024
-    rcli EVAL "for i = 1, 5000 do redis.call('SET', 'filler' .. i, string.rep('x', 100)) end" 0 \
+    cli "$REDIS_PORT" EVAL "for i = 1, 5000 do redis.call('SET', 'filler' .. i, string.rep('x', 100)) end" 0 \
         >/dev/null
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 30s --renew-every 200ms loading -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
     local token
-    token=$(rcli GET loading)
+    token=$(cli "$REDIS_PORT" GET loading)
     redis_restart
     # Bounds far above what the restart and the load take: on a loaded machine (a sanitizer
     # build, tests in parallel) they took longer than the old 6s lease, and the lock was lost.
     wait_for 30 file_contains "$RL_ERR" "renewing lock 'loading' failed, retrying in .*LOADING"
     wait_for 30 renewed_after LOADING
-    [ "$(rcli GET loading)" = "$token" ]
+    [ "$(cli "$REDIS_PORT" GET loading)" = "$token" ]
     touch "$d/go"
     rl_finish 10
     assert_equal "$RL_STATUS" 0
@@ -85,7 +85,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 2s --renew-every 200ms gone-replica -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    cli "$REDIS_PORT" REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 5 file_exists "$d/termed"
     rl_finish 10
     assert_equal "$RL_STATUS" 76
@@ -99,7 +99,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 10s --renew-every 200ms paused -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli CLIENT PAUSE 800 ALL >/dev/null
+    cli "$REDIS_PORT" CLIENT PAUSE 800 ALL >/dev/null
     # A renewal sent during the pause is answered only after it: it took hundreds of ms.
     wait_for 5 file_matches "$RL_ERR" "renewed lock 'paused' in ([3-9][0-9][0-9]ms|[0-9]+s)"
     touch "$d/go"
@@ -116,7 +116,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     # Taken before the pause is asked for, so that the pause ends 6s after this moment or later.
     local paused
     paused=$(now_ms)
-    rcli CLIENT PAUSE 6000 ALL >/dev/null
+    cli "$REDIS_PORT" CLIENT PAUSE 6000 ALL >/dev/null
     wait_for 10 file_exists "$d/termed"
     local stopped=$(($(now_ms) - paused))
     echo "# command stopped ${stopped}ms into a 6s pause (ttl 1s)" >&3
@@ -132,7 +132,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 10s --renew-every 200ms sleepy -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli DEBUG SLEEP 0.8 >/dev/null
+    cli "$REDIS_PORT" DEBUG SLEEP 0.8 >/dev/null
     wait_for 5 file_matches "$RL_ERR" "renewed lock 'sleepy' in ([3-9][0-9][0-9]ms|[0-9]+s)"
     touch "$d/go"
     rl_finish 10
@@ -145,7 +145,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     local d=$BATS_TEST_TMPDIR
     rl_start -v -t 1s --renew-every 100ms --command-timeout 500ms asleep -- bash -c "$GATED" "$d"
     wait_for 5 file_exists "$d/ready"
-    rcli DEBUG SLEEP 5 >/dev/null &
+    cli "$REDIS_PORT" DEBUG SLEEP 5 >/dev/null &
     local sleeper=$! slept
     slept=$(now_ms)
     wait_for 10 file_exists "$d/termed"
@@ -171,7 +171,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     done
     # Each run has exited, so all it sent is in Redis's feed, which is in order: once a later
     # command shows in the log, theirs are there too.
-    rcli ECHO runs-done >/dev/null
+    cli "$REDIS_PORT" ECHO runs-done >/dev/null
     wait_for 5 file_contains "$MONITOR_OUT" runs-done
     monitor_stop
     local token renewals late
@@ -193,7 +193,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
 }
 
 @test "an evicting maxmemory-policy is warned about with -v and by status, never in --json output" {
-    rcli CONFIG SET maxmemory-policy allkeys-lru >/dev/null
+    cli "$REDIS_PORT" CONFIG SET maxmemory-policy allkeys-lru >/dev/null
     run --separate-stderr "$RL" -v evict -- true
     assert_success
     [[ "$stderr" == *"maxmemory-policy allkeys-lru: under memory pressure it may evict a lock key"* ]]
@@ -209,7 +209,7 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     assert_equal "$status" 1
     [[ "$stderr" == *"maxmemory-policy allkeys-lru"* ]]
     /usr/bin/python3 -c 'import json,sys; json.loads(sys.argv[1])' "$output"
-    rcli CONFIG SET maxmemory-policy noeviction >/dev/null
+    cli "$REDIS_PORT" CONFIG SET maxmemory-policy noeviction >/dev/null
     run --separate-stderr "$RL" -v evict -- true
     [[ "$stderr" != *maxmemory-policy* ]]
     run --separate-stderr "$RL" status evict
@@ -237,13 +237,13 @@ renewed_after() { stderr_after "$1" | grep -q "renewed lock"; }
     rl_start -v --wait 30s killed -- touch "$d/ran"
     wait_for 5 queue_length_is killed 2
     local second_token
-    second_token=$(rcli LINDEX '{killed}:wait' 1)
+    second_token=$(cli "$REDIS_PORT" LINDEX '{killed}:wait' 1)
     # Every client but redis-cli's own: both waiters' BLPOPs and the holder's connection.
-    rcli CLIENT KILL TYPE normal >/dev/null
+    cli "$REDIS_PORT" CLIENT KILL TYPE normal >/dev/null
     wait_for 5 file_contains "$RL_ERR" "waiting for lock 'killed' was interrupted"
     # Blocked again, still second in line.
     wait_for 5 blocked_is 2
-    assert_equal "$(rcli LINDEX '{killed}:wait' 1)" "$second_token"
+    assert_equal "$(cli "$REDIS_PORT" LINDEX '{killed}:wait' 1)" "$second_token"
     touch "$d/go"
     wait "$HOLDER"
     wait "$first"

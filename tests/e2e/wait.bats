@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
-# --wait: waiting for a busy lock, woken by the holder's release (no polling), FIFO, bounded.
+# --wait: waiting for a busy lock, woken by the holder's release (no polling; behind an
+# application's lock, which wakes nobody, a look at a growing interval), FIFO, bounded.
 load helpers
 bats_require_minimum_version 1.5.0
 
 # blpop_calls_at_least N: the server has counted N BLPOPs or more (INFO commandstats).
 blpop_calls_at_least() {
     local calls
-    calls=$(rcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_blpop:calls=\([0-9]*\),.*/\1/p')
+    calls=$(cli "$REDIS_PORT" INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_blpop:calls=\([0-9]*\),.*/\1/p')
     [ "${calls:-0}" -ge "$1" ]
 }
 
@@ -16,6 +17,7 @@ teardown() {
         kill -9 "$HOLDER" 2>/dev/null || true
         wait "$HOLDER" 2>/dev/null || true
     fi
+    rl_cleanup
     redis_stop
 }
 
@@ -74,23 +76,24 @@ teardown() {
     # Nobody waits any more, and nothing of theirs is left.
     run -1 "$RL" status --json queued
     echo "$output" | jq -e '.waiting == 0 and .waiters == []'
-    run -0 rcli --scan --pattern '*:who'
+    run -0 cli "$REDIS_PORT" --scan --pattern '*:who'
     assert_output ""
 }
 
-@test "a waiter takes over from a SIGKILLed holder within ttl + 1s" {
-    hold_until dead "$BATS_TEST_TMPDIR/never" --ttl 2s
-    "$RL" --wait forever dead -- touch "$BATS_TEST_TMPDIR/took-over" &
-    local waiter=$!
-    wait_for 5 blocked_is 1
-    kill -9 "$HOLDER"
-    local killed
-    killed=$(now_ms)
-    wait "$waiter"
-    [ -e "$BATS_TEST_TMPDIR/took-over" ]
-    local took=$(($(now_ms) - killed))
-    echo "# taken over ${took}ms after the holder was killed (ttl 2s)" >&3
-    [ "$took" -le 3000 ]
+# A holder that is not a redlock-run (an application's SET NX PX, released by its own DEL, as
+# redis-py's or Spring's locks do) pushes no wake-up: the waiter has to look. Before, it slept
+# out the whole foreign TTL. (When it looks is VirtualWaiter.AForeign... in waiter_test.cpp; this
+# is the real server's side: no wake-up comes, the look finds the key gone.)
+@test "a lock an application holds and DELs wakes a waiter long before its TTL" {
+    cli "$REDIS_PORT" SET foreign app-token NX PX 60000
+    rl_start --wait 90s foreign -- touch "$BATS_TEST_TMPDIR/ran"
+    wait_for 10 key_exists '{foreign}:wait'
+    cli "$REDIS_PORT" DEL foreign
+    # Well before the 60s TTL (and within it even at a sanitizer's WAIT_SCALE of 3).
+    wait_for 15 file_exists "$BATS_TEST_TMPDIR/ran"
+    rl_finish 10
+    [ "$RL_STATUS" -eq 0 ]
+    assert_equal "$(cli "$REDIS_PORT" LLEN '{foreign}:wait')" 0
 }
 
 @test "a wait that runs out exits with the conflict code and names the lock" {
@@ -105,7 +108,7 @@ teardown() {
 @test "SIGTERM and SIGINT end a wait with 128+N and the lock is never taken" {
     hold_until sig "$BATS_TEST_TMPDIR/go"
     local fence_before
-    fence_before=$(rcli GET '{sig}:fence')
+    fence_before=$(cli "$REDIS_PORT" GET '{sig}:fence')
     local sig code
     for sig in TERM INT; do
         "$RL" --wait forever sig -- touch "$BATS_TEST_TMPDIR/ran" &
@@ -118,9 +121,9 @@ teardown() {
         wait_for 5 blocked_is 0
     done
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
-    [ "$(rcli GET '{sig}:fence')" = "$fence_before" ]
+    [ "$(cli "$REDIS_PORT" GET '{sig}:fence')" = "$fence_before" ]
     # The holder still holds it: nobody else's token got in.
-    [ "$(rcli GET sig)" != "" ]
+    [ "$(cli "$REDIS_PORT" GET sig)" != "" ]
 }
 
 @test "a waiter that leaves does not strand the one behind it" {
@@ -143,14 +146,14 @@ teardown() {
     "$RL" --wait 30s q -- true &
     local waiter=$!
     wait_for 5 blocked_is 1
-    assert_equal "$(rcli LLEN '{q}:wait')" 1
-    [ "$(rcli PTTL '{q}:wait')" -gt 0 ]
+    assert_equal "$(cli "$REDIS_PORT" LLEN '{q}:wait')" 1
+    [ "$(cli "$REDIS_PORT" PTTL '{q}:wait')" -gt 0 ]
     touch "$BATS_TEST_TMPDIR/go"
     wait "$waiter"
     # Releases with nobody waiting push no wake-ups at all.
     "$RL" q -- true
     "$RL" q -- true
-    assert_equal "$(rcli KEYS '{q}:wa*')" ""
+    assert_equal "$(cli "$REDIS_PORT" KEYS '{q}:wa*')" ""
 }
 
 @test "waiters keep their order while the holder outlives its TTL several times" {
@@ -225,9 +228,11 @@ logged_cmd() {
     wait_for 5 key_exists restart
     rl_start -v --wait 30s restart -- sh -c "$(logged_cmd waiter "$log")"
     wait_for 5 blocked_is 1
-    # Down for longer than the waiter's first reconnect delays, as a real restart often is.
+    # Down until the waiter has found it down and retried (-v says so), as a real restart often
+    # is. (The retry timing itself: VirtualWaiter.RedisAwayIsRetriedWithBackoff... and
+    # ABlockBrokenByAnOutageIsRiddenOut... in waiter_test.cpp.)
     redis_stop
-    sleep 1.5
+    wait_for 10 file_contains "$RL_ERR" "Redis unavailable"
     redis_restart
     key_exists restart
     # The waiter reconnects and queues again; it must still be waiting, not running.
@@ -289,9 +294,9 @@ logged_cmd() {
     hold_until demoted "$go" --ttl 10s
     rl_start -v --wait 30s demoted -- touch "$BATS_TEST_TMPDIR/ran"
     wait_for 5 blocked_is 1
-    rcli REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
+    cli "$REDIS_PORT" REPLICAOF 127.0.0.1 "$(free_port)" >/dev/null
     wait_for 5 file_contains "$RL_ERR" UNBLOCKED
-    rcli REPLICAOF NO ONE >/dev/null
+    cli "$REDIS_PORT" REPLICAOF NO ONE >/dev/null
     kill -0 "$RL_PID"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     touch "$go"
@@ -311,10 +316,10 @@ logged_cmd() {
 @test "a holder whose key was lost leaves a stale queue entry of its own at release, and wakes the next waiter" {
     local go="$BATS_TEST_TMPDIR/go" token
     hold_until stale "$go" --ttl 30s
-    token=$(rcli GET stale)
-    rcli RPUSH '{stale}:wait' "$token" >/dev/null
-    rcli SET "{stale}:wake:$token:alive" 1 PX 60000 >/dev/null
-    rcli DEL stale >/dev/null
+    token=$(cli "$REDIS_PORT" GET stale)
+    cli "$REDIS_PORT" RPUSH '{stale}:wait' "$token" >/dev/null
+    cli "$REDIS_PORT" SET "{stale}:wake:$token:alive" 1 PX 60000 >/dev/null
+    cli "$REDIS_PORT" DEL stale >/dev/null
     rl_start -v --wait 20s stale -- touch "$BATS_TEST_TMPDIR/ran"
     wait_for 5 blocked_is 1
     touch "$go"
@@ -326,5 +331,5 @@ logged_cmd() {
     cat "$RL_ERR"
     [ "$RL_STATUS" -eq 0 ]
     [ -e "$BATS_TEST_TMPDIR/ran" ]
-    [ "$(rcli EXISTS "{stale}:wake:$token:alive")" = 0 ]
+    [ "$(cli "$REDIS_PORT" EXISTS "{stale}:wake:$token:alive")" = 0 ]
 }

@@ -17,7 +17,7 @@ teardown() {
 }
 
 drive() { /usr/bin/python3 "$BATS_TEST_DIRNAME/pty_drive.py" "$@"; }
-queue_length_is() { [ "$(rcli LLEN "{$1}:wait")" = "$2" ]; }
+queue_length_is() { [ "$(cli "$REDIS_PORT" LLEN "{$1}:wait")" = "$2" ]; }
 
 @test "a waiter on a terminal shows holder, place, times in one line redrawn in place, erased when it takes the lock" {
     hold_until line "$GATE"

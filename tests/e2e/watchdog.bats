@@ -137,7 +137,7 @@ assert_killed_entry() {
     killed_holder qhandover
     wait_for 10 lock_free qhandover
     local i
-    for i in 0 1 2; do assert_equal "$(qcli "$i" EXISTS qhandover)" 0; done
+    for i in 0 1 2; do assert_equal "$(cli "${Q_PORT[$i]}" EXISTS qhandover)" 0; done
     assert_killed_entry qhandover
     run -0 "$RL" -t 60s qhandover -- true
 }
@@ -332,10 +332,10 @@ chaos_state() {
     echo "# log:"; sed 's/^/#   /' "$d/log"
     echo "# stderr:"; tail -n 30 "$d/rl.err" | sed 's/^/#   /'
     echo "# keys:"
-    for k in $(rcli --scan --pattern '*chaos*'); do
-        echo "#   $k $(rcli TYPE "$k") pttl $(rcli PTTL "$k")"
+    for k in $(cli "$REDIS_PORT" --scan --pattern '*chaos*'); do
+        echo "#   $k $(cli "$REDIS_PORT" TYPE "$k") pttl $(cli "$REDIS_PORT" PTTL "$k")"
     done
-    echo "# queue: $(rcli LRANGE '{chaos}:wait' 0 -1 | tr '\n' ' ')"
+    echo "# queue: $(cli "$REDIS_PORT" LRANGE '{chaos}:wait' 0 -1 | tr '\n' ' ')"
     echo "# processes:"; ps -o pid,stat,etime,args -C redlock-run | grep -e PID -e ' chaos ' | sed 's/^/#   /'
 }
 started_after() { [ "$(starts_in "$BATS_TEST_TMPDIR/log")" -gt "$1" ]; }

@@ -449,3 +449,28 @@ TEST_F(Cli, PasswordInACommandLineUrlWarns) {
     parse({"j", "x"});
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
+
+// Was inspect.bats "status takes the connection options before or after the subcommand word and
+// after NAME" (the flags' places:
+// SubcommandCli.StatusTakesOptionsBeforeAndAfterTheWordAndAfterName).
+TEST_F(Cli, StatusTakesThePrefixFromTheEnvironmentAndTheFlagWins) {
+    setenv("REDLOCK_PREFIX", "p:", 1);
+    Invocation env = parse({"status", "x"});
+    EXPECT_EQ(env.action, Action::status);
+    EXPECT_EQ(env.inspect.name, "x");
+    EXPECT_EQ(env.inspect.conn.prefix, "p:");
+    EXPECT_EQ(parse({"status", "x", "--prefix=q:"}).inspect.conn.prefix, "q:");
+}
+
+// Were inspect.bats "a lock named like a subcommand is run with the explicit run form" and "a
+// subcommand word after NAME is the command, not a subcommand".
+TEST_F(Cli, ASubcommandWordIsALockNameAfterRunAndACommandWordAfterName) {
+    Invocation named = parse({"run", "list", "--", "echo", "ran"});
+    EXPECT_EQ(named.action, Action::run);
+    EXPECT_EQ(named.run.name, "list");
+    EXPECT_EQ(named.run.command, (Args{"echo", "ran"}));
+    Invocation word = parse({"job", "echo", "status"});
+    EXPECT_EQ(word.action, Action::run);
+    EXPECT_EQ(word.run.name, "job");
+    EXPECT_EQ(word.run.command, (Args{"echo", "status"}));
+}

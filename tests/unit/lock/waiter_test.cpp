@@ -1,8 +1,11 @@
-// The waiter (--wait) against a real redis-server: a release hands the lock to the waiter at the
-// queue's head, in arrival order; a holder that died is taken over when its key expires; a wait
-// that runs out, or a signal, leaves nothing of the waiter behind; the progress callback sees
-// the holder and the place in the queue. The e2e suite (wait.bats, quorum_wait.bats) drives the
-// same code through the binary; these pin its contract below the backend interface.
+// The waiter (--wait), twice. Against a real redis-server (Waiter): a release hands the lock to
+// the waiter at the queue's head, in arrival order; a holder that died is taken over when its key
+// expires; a wait that runs out, or a signal, leaves nothing of the waiter behind; the progress
+// callback sees the holder and the place in the queue. On virtual time over a scripted lock
+// (VirtualWaiter): when each attempt and each block happens, to the millisecond: the hand-off, the
+// take-over at the holder's TTL, the give-up at --wait, the backoff while Redis is away, a signal,
+// and the growing re-check behind a foreign holder. The e2e suite (wait.bats, quorum_wait.bats)
+// drives the same code through the binary.
 #include "lock/waiter.hpp"
 
 #include <gtest/gtest.h>
@@ -14,9 +17,12 @@
 #include <thread>
 
 #include "../eventually.hpp"
+#include "../fake_clock.hpp"
+#include "lock/holder.hpp"
 #include "lock/keys.hpp"
 #include "lock/token.hpp"
 #include "redis_server.hpp"
+#include "util/errors.hpp"
 #include "util/signals.hpp"
 
 using namespace redlock;
@@ -140,7 +146,10 @@ TEST_F(Waiter, ProgressNamesTheHoldersTimeAndOurPlace) {
     std::string h = new_token();
     // Held for 3.5s, never released: the waiter blocks in slices of a second and reads the
     // holder and its place between two, so at least one report after the first knows the place.
-    ASSERT_TRUE(holder.acquire(keys, h, milliseconds(3500)).acquired);
+    // With its info recorded, as every run's is: a holder without it is an application's, which
+    // the waiter looks at again every few hundred ms instead (VirtualWaiter.AForeign...).
+    HolderInfo info = this_process_info({});
+    ASSERT_TRUE(holder.acquire(keys, h, milliseconds(3500), &info).acquired);
     std::atomic<int> reports{0};
     std::atomic<long long> place{0}, pttl{-1};
     WaitResult r = wait_in_thread(new_token(), milliseconds(20000), milliseconds(30000),
@@ -179,4 +188,358 @@ TEST_F(Waiter, AWaiterHeldBackByTheRestartGuardReportsItUntilItTakesTheLock) {
     ASSERT_TRUE(r.last.acquired);
     EXPECT_GE(reports.load(), 2);
     EXPECT_EQ(not_held_back.load(), 0);
+}
+
+// ---- On virtual time ----
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// A lock as the waiter sees it through WaitTarget, scripted on a virtual clock: held until
+// `expires` (Deadline::max(): no TTL), given back at `released` (a redlock-run holder's release
+// wakes the queue's head; an application's DEL, `foreign`, wakes nobody), Redis away from
+// `outage_from` to `outage_to`, and a SIGTERM sent to the waiting thread at `signal_at`. Every
+// call is recorded with its virtual time.
+class ScriptedLock final : public WaitTarget {
+  public:
+    explicit ScriptedLock(fake::Clock& clock) : clock_(clock) {}
+
+    Deadline expires = Deadline::max();
+    std::optional<Deadline> released;
+    bool foreign = false;
+    Deadline outage_from = Deadline::max(), outage_to = Deadline::max();
+    std::optional<Deadline> signal_at;
+    int permits_n = 1;
+    // Once the key is gone, the lock stays reserved for the queue's head (a waiter that was
+    // woken, or is presumed alive) until then: busy, with no key and no holder info.
+    Deadline reserved_until{};
+    int key_looks = 0;  // key_exists() calls
+
+    std::vector<Deadline> attempts;                   // when each attempt came in
+    std::vector<std::pair<Deadline, Millis>> blocks;  // when each block began, and for how long
+    std::vector<Deadline> abandons, releases;
+
+    AcquireAttempt attempt(Queueing queueing, bool& reached) override {
+        Deadline now = clock_.now();
+        attempts.push_back(now);
+        if (away(now)) throw RedisUnavailable("cannot connect to Redis (scripted outage)");
+        AcquireAttempt a;
+        a.sent = now;
+        if (free(now) && now < reserved_until) {
+            if (queueing == Queueing::wait) reached = true;
+            a.result.holder_pttl = std::chrono::ceil<Millis>(reserved_until - now).count();
+            return a;
+        }
+        if (free(now)) {
+            a.result.acquired = true;
+            a.result.fence = static_cast<long long>(attempts.size());
+            reached = true;
+            return a;
+        }
+        if (queueing == Queueing::wait) reached = true;
+        a.result.holder_pttl =
+            expires == Deadline::max() ? -1 : std::chrono::ceil<Millis>(expires - now).count();
+        if (!foreign) a.result.holder = HolderInfo{};
+        return a;
+    }
+    void follow_master() override {}
+    Blocked block(Millis block, int cancel_fd) override {
+        Deadline now = clock_.now();
+        blocks.emplace_back(now, block);
+        if (away(now)) throw RedisUnavailable("connection reset (scripted outage)");
+        Deadline until = now + block;
+        // Only a redlock-run holder's release pushes our wake-up.
+        Deadline wake = (!foreign && released && *released > now) ? *released : Deadline::max();
+        for (;;) {
+            Deadline next = std::min({until, wake, outage_from > now ? outage_from : until});
+            if (signal_at && !signalled_) next = std::min(next, *signal_at);
+            pollfd p{cancel_fd, POLLIN, 0};
+            if (clock_.poll(&p, 1, next) > 0) return Blocked::cancelled;
+            Deadline t = clock_.now();
+            if (signal_at && !signalled_ && t >= *signal_at) {
+                signalled_ = true;
+                // To this thread: the test process has others (gtest's), which do not block it.
+                pthread_kill(pthread_self(), SIGTERM);
+                continue;
+            }
+            if (t >= wake) return Blocked::woken;
+            if (away(t)) throw RedisUnavailable("connection reset (scripted outage)");
+            if (t >= until) return Blocked::timed_out;
+        }
+    }
+    WaitStatus status() override {
+        WaitStatus s;
+        s.busy.holder_pttl = std::chrono::ceil<Millis>(expires - clock_.now()).count();
+        s.place = 1;
+        return s;
+    }
+    bool key_exists() override {
+        ++key_looks;
+        return !free(clock_.now());
+    }
+    bool abandon() override {
+        abandons.push_back(clock_.now());
+        return false;
+    }
+    void release() override { releases.push_back(clock_.now()); }
+    int permits() const override { return permits_n; }
+    bool shared() const override { return false; }
+
+  private:
+    bool away(Deadline t) const { return t >= outage_from && t < outage_to; }
+    bool free(Deadline t) const { return t >= expires || (released && t >= *released); }
+
+    fake::Clock& clock_;
+    bool signalled_ = false;
+};
+
+class VirtualWaiter : public ::testing::Test {
+  protected:
+    ~VirtualWaiter() override {
+        while (signals.next()) {
+        }
+        pthread_sigmask(SIG_SETMASK, &signals.original_mask(), nullptr);
+    }
+
+    WaitResult wait_for(Millis wait, const WaitProgressFn& progress = {}) {
+        return acquire_waiting(lock, keys, milliseconds(30000), wait, signals, progress, clock);
+    }
+    Deadline at(long long ms) const { return t0 + milliseconds(ms); }
+    // The gaps between attempts, in ms.
+    std::vector<long long> gaps() const {
+        std::vector<long long> out;
+        for (std::size_t i = 1; i < lock.attempts.size(); ++i)
+            out.push_back(
+                std::chrono::duration_cast<Millis>(lock.attempts[i] - lock.attempts[i - 1])
+                    .count());
+        return out;
+    }
+
+    SignalEvents signals;
+    fake::Clock clock;
+    Deadline t0 = clock.now();
+    ScriptedLock lock{clock};
+    LockKeys keys = LockKeys::make("job", "test:");
+};
+
+}  // namespace
+
+// Twin of wait.bats "a waiter runs as soon as the holder releases" (kept there: the real queue).
+TEST_F(VirtualWaiter, AReleaseHandsTheLockOverAtOnceWithoutPolling) {
+    lock.expires = at(30'000);
+    lock.released = at(1'234);
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(1'234));
+    // One busy attempt, one block, one attempt that took it: nothing in between.
+    EXPECT_EQ(lock.attempts.size(), 2u);
+    ASSERT_EQ(lock.blocks.size(), 1u);
+    EXPECT_EQ(lock.blocks[0].second, milliseconds(20'000));
+    EXPECT_TRUE(lock.abandons.empty());
+}
+
+// Was wait.bats "a waiter takes over from a SIGKILLed holder within ttl + 1s" (a wall-clock
+// bound of 3s on a 2s TTL); the real expiry stays proved by Waiter.AHolderThatDiedIs...
+TEST_F(VirtualWaiter, AHolderThatNeverReleasesIsTakenOverOneMillisecondAfterItsTtl) {
+    lock.expires = at(2'000);
+    WaitResult r = wait_for(Millis::max());
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(2'001));
+    EXPECT_EQ(lock.attempts.size(), 2u);
+}
+
+// A redlock-run holder wakes us when it releases: no look before its TTL, however long.
+TEST_F(VirtualWaiter, BehindARedlockHolderTheWaiterDoesNotPollBeforeTheTtl) {
+    lock.expires = at(20'000);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(20'001));
+    EXPECT_EQ(gaps(), (std::vector<long long>{20'001}));
+}
+
+// The timing half of wait.bats "a wait that runs out exits with the conflict code and names the
+// lock" (the exit code and the message stay there).
+TEST_F(VirtualWaiter, AWaitGivesUpAtWaitExactlyAndLeavesTheQueue) {
+    lock.expires = at(30'000);
+    WaitResult r = wait_for(milliseconds(300));
+    EXPECT_FALSE(r.last.acquired);
+    EXPECT_FALSE(r.interrupted_by);
+    EXPECT_EQ(lock.attempts, (std::vector<Deadline>{at(0), at(300)}));
+    EXPECT_EQ(lock.abandons, (std::vector<Deadline>{at(300)}));
+}
+
+TEST_F(VirtualWaiter, WithoutWaitOneAttemptAndNothingToAbandon) {
+    lock.expires = at(30'000);
+    WaitResult r = wait_for(Millis(0));
+    EXPECT_FALSE(r.last.acquired);
+    EXPECT_EQ(lock.attempts.size(), 1u);
+    EXPECT_TRUE(lock.blocks.empty());
+    EXPECT_TRUE(lock.abandons.empty());
+}
+
+// A block never outlasts a minute, whatever the holder's TTL: the socket deadline stays ours.
+TEST_F(VirtualWaiter, ALongHoldIsWaitedForInBlocksOfAMinute) {
+    lock.expires = at(150'000);
+    WaitResult r = wait_for(Millis::max());
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(150'001));
+    EXPECT_EQ(gaps(), (std::vector<long long>{60'000, 60'000, 30'001}));
+}
+
+// The timing half of wait.bats "a wait that runs out while Redis is down exits 69 with one line"
+// (the exit code and the one line stay there): retried with a growing backoff, given up at
+// --wait exactly, never a try after it.
+TEST_F(VirtualWaiter, RedisAwayIsRetriedWithBackoffAndGivenUpAtWaitExactly) {
+    lock.outage_from = at(0);
+    try {
+        wait_for(milliseconds(2'000));
+        FAIL() << "expected RedisUnavailable";
+    } catch (const RedisUnavailable& e) {
+        EXPECT_NE(std::string(e.what()).find("gave up waiting for lock 'test:job' after 2s"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(clock.now(), at(2'000));
+    EXPECT_EQ(lock.attempts.back(), at(2'000));
+    std::vector<long long> g = gaps();
+    ASSERT_GE(g.size(), 3u);
+    // Equal jitter of 50ms doubling to 1s: each gap within [step/2, step] of its step, and the
+    // last one cut at the give-up.
+    long long step = 50;
+    for (std::size_t i = 0; i + 1 < g.size(); ++i) {
+        EXPECT_GE(g[i], step / 2) << i;
+        EXPECT_LE(g[i], step) << i;
+        step = std::min(step * 2, 1'000LL);
+    }
+    EXPECT_LE(g.back(), step);
+}
+
+// The decision in transient.bats "a waiter whose connection is killed while blocked keeps
+// waiting" (the real CLIENT KILL and the kept queue place stay there): a broken block is paused
+// over, the wait goes on, and the release after the outage still hands the lock over.
+TEST_F(VirtualWaiter, ABlockBrokenByAnOutageIsRiddenOutAndTheHandOffStillComes) {
+    lock.expires = at(30'000);
+    lock.released = at(5'000);
+    lock.outage_from = at(1'000);
+    lock.outage_to = at(1'500);
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(5'000));
+    EXPECT_TRUE(lock.abandons.empty());
+    // No attempt outside the wait, none hammering the outage.
+    EXPECT_LE(lock.attempts.size(), 8u);
+}
+
+// The decision in wait.bats "SIGTERM and SIGINT end a wait with 128+N" (the exit codes stay
+// there): the signal ends the block at once, the waiter leaves the queue, and never takes the lock.
+TEST_F(VirtualWaiter, ASignalEndsTheWaitAtOnceAndTheQueueIsLeft) {
+    lock.expires = at(30'000);
+    lock.released = at(10'000);
+    lock.signal_at = at(2'000);
+    WaitResult r = wait_for(Millis::max());
+    EXPECT_FALSE(r.last.acquired);
+    EXPECT_EQ(r.interrupted_by, SIGTERM);
+    EXPECT_EQ(clock.now(), at(2'000));
+    EXPECT_EQ(lock.attempts.size(), 1u);
+    EXPECT_EQ(lock.abandons, (std::vector<Deadline>{at(2'000)}));
+}
+
+// The status line: one report a second while blocked, each slice ending where the block would.
+TEST_F(VirtualWaiter, ProgressIsReportedOnceASecondWhileBlocked) {
+    lock.expires = at(3'500);
+    std::vector<Millis> waited;
+    WaitResult r =
+        wait_for(milliseconds(20'000), [&](const WaitProgress& p) { waited.push_back(p.waited); });
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(3'501));
+    EXPECT_EQ(waited, (std::vector<Millis>{milliseconds(0), milliseconds(1'000),
+                                           milliseconds(2'000), milliseconds(3'000)}));
+}
+
+// ---- A foreign holder (an application's SET NX PX, released by its own DEL) ----
+
+TEST(ForeignRecheck, GrowsFrom100msTo2sAndStays) {
+    std::vector<long long> got;
+    for (int i = 0; i < 8; ++i) got.push_back(foreign_recheck_after(i).count());
+    EXPECT_EQ(got, (std::vector<long long>{100, 200, 400, 800, 1'600, 2'000, 2'000, 2'000}));
+    EXPECT_EQ(foreign_recheck_after(1'000'000).count(), 2'000);
+}
+
+// The defect: a DEL wakes nobody, and the waiter slept out the whole foreign TTL (20s here).
+TEST_F(VirtualWaiter, AForeignHoldersReleaseIsNoticedAtTheNextRecheck) {
+    lock.foreign = true;
+    lock.expires = at(20'000);
+    lock.released = at(1'000);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    // Looks at 0, 100, 300, 700, 1500ms: the first after the DEL takes it.
+    EXPECT_EQ(gaps(), (std::vector<long long>{100, 200, 400, 800}));
+    EXPECT_EQ(r.lease_start, at(1'500));
+}
+
+// Not hammering: a foreign hold of a minute costs one attempt every 2s once the backoff is up.
+TEST_F(VirtualWaiter, ALongForeignHoldIsLookedAtEveryTwoSecondsAtMost) {
+    lock.foreign = true;
+    lock.expires = at(60'000);
+    WaitResult r = wait_for(milliseconds(90'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease_start, at(60'001));
+    std::vector<long long> g = gaps();
+    for (long long gap : g) EXPECT_LE(gap, 2'000);
+    // 100+200+400+800+1600 = 3.1s, then 2s steps to 59.1s, then the last to the expiry + 1ms.
+    EXPECT_EQ(g.size(), 5u + 28u + 1u);
+    EXPECT_EQ(g.back(), 901);
+}
+
+// The recheck never overshoots the foreign TTL: the key's expiry is still the other bound.
+TEST_F(VirtualWaiter, AForeignHoldersExpiryBoundsTheRecheck) {
+    lock.foreign = true;
+    lock.expires = at(250);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{100, 151}));
+    EXPECT_EQ(r.lease_start, at(251));
+}
+
+// A foreign key without a TTL: looked at with the same backoff, never beyond no_ttl_recheck.
+TEST_F(VirtualWaiter, AForeignKeyWithoutTtlIsLookedAtWithTheSameBackoff) {
+    lock.foreign = true;
+    lock.released = at(5'000);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{100, 200, 400, 800, 1'000, 1'000, 1'000, 1'000}));
+    EXPECT_EQ(r.lease_start, at(5'500));
+}
+
+// Permits holders always wake the queue: no info in the reply is not a foreign holder there.
+TEST_F(VirtualWaiter, APermitsLockIsNotRecheckedEarly) {
+    lock.foreign = true;  // a permits busy reply carries no holder info
+    lock.permits_n = 3;
+    lock.expires = at(20'000);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{20'001}));
+}
+
+// The lock reserved for the queue's head (its key gone, no holder info): the head's hand-off
+// wakes us, so the waiter blocks for the reservation (at most the longest recheck, 2s), not
+// every 100ms (races.bats "a wake-up taken by a waiter that then dies is not lost").
+TEST_F(VirtualWaiter, ALockReservedForTheQueuesHeadIsNotRecheckedEarly) {
+    lock.expires = at(0);
+    lock.reserved_until = at(1'800);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{1'801}));
+    EXPECT_EQ(lock.key_looks, 1);
+}
+
+// A longer reservation is looked at every 2s: were the key an application's that went between
+// the attempt and the look, the wait would not last its TTL.
+TEST_F(VirtualWaiter, ALongReservationIsLookedAtEveryTwoSeconds) {
+    lock.expires = at(0);
+    lock.reserved_until = at(5'000);
+    WaitResult r = wait_for(milliseconds(30'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(gaps(), (std::vector<long long>{2'000, 2'000, 1'001}));
 }
