@@ -299,7 +299,7 @@ TEST_F(Cli, MetricsFileThatIsNotARegularFileIsAUsageError) {
     expect_usage_error({"--metrics-file", "/dev/null", "job", "true"}, "'/dev/null' is a device");
     expect_usage_error({"--metrics-file", "/", "job", "true"}, "is a directory");
     setenv("REDLOCK_METRICS_FILE", "/dev/null", 1);
-    expect_usage_error({"job", "true"}, "--metrics-file '/dev/null'");
+    expect_usage_error({"job", "true"}, "REDLOCK_METRICS_FILE '/dev/null' is a device");
     unsetenv("REDLOCK_METRICS_FILE");
     // A missing file is created; a missing directory is refused before anything runs.
     EXPECT_EQ(parse({"--metrics-file", "/tmp/redlock-run-no-such.prom", "job", "true"})
