@@ -95,7 +95,7 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
         file_password = read_password_file(raw.password_file, from_env("password-file"));
     for (Endpoint& endpoint : endpoints) {
         c.endpoint = std::move(endpoint);
-        apply_tls_options(c.endpoint, raw.tls, scan.given);
+        apply_tls_options(c.endpoint, raw.tls, scan.given, scan.from_env);
         if (c.endpoint.password && scan.given.contains("url"))
             log::warning(
                 "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
