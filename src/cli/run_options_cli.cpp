@@ -179,15 +179,17 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     // The acquire script reads the slot; permits.lua does not, and with several holders at once
     // two runs of one slot could run side by side anyway.
     if (r.permits > 1 && r.job.once_per)
-        throw UsageError(
-            "--once-per needs --permits 1: with several holders at once two runs of a slot could "
-            "run side by side");
+        throw UsageError(fmt::format(
+            "{} needs {} 1: with several holders at once two runs of a slot could run side by "
+            "side",
+            scan.label("once-per"), scan.label("permits")));
     // shared.lua reads no slot either, and shared holders run side by side by design, so two runs
     // of one slot would too: refused rather than silently run every time.
     if (r.shared && r.job.once_per)
-        throw UsageError(
-            "--once-per does not combine with --shared: shared holders run side by side, so two "
-            "runs of a slot could too");
+        throw UsageError(fmt::format(
+            "{} does not combine with {}: shared holders run side by side, so two runs of a "
+            "slot could too",
+            scan.label("once-per"), scan.label("shared")));
     r.command = std::move(command);
     return r;
 }

@@ -270,7 +270,7 @@ TEST_F(Cli, OncePerRefusesSharedAndPermits) {
                        "--once-per does not combine with --shared");
     setenv("REDLOCK_SHARED", "1", 1);
     expect_usage_error({"--once-per", "1h", "job", "true"},
-                       "--once-per does not combine with --shared");
+                       "--once-per does not combine with REDLOCK_SHARED");
     unsetenv("REDLOCK_SHARED");
     expect_usage_error({"--permits", "2", "--once-per", "1h", "job", "true"},
                        "--once-per needs --permits 1");
