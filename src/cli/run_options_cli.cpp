@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "lock/permits.hpp"
-#include "lock/shared.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
@@ -174,7 +173,12 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.keep_env = raw.keep_env;
     r.permits = int_option(raw.permits, scan.label("permits"), 1, max_permits);
     r.shared = raw.shared;
-    if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
+    if (r.shared && r.permits > 1)
+        // The words of shared_permits_refusal (lock/shared.hpp), each option named where it was set.
+        throw UsageError(
+            fmt::format("{} does not combine with {} above 1: a name is either a permits lock or a "
+                        "shared/exclusive lock; give one of them",
+                        scan.label("shared"), scan.label("permits")));
     r.job = job_options(raw.job, scan);
     // The acquire script reads the slot; permits.lua does not, and with several holders at once
     // two runs of one slot could run side by side anyway.

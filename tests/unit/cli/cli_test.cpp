@@ -281,7 +281,8 @@ TEST_F(Cli, SharedRefusesPermitsButNotAQuorum) {
     expect_usage_error({"--shared", "--permits", "2", "job", "true"},
                        "--shared does not combine with --permits");
     setenv("REDLOCK_PERMITS", "3", 1);
-    expect_usage_error({"--shared", "job", "true"}, "--shared does not combine with --permits");
+    expect_usage_error({"--shared", "job", "true"},
+                       "--shared does not combine with REDLOCK_PERMITS above 1");
     unsetenv("REDLOCK_PERMITS");
     EXPECT_TRUE(
         parse({"--shared", "-u", "redis://a", "-u", "redis://b", "-u", "redis://c", "job", "true"})
