@@ -174,7 +174,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.permits = int_option(raw.permits, scan.label("permits"), 1, max_permits);
     r.shared = raw.shared;
     if (r.shared && r.permits > 1)
-        // The words of shared_permits_refusal (lock/shared.hpp), each option named where it was set.
+        // shared_permits_refusal's words (lock/shared.hpp), each option named where it is set.
         throw UsageError(
             fmt::format("{} does not combine with {} above 1: a name is either a permits lock or a "
                         "shared/exclusive lock; give one of them",
