@@ -168,7 +168,7 @@ Invocation parse_command_line(const std::vector<std::string>& args) {
         inv.text = help_text(catalog);
         return inv;
     }
-    check_lock_name(name, raw.prefix);
+    check_lock_name(name, raw.prefix, scan.label("prefix"));
     std::vector<std::string> rest(
         args.begin() + static_cast<long>(command_at.value_or(scan.next + 1)), args.end());
     if (!command_at && !rest.empty() && rest[0].size() > 1 && rest[0][0] == '-' &&

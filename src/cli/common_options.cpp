@@ -68,7 +68,7 @@ Millis duration_option(const std::string& text, const std::string& option) {
     return parse_duration(text, option);
 }
 
-int int_option(const std::string& text, const char* option, int min, int max) {
+int int_option(const std::string& text, const std::string& option, int min, int max) {
     int v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
@@ -81,14 +81,21 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
     ConnectionOptions c;
     std::vector<std::string> urls = split_url_list(raw.urls);
     if (urls.empty()) urls.push_back(raw.url);
-    check_node_count(urls.size());
+    // A value from the environment is named by its variable in a refusal: that is where the
+    // user must fix it.
+    auto from_env = [&](const char* key) {
+        return scan.from_env.contains(key) ? scan.label(key) : std::string();
+    };
+    check_node_count(urls.size(), from_env("url"));
     std::vector<Endpoint> endpoints;
-    for (const std::string& url : urls) endpoints.push_back(parse_listed_url(url, urls.size() > 1));
+    for (const std::string& url : urls)
+        endpoints.push_back(parse_listed_url(url, urls.size() > 1, from_env("url")));
     std::optional<std::string> file_password;
-    if (!raw.password_file.empty()) file_password = read_password_file(raw.password_file);
+    if (!raw.password_file.empty())
+        file_password = read_password_file(raw.password_file, from_env("password-file"));
     for (Endpoint& endpoint : endpoints) {
         c.endpoint = std::move(endpoint);
-        apply_tls_options(c.endpoint, raw.tls, scan.given);
+        apply_tls_options(c.endpoint, raw.tls, scan.given, scan.from_env);
         if (c.endpoint.password && scan.given.contains("url"))
             log::warning(
                 "the password in --url is visible to other users in ps; use REDISCLI_AUTH or "
@@ -108,13 +115,16 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
     c.node_timeout = duration_option(raw.node_timeout, scan.label("node-timeout"));
     if (!raw.sentinel_password_file.empty()) {
         if (!c.endpoint.is_sentinel())
-            throw UsageError("--sentinel-password-file needs a redis-sentinel:// URL");
-        c.endpoint.sentinel_password = read_password_file(raw.sentinel_password_file);
+            throw UsageError(fmt::format("{} needs a redis-sentinel:// URL",
+                                         scan.label("sentinel-password-file")));
+        c.endpoint.sentinel_password =
+            read_password_file(raw.sentinel_password_file, from_env("sentinel-password-file"));
     }
     if (!raw.sentinel_user.empty()) {
         // A user without a password would be sent nowhere: Redis has no AUTH with a user alone.
         if (!c.endpoint.sentinel_password)
-            throw UsageError("--sentinel-user needs --sentinel-password-file");
+            throw UsageError(
+                fmt::format("{} needs --sentinel-password-file", scan.label("sentinel-user")));
         c.endpoint.sentinel_user = raw.sentinel_user;
     }
     c.timeouts.connect = duration_option(raw.connect_timeout, scan.label("connect-timeout"));

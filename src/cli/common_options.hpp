@@ -37,7 +37,7 @@ void add_common_options(OptionTable& t, CommonRawOptions& o);
 
 // Throws UsageError naming `option`: a malformed duration, or a number outside min..max.
 Millis duration_option(const std::string& text, const std::string& option);
-int int_option(const std::string& text, const char* option, int min, int max);
+int int_option(const std::string& text, const std::string& option, int min, int max);
 
 // Reads the password files, loads the TLS files and checks the URLs (one, or a quorum of three or
 // more). Throws UsageError naming the option.

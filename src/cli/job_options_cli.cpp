@@ -14,7 +14,8 @@
 namespace redlock {
 namespace {
 
-long long count_option(const std::string& text, const char* option, long long min, long long max) {
+long long count_option(const std::string& text, const std::string& option, long long min,
+                       long long max) {
     long long v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
@@ -74,13 +75,14 @@ JobOptions job_options(const JobRawOptions& o, const Scan& scan) {
         OncePer p;
         p.period = parse_duration(o.once_per, scan.label("once-per"));
         if (p.period < once_period_min || p.period > once_period_max)
-            throw UsageError(fmt::format("--once-per {} is out of range: 1s to 366d",
-                                         format_duration(p.period)));
+            throw UsageError(fmt::format("{} {} is out of range: 1s to 366d",
+                                         scan.label("once-per"), format_duration(p.period)));
         if (has(o.slot_offset, "slot-offset") && o.slot_offset != "0") {
             p.offset = parse_duration(o.slot_offset, scan.label("slot-offset"));
             if (p.offset >= p.period)
-                throw UsageError(fmt::format("--slot-offset ({}) must be less than --once-per ({})",
-                                             format_duration(p.offset), format_duration(p.period)));
+                throw UsageError(fmt::format("{} ({}) must be less than {} ({})",
+                                             scan.label("slot-offset"), format_duration(p.offset),
+                                             scan.label("once-per"), format_duration(p.period)));
         }
         p.any_result = o.once_per_any_result;
         j.once_per = p;
@@ -89,12 +91,12 @@ JobOptions job_options(const JobRawOptions& o, const Scan& scan) {
     }
     if (has(o.ledger_size, "ledger-size"))
         j.ledger_size = static_cast<std::size_t>(count_option(
-            o.ledger_size, "--ledger-size", 0, static_cast<long long>(ledger_size_max)));
+            o.ledger_size, scan.label("ledger-size"), 0, static_cast<long long>(ledger_size_max)));
     j.ledger_busy = o.ledger_busy;
     if (has(o.metrics_file, "metrics-file")) {
         if (o.metrics_file.empty()) throw UsageError("--metrics-file needs a path");
         // Here, before the lock is taken and the command runs, not only when writing after it.
-        check_metrics_path(o.metrics_file);
+        check_metrics_path(o.metrics_file, scan.label("metrics-file"));
         j.metrics_file = o.metrics_file;
     }
     if (has(o.ping, "ping")) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "lock/permits.hpp"
-#include "lock/shared.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
@@ -94,7 +93,7 @@ void add_lock_options(OptionTable& t, RawOptions& o) {
 ReplicaPolicy replica_policy(const RawOptions& raw, const Scan& scan, const RunOptions& r) {
     ReplicaPolicy p;
     // 100 is far beyond any real replica set; more is a typo, not a deployment.
-    p.min_replicas = int_option(raw.min_replicas, "--min-replicas", 0, 100);
+    p.min_replicas = int_option(raw.min_replicas, scan.label("min-replicas"), 0, 100);
     p.timeout = duration_option(raw.replica_timeout, scan.label("replica-timeout"));
     if (!p.enabled()) {
         if (scan.given.contains("replica-timeout"))
@@ -104,9 +103,10 @@ ReplicaPolicy replica_policy(const RawOptions& raw, const Scan& scan, const RunO
     Millis room = (r.ttl - r.renew_every) / 4;
     if (p.timeout > room)
         throw UsageError(fmt::format(
-            "--replica-timeout ({}) must be at most a quarter of --ttl minus --renew-every ({}) "
-            "so that a renewal whose WAIT times out can be retried before the lock expires",
-            format_duration(p.timeout), format_duration(room)));
+            "{} ({}) must be at most a quarter of {} minus {} ({}) so that a renewal whose WAIT "
+            "times out can be retried before the lock expires",
+            scan.label("replica-timeout"), format_duration(p.timeout), scan.label("ttl"),
+            scan.label("renew-every"), format_duration(room)));
     return p;
 }
 
@@ -130,19 +130,21 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     // or the first hiccup loses the lock.
     if (r.renew_every > r.ttl / 2)
         throw UsageError(fmt::format(
-            "--renew-every ({}) must be at most half of --ttl ({}) so that a failed renewal can "
-            "be retried before the lock expires",
-            format_duration(r.renew_every), format_duration(r.ttl)));
+            "{} ({}) must be at most half of {} ({}) so that a failed renewal can be retried "
+            "before the lock expires",
+            scan.label("renew-every"), format_duration(r.renew_every), scan.label("ttl"),
+            format_duration(r.ttl)));
     if (r.ttl < Millis(100))
-        throw UsageError(fmt::format("--ttl {} is too short to renew safely; use at least 100ms",
-                                     format_duration(r.ttl)));
+        throw UsageError(fmt::format("{} {} is too short to renew safely; use at least 100ms",
+                                     scan.label("ttl"), format_duration(r.ttl)));
     // Redlock counts every attempt's time against the ttl: a node timeout near the ttl would
     // let one slow node eat the whole validity.
     if (!r.conn.quorum.empty() && r.conn.node_timeout * 10 > r.ttl)
         throw UsageError(fmt::format(
-            "--node-timeout ({}) must be at most a tenth of --ttl ({}) in the quorum mode, so "
-            "that a slow node leaves most of the lock's validity",
-            format_duration(r.conn.node_timeout), format_duration(r.ttl)));
+            "{} ({}) must be at most a tenth of {} ({}) in the quorum mode, so that a slow node "
+            "leaves most of the lock's validity",
+            scan.label("node-timeout"), format_duration(r.conn.node_timeout), scan.label("ttl"),
+            format_duration(r.ttl)));
     if (raw.no_wait && scan.given.contains("wait"))
         throw UsageError("give either --wait or --no-wait, not both");
     // "--wait 0" means a single try, as flock -w 0 does; other durations must be positive.
@@ -153,7 +155,8 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
         r.wait = Millis::max();
     else if (given(raw.wait, "wait"))
         r.wait = duration_option(raw.wait, scan.label("wait"));
-    r.conflict_exit_code = int_option(raw.conflict_exit_code, "--conflict-exit-code", 0, 255);
+    r.conflict_exit_code =
+        int_option(raw.conflict_exit_code, scan.label("conflict-exit-code"), 0, 255);
     r.quiet = raw.quiet;
     if (raw.on_lost == "term")
         r.on_lost = OnLost::term;
@@ -178,22 +181,29 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.hold_info = raw.hold_info;
     r.replicas = replica_policy(raw, scan, r);
     r.keep_env = raw.keep_env;
-    r.permits = int_option(raw.permits, "--permits", 1, max_permits);
+    r.permits = int_option(raw.permits, scan.label("permits"), 1, max_permits);
     r.shared = raw.shared;
-    if (r.shared && r.permits > 1) throw UsageError(shared_permits_refusal);
+    if (r.shared && r.permits > 1)
+        // shared_permits_refusal's words (lock/shared.hpp), each option named where it is set.
+        throw UsageError(
+            fmt::format("{} does not combine with {} above 1: a name is either a permits lock or a "
+                        "shared/exclusive lock; give one of them",
+                        scan.label("shared"), scan.label("permits")));
     r.job = job_options(raw.job, scan);
     // The acquire script reads the slot; permits.lua does not, and with several holders at once
     // two runs of one slot could run side by side anyway.
     if (r.permits > 1 && r.job.once_per)
-        throw UsageError(
-            "--once-per needs --permits 1: with several holders at once two runs of a slot could "
-            "run side by side");
+        throw UsageError(fmt::format(
+            "{} needs {} 1: with several holders at once two runs of a slot could run side by "
+            "side",
+            scan.label("once-per"), scan.label("permits")));
     // shared.lua reads no slot either, and shared holders run side by side by design, so two runs
     // of one slot would too: refused rather than silently run every time.
     if (r.shared && r.job.once_per)
-        throw UsageError(
-            "--once-per does not combine with --shared: shared holders run side by side, so two "
-            "runs of a slot could too");
+        throw UsageError(fmt::format(
+            "{} does not combine with {}: shared holders run side by side, so two runs of a "
+            "slot could too",
+            scan.label("once-per"), scan.label("shared")));
     r.command = std::move(command);
     return r;
 }

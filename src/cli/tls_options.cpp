@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "redis/tls.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
@@ -26,8 +28,33 @@ void add_tls_options(OptionTable& t, TlsRawOptions& o) {
     });
 }
 
+namespace {
+
+// `message` with each option that came from its variable named by the variable instead
+// ("--cacert" but not "--cacertdir" for cacert): that is where the user must fix it.
+std::string named_by_variables(std::string message,
+                               const std::map<std::string, std::string>& from_env) {
+    for (const auto& [key, variable] : from_env) {
+        std::string option = "--" + key;
+        for (std::size_t at = message.find(option); at != std::string::npos;
+             at = message.find(option, at + 1)) {
+            std::size_t end = at + option.size();
+            bool whole =
+                end == message.size() ||
+                !(std::islower(static_cast<unsigned char>(message[end])) || message[end] == '-');
+            if (!whole) continue;
+            message.replace(at, option.size(), variable);
+            at += variable.size() - 1;
+        }
+    }
+    return message;
+}
+
+}  // namespace
+
 void apply_tls_options(Endpoint& endpoint, const TlsRawOptions& o,
-                       const std::set<std::string>& given) {
+                       const std::set<std::string>& given,
+                       const std::map<std::string, std::string>& from_env) {
     if (!endpoint.tls) {
         for (const char* name : {"cacert", "cacertdir", "cert", "key", "insecure"})
             if (given.contains(name))
@@ -43,7 +70,15 @@ void apply_tls_options(Endpoint& endpoint, const TlsRawOptions& o,
     s.cert_file = o.cert;
     s.key_file = o.key;
     s.insecure = o.insecure;
-    TlsContext::get(s);
+    try {
+        TlsContext::get(s);
+    } catch (const UsageError& e) {
+        std::map<std::string, std::string> tls_vars;
+        for (const char* name : {"cacert", "cacertdir", "cert", "key"})
+            if (auto v = from_env.find(name); v != from_env.end()) tls_vars.insert(*v);
+        if (tls_vars.empty()) throw;
+        throw UsageError(named_by_variables(e.what(), tls_vars));
+    }
     if (s.insecure)
         log::warning(
             "--insecure: the certificate of Redis at {} is not verified; anyone on the network "

@@ -21,13 +21,17 @@ LockState holder_state(const LockState& lock, const PermitHolder& h, long long r
     return s;
 }
 
-// "permit 2: deploy@web-2 pid 4120 (command 'backup', token 3f2a9c1e...), 28s left".
+// "permit 2: deploy@web-2 pid 4120 (command 'backup', token 3f2a9c1e...), 28s left"; without a
+// recorded command line (no --hold-info), no "command ''".
 std::string holder_line(const LockState& lock, const PermitHolder& h, long long now, bool verbose) {
     LockState s = holder_state(lock, h, now);
+    std::string command = h.holder && !h.holder->command.empty()
+                              ? fmt::format("command '{}', ", printable(h.holder->command))
+                              : std::string();
     std::string who =
-        h.holder ? fmt::format("{} (command '{}', token {})", holder_text(s),
-                               printable(h.holder->command), shown_token(h.token, verbose))
-                 : fmt::format("an unknown holder (token {})", shown_token(h.token, verbose));
+        h.holder
+            ? fmt::format("{} ({}token {})", holder_text(s), command, shown_token(h.token, verbose))
+            : fmt::format("an unknown holder (token {})", shown_token(h.token, verbose));
     return fmt::format("{}: {}, {}",
                        h.permit > 0 ? fmt::format("permit {}", h.permit) : "shared holder", who,
                        h.pttl_ms >= 0 ? ttl_text(s) + " left" : std::string("no expiry"));
@@ -123,7 +127,8 @@ std::string permits_status_text(const LockState& lock, const PermitsState& permi
                          h.pttl_ms >= 0 ? ttl_text(s) : std::string("no expiry"),
                          shown_token(h.token, verbose)));
         if (h.holder) {
-            line("  command", printable(h.holder->command));
+            // Recorded only with --hold-info: an empty line says nothing.
+            if (!h.holder->command.empty()) line("  command", printable(h.holder->command));
             if (h.holder->fence > 0) line("  fence", std::to_string(h.holder->fence));
             if (h.holder->acquired_ms > 0)
                 line("  acquired",

@@ -148,6 +148,21 @@ std::string describe_holder(const AcquireResult& busy) {
         busy.holder_pttl >= 0
             ? fmt::format("expires in {}", format_duration(Millis(busy.holder_pttl)))
             : std::string("with no expiry set");
+    if (busy.shared) {
+        // No one holder: how many share it, and one of them by name when one recorded its info.
+        long long n = busy.shared_holders;
+        std::string who = n > 0 ? fmt::format("{} shared holder{}", n, n == 1 ? "" : "s")
+                                : std::string("shared holders");
+        if (busy.holder && !busy.holder->host.empty()) {
+            AcquireResult one;
+            one.holder = busy.holder;
+            std::string named = describe_holder(one);
+            named.resize(named.rfind(", "));  // its own expiry is not the lock's
+            who += n > 1 ? fmt::format(" ({} and {} more)", named, n - 1)
+                         : fmt::format(" ({})", named);
+        }
+        return who + ", " + expiry;
+    }
     if (!busy.holder || busy.holder->host.empty()) return "an unknown holder, " + expiry;
     const HolderInfo& h = *busy.holder;
     // Host and user come from Redis as any bytes: escaped, they cannot forge lines or drive a

@@ -34,7 +34,8 @@ std::string command_line_summary(const std::vector<std::string>& command, std::s
 
 // "web-2 pid 4120 (user deploy) for 12m3s, expires in 17s" when the holder recorded its info
 // (how long uses Redis's clock: its now minus acquired_ms), else "an unknown holder, expires in
-// 17s".
+// 17s"; for shared holders "2 shared holders (web-2 pid 4120 (user deploy) for 3s and 1 more),
+// expires in 17s".
 std::string describe_holder(const AcquireResult& busy);
 
 }  // namespace redlock

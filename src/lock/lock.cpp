@@ -7,6 +7,7 @@
 #include "lock/lock_replies.hpp"
 #include "lock/permits.hpp"
 #include "lock/scripts.hpp"
+#include "lock/shared.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 
@@ -62,6 +63,22 @@ void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
     abandon_result(reply, keys.key);
 }
 
+// Shared holders keep the lock (a busy reply with 'shared', asked for only by a caller that shows
+// the holder): how many, and one of them that recorded its info, from one more read. It is only
+// for the message: a read that fails leaves "shared holders" without a number.
+void LockNode::describe_shared_holders(const LockKeys& keys, AcquireResult& busy) {
+    try {
+        PermitsState s = read_shared(conn_, keys);
+        busy.shared_holders = static_cast<long long>(s.holders.size());
+        for (const PermitHolder& h : s.holders)
+            if (h.holder && !h.holder->host.empty()) {
+                busy.holder = h.holder;
+                break;
+            }
+    } catch (const Error&) {
+    }
+}
+
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing, long long ticket) {
     if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing, ticket);
@@ -90,6 +107,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
     Reply reply = scripts::acquire().run(conn_, script_keys, args, conn_.timeouts().command);
     throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1
     AcquireResult result = acquire_result(reply, keys.key);
+    if (result.shared) describe_shared_holders(keys, result);
     // A reply without the slot asked for would leave the run without one: not this protocol.
     if (once_ && (result.acquired || result.slot_done) && !result.slot)
         throw RedisError(fmt::format(

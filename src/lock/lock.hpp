@@ -22,7 +22,11 @@ struct AcquireResult {
     long long fence = 0;               // when acquired: the fencing token
     long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
     std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
-    int permit = 1;                    // when acquired: which of the --permits (1: a plain lock)
+    // When busy: shared holders (--shared runs) hold it, not one exclusive holder. How many were
+    // in when read (0: not known), and `holder` is one of them when one recorded its info.
+    bool shared = false;
+    long long shared_holders = 0;
+    int permit = 1;  // when acquired: which of the --permits (1: a plain lock)
     // When a re-sent permits acquire found its permit already taken by this token: the node's
     // counter now, which other holders may have moved past `fence` (the one this token drew). A
     // quorum counts this, not `fence`, toward its own fence (quorum.cpp says why).
@@ -148,6 +152,7 @@ class LockNode {
                                const RunRecord& record);
     bool abandon_permit(const LockKeys& keys, const std::string& token,
                         const std::string& mode = "", Millis alive = Millis(0));
+    void describe_shared_holders(const LockKeys& keys, AcquireResult& busy);
     // The shared protocol (shared.cpp).
     AcquireResult acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
                                  const HolderInfo* info, Queueing queueing, long long ticket);

@@ -12,6 +12,8 @@ inline constexpr std::size_t max_key_bytes = 1024;
 
 // Throws UsageError (naming the problem, never quoting a huge name whole) when `prefix` + `name`
 // is not a key a run should lock.
-void check_lock_name(std::string_view name, std::string_view prefix);
+// `prefix_label` names where the prefix came from ("--prefix", or "REDLOCK_PREFIX").
+void check_lock_name(std::string_view name, std::string_view prefix,
+                     std::string_view prefix_label = "--prefix");
 
 }  // namespace redlock

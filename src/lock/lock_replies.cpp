@@ -182,6 +182,11 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
         return result;
     }
     result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));
+    // {0, pttl, 'shared', '1'}: shared holders hold it, whom LockNode::acquire reads apart.
+    if (r.elements == 4 && reply_text(*r.element[2]) == "shared") {
+        result.shared = true;
+        return result;
+    }
     result.holder = holder_from_reply(r, 2);
     return result;
 }
@@ -228,6 +233,10 @@ WaitStatus wait_status_result(const Reply& reply, std::string_view key) {
     WaitStatus s;
     s.busy.holder_pttl = pttl_value(number(*r.element[0], LLONG_MIN, LLONG_MAX).value_or(-2));
     s.place = number(*r.element[1], 0, max_queue_place).value_or(0);
+    if (r.elements == 4 && reply_text(*r.element[2]) == "shared") {
+        s.busy.shared = true;  // shared holders: the count comes from the waiter's attempts
+        return s;
+    }
     s.busy.holder = holder_from_reply(r, 2);
     return s;
 }

@@ -25,14 +25,16 @@ std::string permits_busy(const LockKeys& keys, int permits, const AcquireResult&
                               : std::string());
 }
 
-// "lock 'k' is held exclusively, or an exclusive run waits for it first; ...": a shared run
-// queues behind a waiting exclusive run (writer preference), so both keep it out.
+// "lock 'k' is held by an exclusive holder, or an exclusive run waits for it ahead of shared
+// ones; that expires in 29s": a shared run queues behind a waiting exclusive run (writer
+// preference), so both keep it out. The run is giving up when it says this (with or without
+// --wait), so it tells when the way may clear, never that it will look again.
 std::string shared_busy(const LockKeys& keys, const AcquireResult& busy) {
     return fmt::format(
         "lock '{}' is held by an exclusive holder, or an exclusive run waits for it ahead of "
         "shared ones{}",
         keys.key,
-        busy.holder_pttl >= 0 ? "; looking again in " + format_duration(Millis(busy.holder_pttl))
+        busy.holder_pttl >= 0 ? "; that expires in " + format_duration(Millis(busy.holder_pttl))
                               : std::string());
 }
 

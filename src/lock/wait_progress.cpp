@@ -5,7 +5,19 @@
 namespace redlock {
 
 void WaitView::saw(const AcquireResult& busy, std::optional<long long> place) {
-    busy_ = busy;
+    // The reads between attempts only say that shared holders hold it; the count and the holder
+    // the last attempt named stay on the line (its age moved on by the time since).
+    if (busy.shared && busy.shared_holders == 0 && busy_.shared && busy_.shared_holders > 0) {
+        AcquireResult kept = busy;
+        kept.shared_holders = busy_.shared_holders;
+        kept.holder = busy_.holder;
+        if (kept.holder && kept.holder->now_ms > 0)
+            kept.holder->now_ms +=
+                std::chrono::duration_cast<Millis>(BootClock::now() - read_at_).count();
+        busy_ = kept;
+    } else {
+        busy_ = busy;
+    }
     if (place) place_ = *place;
     read_at_ = clock_.now();
 }

@@ -26,7 +26,26 @@ std::optional<std::string> non_empty_env(const char* name) {
 
 }  // namespace
 
-std::string read_password_file(const std::string& path) {
+namespace {
+std::string read_password_file_at(const std::string& path);
+}  // namespace
+
+std::string read_password_file(const std::string& path, std::string_view where) {
+    try {
+        return read_password_file_at(path);
+    } catch (const UsageError& e) {
+        // Every refusal quotes the path once: where it came from goes right after it.
+        std::string message = e.what();
+        std::string quoted = fmt::format("'{}'", path);
+        std::size_t at = message.find(quoted);
+        if (where.empty() || at == std::string::npos) throw;
+        message.insert(at + quoted.size(), fmt::format(" in {}", where));
+        throw UsageError(message);
+    }
+}
+
+namespace {
+std::string read_password_file_at(const std::string& path) {
     Fd fd = open_regular_file(path, "password file");
     struct stat st {};
     if (::fstat(fd.get(), &st) == 0 && (st.st_mode & S_IROTH))
@@ -57,6 +76,7 @@ std::string read_password_file(const std::string& path) {
     keep_secret_out_of_core_dumps();
     return line;
 }
+}  // namespace
 
 void keep_secret_out_of_core_dumps() {
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace redlock {
 
@@ -23,7 +24,8 @@ std::optional<std::string> resolve_password(const std::string& file,
                                             std::string* source = nullptr);
 
 // Reads the first line of `path` (a trailing "\r" dropped). Throws UsageError.
-std::string read_password_file(const std::string& path);
+// `where`, when not empty, names where the path came from ("REDLOCK_PASSWORD_FILE") in an error.
+std::string read_password_file(const std::string& path, std::string_view where = {});
 
 // Makes this process non-dumpable (no core file, no ptrace or /proc/<pid>/mem by other users)
 // from now on: a password is in its memory. resolve_password and read_password_file call it

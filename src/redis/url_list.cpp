@@ -62,27 +62,31 @@ std::vector<std::string> split_url_list(const std::vector<std::string>& values) 
     return urls;
 }
 
-Endpoint parse_listed_url(const std::string& url, bool in_list) {
+Endpoint parse_listed_url(const std::string& url, bool in_list, std::string_view where) {
     try {
         return parse_redis_url(url);
     } catch (const UsageError& e) {
-        if (!in_list) throw;
+        if (!in_list && where.empty()) throw;
         // A cut that was wrong after all leaves a piece of a password where a user name or host
         // stands; quote the URL with its whole userinfo masked, or not at all.
         std::string message = e.what();
         std::string quoted = fmt::format("invalid Redis URL '{}'", excerpt(masked_url(url)));
-        if (!message.starts_with(quoted)) throw UsageError("invalid Redis URL in the list");
-        throw UsageError(fmt::format("invalid Redis URL '{}'{}", excerpt(userinfo_masked(url)),
-                                     message.substr(quoted.size())));
+        std::string in = where.empty() ? std::string() : fmt::format(" in {}", where);
+        if (!message.starts_with(quoted))
+            throw UsageError(in_list ? "invalid Redis URL in the list" + in : message);
+        std::string shown = in_list ? excerpt(userinfo_masked(url)) : excerpt(masked_url(url));
+        throw UsageError(
+            fmt::format("invalid Redis URL '{}'{}{}", shown, in, message.substr(quoted.size())));
     }
 }
 
-void check_node_count(std::size_t nodes) {
+void check_node_count(std::size_t nodes, std::string_view where) {
     if (nodes == 2)
-        throw UsageError(
-            "two Redis URLs given: a Redlock quorum needs a majority, and the majority of two "
+        throw UsageError(fmt::format(
+            "two Redis URLs given{}: a Redlock quorum needs a majority, and the majority of two "
             "nodes is both, so losing either one stops every run; give one URL, or three or more "
-            "independent masters");
+            "independent masters",
+            where.empty() ? std::string() : fmt::format(" in {}", where)));
 }
 
 }  // namespace redlock

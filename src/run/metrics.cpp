@@ -374,15 +374,15 @@ Existing read_existing(int dir_fd, const std::string& base) {
 
 }  // namespace
 
-void check_metrics_path(const std::string& path) {
-    require_writable_directory(path, "--metrics-file");
+void check_metrics_path(const std::string& path, const std::string& option) {
+    require_writable_directory(path, option);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
     // Replacing it would be wrong for each of these: a link's target is not ours to write, and
     // `--metrics-file /dev/null` run as root would replace /dev/null itself.
-    throw UsageError(fmt::format(
-        "--metrics-file '{}' is {}, not a regular file (name a file to create or update)", path,
-        file_kind(st.st_mode)));
+    throw UsageError(
+        fmt::format("{} '{}' is {}, not a regular file (name a file to create or update)", option,
+                    path, file_kind(st.st_mode)));
 }
 
 void update_metrics_file(const std::string& path, const MetricsUpdate& u) {

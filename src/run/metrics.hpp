@@ -56,8 +56,9 @@ inline constexpr std::size_t metrics_file_max_bytes = 1 << 20;
 
 // Before the run: UsageError when `path` exists and is not a regular file (a symbolic link, a
 // device such as /dev/null, a FIFO, a directory, a socket), or when its directory is missing or
-// not writable by this user. Other failures are left to update_metrics_file (a warning).
-void check_metrics_path(const std::string& path);
+// not writable by this user, naming the path by `option` (--metrics-file, or its variable when
+// the path came from there). Other failures are left to update_metrics_file (a warning).
+void check_metrics_path(const std::string& path, const std::string& option = "--metrics-file");
 
 // Reads, updates and replaces `path` atomically; throws std::runtime_error with the reason,
 // without writing anything, when `path` has become something other than a regular file, is larger

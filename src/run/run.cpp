@@ -402,8 +402,11 @@ void Run::released(const Release& r, Millis keep, Deadline start) {
             lost_ = true;
             break;
         case Release::Outcome::unknown:
-            log::warning("could not release lock '{}' ({}); it expires by itself within {}",
-                         keys_.key, r.detail, format_duration(opt_.ttl));
+            // After a reported loss, a consequence of it (see finish): -v only.
+            warn_unless_consequence(
+                lost_,
+                fmt::format("could not release lock '{}' ({}); it expires by itself within {}",
+                            keys_.key, r.detail, format_duration(opt_.ttl)));
             break;
     }
 }
@@ -428,7 +431,18 @@ void Run::finish(Outcome outcome, std::optional<int> wait_status, Millis keep) {
     if (!rec) return release(keep);
     Deadline start = clock_.now();
     Release r = lock_.finish(token_, keep, *rec);
-    if (!check_recorded(keys_, *rec, r) && outcome == Outcome::ran)
+    // After a loss that was reported, what the record and the release then fail at follows from
+    // it (Redis gone, the lock no longer ours): -v shows it, the loss alone is the news.
+    if (!r.recorded && r.outcome == Release::Outcome::unknown) {
+        // The step failed as a whole, for one reason (Redis unreachable): one line for both.
+        std::string what = fmt::format(
+            "could not release lock '{}' nor record its run in the ledger ({}); it expires by "
+            "itself within {}",
+            keys_.key, r.detail, format_duration(opt_.ttl));
+        warn_unless_consequence(lost_, what);
+        return;
+    }
+    if (!check_recorded(keys_, *rec, r, lost_) && outcome == Outcome::ran)
         finished_.outcome = Outcome::lost;  // the release says so too
     released(r, keep, start);
 }

@@ -105,19 +105,32 @@ void record_in_ledger(LockBackend& lock, const RunRecord& record) {
     }
 }
 
-bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release& release) {
+void warn_unless_consequence(bool consequence, const std::string& message) {
+    if (consequence)
+        log::verbose("{}", message);
+    else
+        log::warning("{}", message);
+}
+
+bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release& release,
+                    bool after_loss) {
     if (!release.recorded) {
-        log::warning("could not record the run of lock '{}' in its ledger: {}", keys.key,
-                     release.record_error);
+        warn_unless_consequence(
+            after_loss, fmt::format("could not record the run of lock '{}' in its ledger: {}",
+                                    keys.key, release.record_error));
         return true;
     }
     const RecordResult& r = *release.recorded;
+    // A ledger the script could not write (a key of another type) is a problem of its own,
+    // whatever happened to the lock.
     if (!r.problem.empty())
         log::warning("could not record the run of lock '{}' in its ledger: {}", keys.key,
                      printable(r.problem));
     if (record.slot && !r.slot_written && (record.any_result || r.still_held))
-        log::warning("lock '{}': could not mark slot {} done; a later run of it will run too",
-                     keys.key, *record.slot);
+        warn_unless_consequence(
+            after_loss,
+            fmt::format("lock '{}': could not mark slot {} done; a later run of it will run too",
+                        keys.key, *record.slot));
     return r.still_held || !record.held;
 }
 

@@ -35,9 +35,15 @@ std::optional<RunRecord> run_record(const RunOptions& options, const FinishedRun
 // Records a run that holds no lock (busy, skipped); a failure is a warning, never an exception.
 void record_in_ledger(LockBackend& lock, const RunRecord& record);
 
-// Warns about what finish() could not record. Returns false when Redis found the run's token
-// gone (the run lost the lock).
-bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release& release);
+// Warns about what finish() could not record (the step failing, a slot left open: with -v only
+// when `after_loss`, which explains them). Returns false when Redis found the run's token gone (the
+// run lost the lock).
+bool check_recorded(const LockKeys& keys, const RunRecord& record, const Release& release,
+                    bool after_loss = false);
+
+// A warning, or with `consequence` (of a failure already reported) a -v line: one failure is
+// one line on stderr, not one per step it then made fail.
+void warn_unless_consequence(bool consequence, const std::string& message);
 
 // --metrics-file; a failure is a warning.
 void record_in_metrics(const RunOptions& options, const FinishedRun& run);

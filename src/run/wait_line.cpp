@@ -1,6 +1,7 @@
 #include "run/wait_line.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include "lock/holder.hpp"
 #include "util/duration.hpp"
 #include "util/log.hpp"
+#include "util/printable.hpp"
+#include "util/utf8.hpp"
 
 namespace redlock {
 namespace {
@@ -40,6 +43,17 @@ std::string ordinal(long long n) {
     return fmt::format("{}{}", n, suffix);
 }
 
+// The columns the line may take after "redlock-run: ", one less than the terminal's width (a
+// cursor in the last column wraps on some terminals); unbounded when the width is not known.
+// Asked at every redraw: the terminal may have been resized.
+std::size_t wait_line_columns() {
+    constexpr std::size_t prefix = std::string_view("redlock-run: ").size();
+    winsize ws{};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col <= prefix + 1)
+        return std::string::npos;
+    return ws.ws_col - 1u - prefix;
+}
+
 }  // namespace
 
 std::string format_wait_line(const WaitProgress& p) {
@@ -66,14 +80,37 @@ std::string format_wait_line(const WaitProgress& p) {
         holder = "being handed over";
     else
         holder = fmt::format("held by {}", describe_holder(busy));
-    return fmt::format("waiting for lock '{}' ({}waited {}, {}): {}", p.key, where,
+    // Printable already, so that fit_wait_line counts the columns the terminal will show.
+    return fmt::format("waiting for lock '{}' ({}waited {}, {}): {}", printable(p.key), where,
                        seconds(std::chrono::floor<std::chrono::seconds>(p.waited)), left, holder);
+}
+
+std::string fit_wait_line(std::string_view line, std::size_t columns) {
+    constexpr std::string_view more = "...";
+    if (display_width(line) <= columns) return std::string(line);
+    if (columns <= more.size()) return std::string(more.substr(0, columns));
+    // The bytes of the first columns - 3 characters: what may be kept.
+    std::size_t end = 0;
+    for (std::size_t n = 0; n + more.size() < columns && end < line.size(); ++n) {
+        std::size_t len = utf8_sequence(line, end);
+        end += len == 0 ? 1 : len;
+    }
+    // Back to where a word ends (a space at `end` itself: the word ends right there), and
+    // before the separator after it: "55s left)..." reads better than "55s left):...".
+    std::size_t cut = line.rfind(' ', end);
+    while (cut != std::string_view::npos && cut > 0 &&
+           std::string_view(" ,;:").find(line[cut - 1]) != std::string_view::npos)
+        --cut;
+    if (cut == std::string_view::npos || cut == 0) cut = end;  // one word wider than it all
+    return std::string(line.substr(0, cut)) + std::string(more);
 }
 
 WaitLine::WaitLine(LockBackend& lock, bool wanted)
     : lock_(lock), on_(wanted && ::isatty(STDERR_FILENO) == 1) {
     if (on_)
-        lock_.set_wait_progress([](const WaitProgress& p) { log::status(format_wait_line(p)); });
+        lock_.set_wait_progress([](const WaitProgress& p) {
+            log::status(fit_wait_line(format_wait_line(p), wait_line_columns()));
+        });
 }
 
 WaitLine::~WaitLine() {

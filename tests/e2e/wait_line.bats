@@ -39,6 +39,17 @@ queue_length_is() { [ "$(cli "$REDIS_PORT" LLEN "{$1}:wait")" = "$2" ]; }
     queue_length_is line 0
 }
 
+@test "a line wider than the terminal is cut where a word ends, not inside one" {
+    hold_until narrowly "$GATE"
+    # 60 columns: 46 for the text after "redlock-run: ". Cut at the column, the line would end
+    # "30s le"; cut at a word, it ends "30s..." (waited and left keep one and two digits here).
+    run drive "expect:PROMPT" "send:stty cols 60\n" "expect:PROMPT" \
+        "send:$RL -w 30 narrowly -- true; echo rc=\$?\n" \
+        "expect:\\r\\x1b\\[Kredlock-run: waiting for lock 'narrowly' \\(waited [0-9]s, [0-9]{2}s\\.\\.\\.\\r" \
+        "run:touch '$GATE'" "expect:rc=0"
+    assert_success
+}
+
 @test "the line is erased before the message of a wait that runs out" {
     hold_until gaveup "$GATE"
     run drive "expect:PROMPT" \

@@ -14,7 +14,8 @@
 -- Returns {1, fence} (a decimal string) when acquired, {1, fence, 'slot', slot} with --once-per;
 -- {0, pttl, info...} when busy, where pttl bounds the caller's
 -- wait and info is the holder's recorded field/value list when it belongs to the current token
--- and ARGV[8] asks for it (followed by the pseudo-field 'now_ms', Redis's clock), else empty;
+-- and ARGV[8] asks for it (followed by the pseudo-field 'now_ms', Redis's clock), or the
+-- pseudo-field 'shared' '1' when shared holders (shared.lua) hold it and ARGV[8] asks, else empty;
 -- with --once-per,
 -- {2, slot, record...} when the lock was free but this slot's run is already done (not taken),
 -- or may have been done before Redis lost its data ({2, slot, 'restart_s', uptime}); and
@@ -158,7 +159,12 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) or guard_left then
   -- The holder's info, when it belongs to the current token and the caller will show it
   -- (ARGV[8]; a run that prints nothing, -q without --wait, asks for {0, pttl} alone). HGETALL
   -- of a hash that is not there, or of another type (an error table), yields no pairs.
-  if want_holder and kind ~= 'none' and not guard_left then
+  -- Held by shared holders (shared.lua's marker): no one holder to name; the pseudo-field
+  -- 'shared' says so, and the caller reads the holders (they live in keys of their own).
+  if want_holder and held == 'redlock-shared' then
+    reply[#reply + 1] = 'shared'
+    reply[#reply + 1] = '1'
+  elseif want_holder and kind ~= 'none' and not guard_left then
     local info = redis.pcall('HGETALL', KEYS[3])
     for i = 1, #info, 2 do
       if info[i] == 'token' then

@@ -270,7 +270,7 @@ TEST_F(Cli, OncePerRefusesSharedAndPermits) {
                        "--once-per does not combine with --shared");
     setenv("REDLOCK_SHARED", "1", 1);
     expect_usage_error({"--once-per", "1h", "job", "true"},
-                       "--once-per does not combine with --shared");
+                       "--once-per does not combine with REDLOCK_SHARED");
     unsetenv("REDLOCK_SHARED");
     expect_usage_error({"--permits", "2", "--once-per", "1h", "job", "true"},
                        "--once-per needs --permits 1");
@@ -281,7 +281,8 @@ TEST_F(Cli, SharedRefusesPermitsButNotAQuorum) {
     expect_usage_error({"--shared", "--permits", "2", "job", "true"},
                        "--shared does not combine with --permits");
     setenv("REDLOCK_PERMITS", "3", 1);
-    expect_usage_error({"--shared", "job", "true"}, "--shared does not combine with --permits");
+    expect_usage_error({"--shared", "job", "true"},
+                       "--shared does not combine with REDLOCK_PERMITS above 1");
     unsetenv("REDLOCK_PERMITS");
     EXPECT_TRUE(
         parse({"--shared", "-u", "redis://a", "-u", "redis://b", "-u", "redis://c", "job", "true"})
@@ -299,7 +300,7 @@ TEST_F(Cli, MetricsFileThatIsNotARegularFileIsAUsageError) {
     expect_usage_error({"--metrics-file", "/dev/null", "job", "true"}, "'/dev/null' is a device");
     expect_usage_error({"--metrics-file", "/", "job", "true"}, "is a directory");
     setenv("REDLOCK_METRICS_FILE", "/dev/null", 1);
-    expect_usage_error({"job", "true"}, "--metrics-file '/dev/null'");
+    expect_usage_error({"job", "true"}, "REDLOCK_METRICS_FILE '/dev/null' is a device");
     unsetenv("REDLOCK_METRICS_FILE");
     // A missing file is created; a missing directory is refused before anything runs.
     EXPECT_EQ(parse({"--metrics-file", "/tmp/redlock-run-no-such.prom", "job", "true"})

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "inspect/inspect.hpp"
+#include "inspect/permits_report.hpp"
 #include "lock/inspector.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
@@ -882,6 +883,57 @@ TEST(InspectCommands, ReleaseTokenSaysReleasedOrRefusesNamingTheHolder) {
                      "lock 'job' is held by ops@web1 pid 4242 (command 'bash -c work', token "
                      "01234567...), not by token not-the-...; not released");
     }
+}
+
+}  // namespace
+}  // namespace redlock
+
+namespace redlock {
+namespace {
+
+// Two shared holders, the first recorded without --hold-info (no command line), the second with.
+LockReport shared_report() {
+    LockReport r = free_report("ops");
+    r.lock.type = "string";
+    r.held = true;
+    PermitsState s;
+    s.shared = true;
+    s.redis_now_ms = redis_now;
+    for (const char* command : {"", "backup --all"}) {
+        PermitHolder h;
+        h.token = std::string(32, command[0] ? 'b' : 'a');
+        h.pttl_ms = 20'000;
+        HolderInfo info;
+        info.token = h.token;
+        info.host = "web1";
+        info.pid = 4242;
+        info.user = "ops";
+        info.fence = 9;
+        info.command = command;
+        h.holder = info;
+        s.holders.push_back(h);
+    }
+    r.holders = s;
+    return r;
+}
+
+// A holder that recorded no command line (no --hold-info) shows no empty 'command:' line, and
+// the one-line form (release's) no "command ''".
+TEST(InspectCommands, SharedAndPermitHoldersWithoutACommandShowNoEmptyCommand) {
+    Shown s = show_status(shared_report(), options_for("ops"));
+    // No line that is "command:" and padding alone.
+    std::string squeezed = s.out;
+    squeezed.erase(std::remove(squeezed.begin(), squeezed.end(), ' '), squeezed.end());
+    EXPECT_EQ(squeezed.find("command:\n"), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("  command:  backup --all\n"), std::string::npos) << s.out;
+    LockReport r = shared_report();
+    EXPECT_EQ(permit_holder_line(r.lock, r.holders->holders[0], false).find("command"),
+              std::string::npos)
+        << permit_holder_line(r.lock, r.holders->holders[0], false);
+    EXPECT_NE(permit_holder_line(r.lock, r.holders->holders[1], false)
+                  .find("(command 'backup --all', token "),
+              std::string::npos)
+        << permit_holder_line(r.lock, r.holders->holders[1], false);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "lock/token.hpp"
 #include "redis_server.hpp"
 #include "util/errors.hpp"
+#include "util/log.hpp"
 
 using namespace redlock;
 using std::chrono::milliseconds;
@@ -104,6 +105,21 @@ TEST_F(Lock, ScriptsAreResentAfterScriptFlush) {
     raw({"SCRIPT", "FLUSH"});
     EXPECT_EQ(node.release(keys, token), ReleaseResult::released);
     EXPECT_EQ(raw({"EXISTS", "test:job"}), "0");
+}
+
+// A script the server lost (SCRIPT FLUSH, a restart) is the client's business: -v reports what
+// the lock did, not that a script went by EVAL instead of EVALSHA.
+TEST_F(Lock, AResentScriptIsNotReportedEvenWithVerbose) {
+    std::string token = new_token();
+    ASSERT_TRUE(node.acquire(keys, token, milliseconds(5000)).acquired);
+    log::set_verbose(true);
+    testing::internal::CaptureStderr();
+    raw({"SCRIPT", "FLUSH"});
+    RenewResult renewed = node.renew(keys, token, milliseconds(5000), soon());
+    std::string err = testing::internal::GetCapturedStderr();
+    log::set_verbose(false);
+    EXPECT_EQ(renewed, RenewResult::renewed);
+    EXPECT_EQ(err.find("not cached"), std::string::npos) << err;
 }
 
 // A server slow to answer (here CLIENT PAUSE WRITE holds the EVALSHA for 300ms) and then saying

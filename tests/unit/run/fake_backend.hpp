@@ -76,6 +76,12 @@ class Backend : public LockBackend {
         std::lock_guard g(mutex_);
         release_ = Release(outcome, std::move(detail));
     }
+    // finish() fails as a whole, as when Redis cannot be reached: nothing recorded, the
+    // release's outcome unknown, both for `error`.
+    void set_finish_fails(std::string error) {
+        std::lock_guard g(mutex_);
+        finish_error_ = std::move(error);
+    }
     void set_renew_timeout(Millis t) { renew_timeout_ = t; }
     // Called (on the caller's thread, outside the fake's lock) as each call comes in, after it
     // was recorded: a test looks at the world at that moment (is the command still running?).
@@ -150,6 +156,11 @@ class Backend : public LockBackend {
         c.record = rec;
         record(c);
         std::lock_guard g(mutex_);
+        if (!finish_error_.empty()) {
+            Release r(Release::Outcome::unknown, finish_error_);
+            r.record_error = finish_error_;
+            return r;
+        }
         Release r = release_;
         r.recorded = RecordResult{0, r.outcome != Release::Outcome::lost, rec.slot.has_value(), ""};
         return r;
@@ -260,6 +271,7 @@ class Backend : public LockBackend {
     std::deque<Renew> renews_;
     Renew renew_default_;
     Release release_;
+    std::string finish_error_;
     Millis renew_timeout_{500};
     int cancel_fd_ = -1;
     redlock::Clock* clock_ = &boot_clock();

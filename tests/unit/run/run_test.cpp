@@ -152,6 +152,20 @@ TEST_F(RunTest, AReleaseThatCannotBeSentKeepsTheCommandsStatus) {
     giveback();
 }
 
+// Redis gone at the end: the record and the release fail together, for one reason, and the
+// run says so in one line, not one for the ledger and another for the release.
+TEST_F(RunTest, AFinishThatCannotBeSentIsOneLine) {
+    lock_.set_finish_fails("fake: connection refused");
+    testing::internal::CaptureStderr();
+    int rc = run({"sh", "-c", "exit 5"});
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 5);
+    EXPECT_EQ(err,
+              "redlock-run: could not release lock 'redlock:fake-lock' nor record its run in the "
+              "ledger (fake: connection refused); it expires by itself within 5s\n");
+    giveback();
+}
+
 TEST_F(RunTest, ABusyLockExitsWithTheConflictCodeWithoutStartingTheCommand) {
     lock_.set_acquire(fake::Acquire::busy);
     opt_.conflict_exit_code = 42;
@@ -424,6 +438,24 @@ TEST_F(VirtualRunTest, RenewalsFailingUntilTheLeaseMarginStopTheCommandBeforeThe
     EXPECT_NE(err.find("(last renewal error: fake: Redis is restarting)"), std::string::npos)
         << err;
     EXPECT_NE(err.find("still running after SIGTERM; sending SIGKILL"), std::string::npos) << err;
+}
+
+// Redis gone for good: the loss is the one failure to report. That the release and the record
+// then fail too is its consequence, not news (they were three lines: lost, ledger, release).
+TEST_F(VirtualRunTest, AFinishFailingAfterTheLossAddsNoLines) {
+    opt_.ttl = Millis(3000);
+    opt_.renew_every = Millis(100);
+    opt_.kill_after = Millis(100);
+    lock_.script_renewals({}, {Renew::unavailable});
+    lock_.set_finish_fails("fake: connection refused");
+    testing::internal::CaptureStderr();
+    int rc = run(term_ignoring_command);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, exit_code::lock_lost);
+    giveback();
+    EXPECT_NE(err.find("lock 'redlock:fake-lock' lost: "), std::string::npos) << err;
+    EXPECT_EQ(err.find("could not record"), std::string::npos) << err;
+    EXPECT_EQ(err.find("could not release"), std::string::npos) << err;
 }
 
 TEST_F(VirtualRunTest, ARenewalAnsweredNotOwnerStopsTheCommandWithTermThenKillAfterKillAfter) {

@@ -1,5 +1,7 @@
 #include "run/wait_line.hpp"
 
+#include "util/printable.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace redlock;
@@ -79,4 +81,44 @@ TEST(WaitLine, AWaiterHeldBackByTheRestartGuardSaysWhy) {
               "waiting for lock 'nightly' (1st in the queue; waited 5s, 55s left): held back: "
               "Redis restarted 3s ago without this lock's data, and a holder from before may "
               "still run (7s left of --restart-guard)");
+}
+
+// A line wider than the terminal is cut where a word ends, never inside one, and says it was cut.
+TEST(WaitLine, ALineTooWideIsCutAtAWordBoundary) {
+    const std::string line = format_wait_line(waiting_behind(2));
+    // "... held by web-2 pid 4120 (user deploy) for 12m3s, expires in 17s"
+    for (std::size_t columns = 20; columns < line.size(); ++columns) {
+        std::string cut = fit_wait_line(line, columns);
+        EXPECT_LE(display_width(cut), columns) << columns << ": " << cut;
+        ASSERT_TRUE(cut.ends_with("...")) << columns << ": " << cut;
+        std::string kept = cut.substr(0, cut.size() - 3);
+        // What is kept is the line up to the end of a word: a space follows, or the separator
+        // after the word (left out: "55s left)..." rather than "55s left):...") and then one.
+        ASSERT_TRUE(line.starts_with(kept)) << cut;
+        char next = line[kept.size()];
+        EXPECT_TRUE(next == ' ' || (std::string_view(",;:").find(next) != std::string_view::npos &&
+                                    line[kept.size() + 1] == ' '))
+            << columns << ": " << cut;
+        EXPECT_FALSE(kept.ends_with(" ") || kept.ends_with(",") || kept.ends_with(":") ||
+                     kept.ends_with(";"))
+            << cut;
+    }
+    EXPECT_EQ(fit_wait_line(line, line.size()), line);
+    EXPECT_EQ(fit_wait_line(line, 80),
+              "waiting for lock 'nightly' (2nd in the queue; waited 5s, 55s left): held by...");
+}
+
+// A line that is one word wider than the terminal can only be cut inside it.
+TEST(WaitLine, ALineOfOneWordWiderThanTheTerminalIsCutInside) {
+    std::string cut = fit_wait_line(std::string(200, 'x'), 40);
+    EXPECT_EQ(cut, std::string(37, 'x') + "...");
+    EXPECT_EQ(fit_wait_line("waiting for lock '" + std::string(200, 'x') + "'", 40),
+              "waiting for lock...");
+}
+
+// Non-ASCII text counts one column per character, and a cut never splits one.
+TEST(WaitLine, ACutCountsCharactersNotBytes) {
+    std::string line = "waiting for lock 'nächtlich' (waited 5s): held by höst pid 1";
+    EXPECT_EQ(fit_wait_line(line, display_width(line)), line);
+    EXPECT_EQ(fit_wait_line(line, 40), "waiting for lock 'nächtlich' (waited...");
 }
