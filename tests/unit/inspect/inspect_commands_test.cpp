@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "inspect/inspect.hpp"
@@ -774,6 +776,57 @@ TEST(InspectCommands, ListIsATableInAlignedColumnsInTheInspectorsOrder) {
               "a-other-client  59.250s    -      unknown            -         -\n"
               "job             20s        7      ops@web1 pid 4242  1s        bash -c work\n"
               "x               no expiry  7      unknown            -         -\n");
+}
+
+// README.md's sample session, as status and list print it from the same two locks: one held by
+// a run (--hold-info) for 1m12s, one taken by another client. The sample is read from the README.
+LockReport readme_held_report() {
+    constexpr long long acquired = 1'796'181'300'000;  // 2026-12-02 03:15:00 UTC
+    LockReport r;
+    r.lock =
+        held_state(LockKeys::make("nightly-report", "cron:"), "3f2a9c1e000000000000000000000000");
+    r.lock.redis_now_ms = acquired + 72'000;
+    r.lock.pttl_ms = 27'412;
+    r.lock.fence = 1'796'223'727'164'183;
+    HolderInfo h;
+    h.token = r.lock.token;
+    h.fence = *r.lock.fence;
+    h.ttl_ms = 30'000;
+    h.acquired_ms = acquired;
+    h.host = "web-2";
+    h.pid = 4120;
+    h.user = "deploy";
+    h.command = "/usr/local/bin/nightly-report";
+    r.lock.holder = h;
+    r.held = true;
+    return r;
+}
+
+// The output under "$ COMMAND" in the README's console block, up to the next "$ " line.
+std::string readme_sample(const std::string& command) {
+    std::ifstream in(std::string(REDLOCK_SOURCE_DIR) + "/README.md");
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string readme = text.str();
+    std::size_t at = readme.find("\n$ " + command + "\n");
+    if (at == std::string::npos) return "(no '$ " + command + "' in README.md)";
+    at = readme.find('\n', at + 1) + 1;
+    std::size_t end = std::min(readme.find("\n$ ", at - 1), readme.find("\n```", at - 1));
+    return readme.substr(at, end + 1 - at);
+}
+
+TEST(InspectCommands, TheReadmesStatusAndListSamplesAreWhatTheCommandsPrint) {
+    UtcZone utc;
+    EXPECT_EQ(show_status(readme_held_report(), options_for("nightly-report")).out,
+              readme_sample("redlock-run --prefix cron: status nightly-report"));
+    ListReport r;
+    r.locks.push_back(listed(readme_held_report()));
+    LockReport foreign = held_by_other_client_report();
+    foreign.lock.keys = LockKeys::make("sync-feeds", "cron:");
+    foreign.lock.pttl_ms = 118'100;
+    foreign.lock.fence = 1'796'223'700'000'412;
+    r.locks.push_back(listed(foreign));
+    EXPECT_EQ(show_list(r, options_for("")), readme_sample("redlock-run --prefix cron: list"));
 }
 
 TEST(InspectCommands, ListJsonIsAnArrayOfStatusObjectsWithoutLastRuns) {
