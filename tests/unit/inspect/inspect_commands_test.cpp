@@ -644,6 +644,39 @@ TEST(InspectCommands, HistoryIsATableNewestFirstWithStatusAndDurationColumns) {
               "            4120 deploy    \n");
 }
 
+// Real fences are Redis's clock in microseconds (16 digits) and may reach 2^62 - 1 (19); pids
+// reach 10 digits, hosts 255 bytes. Every row's cells start (or, for the numbers, end) where the
+// header's do, whatever their width.
+TEST(InspectCommands, HistoryStaysAlignedWithWideFencesPidsStatusesAndHosts) {
+    UtcZone utc;
+    std::vector<LedgerEntry> runs = four_runs();
+    runs[0].fence = 1'796'223'727'164'183;
+    runs[1].fence = 4'611'686'018'427'387'903;
+    runs[1].signal = 127;
+    runs[2].pid = 2'147'483'647;
+    runs[3].host = "build-runner-17.ci.internal.example.com";
+    std::string out = show_history(runs, options_for("job"));
+    std::vector<std::string> lines;
+    for (std::size_t at = 0, nl; (nl = out.find('\n', at)) != std::string::npos; at = nl + 1)
+        lines.push_back(out.substr(at, nl - at));
+    ASSERT_EQ(lines.size(), 5u) << out;
+    const std::string& header = lines[0];
+    auto end_of = [](const std::string& line, const std::string& cell) {
+        return line.find(cell) + cell.size();
+    };
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        const LedgerEntry& e = runs[i - 1];
+        const std::string& line = lines[i];
+        EXPECT_EQ(line.find(" " + e.outcome + " ") + 1, header.find("OUTCOME")) << out;
+        EXPECT_EQ(end_of(line, " " + std::to_string(e.fence) + " ") - 1, end_of(header, "FENCE"))
+            << out;
+        EXPECT_EQ(line.find(" " + e.host + " ") + 1, header.find("HOST")) << out;
+        EXPECT_EQ(end_of(line, " " + std::to_string(e.pid) + " ") - 1, end_of(header, "PID"))
+            << out;
+        EXPECT_EQ(line.find(" " + e.user) + 1, header.find("USER")) << out;
+    }
+}
+
 TEST(InspectCommands, HistoryJsonIsOneObjectALineWithTheCommandOnlyWhenRecorded) {
     EXPECT_EQ(show_history(four_runs(), json_options_for("job")),
               R"({"start_ms":1699999998500,"end_ms":1700000000000,"duration_ms":1500,)"
