@@ -47,6 +47,9 @@ endif()
 if(NOT CPACK_DEBIAN_PACKAGE_DEPENDS)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libssl${libssl_major}")
 endif()
+# --ping loads libcurl with dlopen too (src/run/ping.cpp), only when given: recommended, not
+# required, since a run without --ping never needs it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4 | libcurl3-gnutls")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "redis-server, bash-completion")
 
 # Compress the man page and add changelog.gz in the staging tree (after the install, before

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(g++ cmake make ninja-build pkg-config libhiredis-dev libcli11-dev libfmt-dev libssl-dev libgtest-dev
           bats bats-support bats-assert redis-server redis-sentinel redis-tools python3 python3-redis jq
           openssl git mandoc man-db dpkg-dev lintian cron systemd bash-completion zsh fish postgresql
-          faketime python3-prometheus-client prometheus)
+          faketime python3-prometheus-client prometheus libcurl4)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

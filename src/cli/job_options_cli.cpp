@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "run/metrics.hpp"
+#include "run/ping.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
@@ -48,6 +49,13 @@ void add_job_options(OptionTable& t, JobRawOptions& o) {
              "After each run, update FILE in Prometheus text format (node_exporter's textfile "
              "collector)",
              "REDLOCK_METRICS_FILE");
+    t.option("--ping URL", o.ping,
+             "Dead-man pings (Healthchecks.io): URL/start when COMMAND starts, URL on exit 0, "
+             "URL/<exit status> otherwise; only the run that holds the lock pings",
+             "REDLOCK_PING");
+    t.option("--ping-timeout DURATION", o.ping_timeout,
+             "With --ping: the most each ping may take, retries included (default 10s)",
+             "REDLOCK_PING_TIMEOUT");
     t.option("--heartbeat-file FILE", o.heartbeat_file,
              "With --heartbeat-timeout: COMMAND proves progress by touching FILE (passed in "
              "REDLOCK_HEARTBEAT_FILE)");
@@ -88,6 +96,22 @@ JobOptions job_options(const JobRawOptions& o, const Scan& scan) {
         // Here, before the lock is taken and the command runs, not only when writing after it.
         check_metrics_path(o.metrics_file);
         j.metrics_file = o.metrics_file;
+    }
+    if (has(o.ping, "ping")) {
+        // Here, before the lock is taken: a URL that could never be pinged is found out now,
+        // not by a warning after the job ran.
+        check_ping_url(o.ping, scan.label("ping"));
+        j.ping_url = o.ping;
+        if (has(o.ping_timeout, "ping-timeout")) {
+            j.ping_timeout = parse_duration(o.ping_timeout, scan.label("ping-timeout"));
+            if (j.ping_timeout < ping_timeout_min || j.ping_timeout > ping_timeout_max)
+                throw UsageError(
+                    fmt::format("{} {} is out of range: {} to {}", scan.label("ping-timeout"),
+                                format_duration(j.ping_timeout), format_duration(ping_timeout_min),
+                                format_duration(ping_timeout_max)));
+        }
+    } else if (scan.given.contains("ping-timeout")) {
+        throw UsageError("--ping-timeout needs --ping");
     }
     bool file = has(o.heartbeat_file, "heartbeat-file");
     bool timeout = has(o.heartbeat_timeout, "heartbeat-timeout");

@@ -1,4 +1,5 @@
-// The options of run/job_options.hpp (--once-per, the ledger, --metrics-file, stuck detection):
+// The options of run/job_options.hpp (--once-per, the ledger, --metrics-file, --ping, stuck
+// detection):
 // declared in the option table, then checked into JobOptions.
 #pragma once
 
@@ -21,6 +22,8 @@ struct JobRawOptions {
     std::string heartbeat_file;
     std::string heartbeat_timeout;
     std::string max_renewals;
+    std::string ping;
+    std::string ping_timeout;
 };
 
 void add_job_options(OptionTable& t, JobRawOptions& o);

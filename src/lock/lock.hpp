@@ -30,6 +30,10 @@ struct AcquireResult {
     std::optional<long long> slot;
     // --once-per: the lock was free but the slot's run is already done, so it was not taken.
     std::optional<SlotRecord> slot_done;
+    // Permits, when acquired: which permits were free on the node before it gave one (element
+    // i-1 for permit i). A quorum whose nodes gave a run different permits asks next for the
+    // permit most of them had free (QuorumLock::acquire).
+    std::vector<bool> free_permits;
 };
 
 enum class RenewResult { renewed, not_owner };
@@ -89,6 +93,9 @@ class LockNode {
     // Whether a busy reply carries the holder's info (AcquireResult::holder); without it a busy
     // acquire is {0, pttl} and costs Redis less (LockBackend::set_busy_holder).
     void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
+    // Permits: the permit the next acquires ask for, taken when it is free on the node (0: the
+    // node's own choice, the k-th free permit for its k-th waiter; permits.lua says why).
+    void set_wanted_permit(int permit) { wanted_permit_ = permit; }
 
     // A quorum waiter that took this node but no majority: gives the node back and keeps its
     // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).
@@ -137,6 +144,7 @@ class LockNode {
     int permits_ = 1;
     bool shared_ = false;
     int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
+    int wanted_permit_ = 0;
     std::optional<OncePer> once_;
     bool busy_holder_ = true;
 };

@@ -8,7 +8,7 @@
 #include <functional>
 #include <set>
 
-#include "lock/permits.hpp"
+#include "lock/keys.hpp"
 #include "redis/cluster.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
@@ -32,27 +32,6 @@ std::string glob_escape(std::string_view prefix) {
         out += c;
     }
     return out;
-}
-
-// Whether `key` is a companion of some lock key: its fence, info or wait key, or a waiter's
-// ':alive' mark or ':who' record (strings, unlike the others). Rebuilding the companion from the
-// candidate lock key proves the match, so a lock whose name merely ends in ":fence" is still
-// listed.
-bool is_companion(std::string_view key) {
-    for (std::string_view suffix : {"fence", "info", "wait"}) {
-        if (lock_key_of(key, suffix)) return true;
-    }
-    if (is_permit_companion(key)) return true;
-    // companion_key(lock, "wake:") + 32-hex token + ":alive", or + ":who" (lib/queue.lua)
-    constexpr std::string_view wake = ":wake:";
-    constexpr std::size_t token_len = 32;
-    std::string_view mark = key.ends_with(":alive") ? ":alive" : ":who";
-    if (!key.ends_with(mark) || key.size() < mark.size() + token_len + wake.size()) return false;
-    std::string_view prefix = key.substr(0, key.size() - mark.size() - token_len);
-    std::string_view token = key.substr(prefix.size(), token_len);
-    if (token.find_first_not_of("0123456789abcdef") != std::string_view::npos) return false;
-    if (!prefix.ends_with(wake)) return false;
-    return lock_key_of(prefix, "wake:").has_value();
 }
 
 // SCANs `conn` for `match`, calling `take` with each key, until the scan is complete or `take`
@@ -145,7 +124,9 @@ std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,
 
     std::vector<LockKeys> candidates;
     for (const std::string& key : found)
-        if (key.starts_with(prefix) && !is_companion(key))
+        // A companion of some lock (its fence, ledger, queue, a permit, a waiter's mark...) is
+        // not a lock: companion_of is the same test that refuses such a NAME (lock_name.cpp).
+        if (key.starts_with(prefix) && !companion_of(key))
             candidates.push_back(
                 LockKeys::make(std::string_view(key).substr(prefix.size()), prefix));
     log::verbose("SCAN MATCH '{}' found {} keys, {} of them lock candidates", printable(match),

@@ -104,7 +104,8 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
                                   queue_arg,
                                   std::to_string(alive_grace.count()),
                                   std::to_string(no_ttl_recheck.count()),
-                                  std::to_string(permits_)};
+                                  std::to_string(permits_),
+                                  wanted_permit_ > 0 ? std::to_string(wanted_permit_) : ""};
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
@@ -121,6 +122,17 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
                         permit, permits_, keys.key));
     result.permit = permit_ = static_cast<int>(permit);
     result.holder.reset();  // the reply's tail is the permit number, not holder info
+    // 'free' (a new acquire; a re-sent one says 'counter' instead): one '0' or '1' per permit.
+    if (r.elements >= 6 && reply_text(*r.element[4]) == "free") {
+        std::string map = reply_text(*r.element[5]);
+        if (map.size() != static_cast<std::size_t>(permits_) ||
+            map.find_first_not_of("01") != std::string::npos)
+            throw RedisError(
+                fmt::format("unexpected reply from the permits script: a map of free permits of {} "
+                            "characters for --permits {} of lock '{}'",
+                            map.size(), permits_, keys.key));
+        for (char c : map) result.free_permits.push_back(c == '1');
+    }
     return result;
 }
 

@@ -56,7 +56,7 @@ std::optional<NodeError> node_failure(const std::function<void()>& op) {
     } catch (const Error& e) {
         return NodeError{e.what(), e.code()};
     } catch (const Cancelled& e) {
-        return NodeError{e.what(), exit_code::unavailable};
+        return NodeError{e.what(), exit_code::unavailable, true};
     } catch (const std::exception& e) {
         return NodeError{e.what(), exit_code::internal};
     }
@@ -288,6 +288,21 @@ std::size_t count_if(const Answers<T>& seen, Pred pred) {
     return k;
 }
 
+// After a split (each node gave the run a permit, not the same one on a majority): the permit
+// that the most of those nodes had free, the lowest of a tie; 0 when none said. Nodes that
+// agree on which permits are free give the same waiter the same one, but a quorum's holders
+// make them disagree (permits.lua): asking every node for a permit that most have free is what
+// lets the next attempt agree.
+int most_often_free(const Answers<AcquireResult>& seen, int permits) {
+    std::vector<std::size_t> free(static_cast<std::size_t>(permits), 0);
+    for (const auto& r : seen.results)
+        if (r && r->acquired && r->free_permits.size() == free.size())
+            for (std::size_t p = 0; p < free.size(); ++p) free[p] += r->free_permits[p];
+    auto best = std::max_element(free.begin(), free.end());
+    if (best == free.end() || *best == 0) return 0;
+    return static_cast<int>(best - free.begin()) + 1;
+}
+
 // The permit that the most nodes gave us so far (the lowest of a tie), and on how many: a plain
 // lock's every acceptance is "permit 1".
 struct Pick {
@@ -353,10 +368,11 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     ReplicaPolicy replicas = replicas_;
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_](
-            std::size_t, LockNode& node, Connection& conn) {
+        [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_,
+         wanted = wanted_permit_](std::size_t, LockNode& node, Connection& conn) {
             node.set_once_per(once);  // on the node's own worker thread, like every use of it
             node.set_busy_holder(busy_holder);
+            node.set_wanted_permit(wanted);
             AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
                                            ticket > 0 ? Queueing::wait : Queueing::none, ticket);
             // A node whose replicas do not have the lock does not count (its key is given back
@@ -410,6 +426,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     if (!a.first_error && a.answered < n)
         a.first_error = NodeError{"no answer in time", exit_code::unavailable};
     a.split = permits_ > 1 && a.accepted < need && took > a.accepted;
+    wanted_permit_ = a.split ? most_often_free(seen, permits_) : 0;
 
     // --once-per: a node that holds the record of this slot's completed run says the slot is
     // done. The record was written to the majority that held the lock at the end of that run, and
@@ -732,7 +749,7 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
     // Once more nodes deny us than a majority can spare, no retry can bring the lock back.
     if (not_owner > n - need) return RenewResult::not_owner;
     // A renewal stopped by the renewer's stop signal must look like one to it.
-    if (first_error && first_error->message == Cancelled().what()) throw Cancelled();
+    if (first_error && first_error->cancelled) throw Cancelled();
     throw RedisUnavailable(fmt::format(
         "renewed on {} in {}{}", counts(renewed, n, answered), format_duration(elapsed),
         first_error ? fmt::format(" (first error: {})", first_error->message) : std::string()));

@@ -26,6 +26,7 @@ namespace redlock {
 struct NodeError {
     std::string message;
     int code = 0;
+    bool cancelled = false;  // the operation was cut short by the cancel descriptor (Cancelled)
 };
 
 struct QuorumAttempt {
@@ -152,6 +153,9 @@ class QuorumLock {
     std::atomic<int> cancel_fd_{-1};
     std::optional<OncePer> once_;
     bool busy_holder_ = true;
+    // Permits: the permit the next attempt asks every node for, after an attempt whose nodes
+    // gave different permits (0: none; QuorumLock::acquire).
+    int wanted_permit_ = 0;
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

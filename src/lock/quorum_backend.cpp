@@ -72,6 +72,9 @@ long long wait_ticket() {
         .count();
 }
 
+// How many attempts a run that does not wait makes when its permits split.
+constexpr int split_attempts = 4;
+
 // Tries until acquired or `wait` has passed (zero: a single try; Millis::max(): no bound).
 // A waiter queues on every node and blocks until a majority wakes it (a release) or its holder's
 // key expires, as a single node's waiter does (waiter.hpp). When the last attempt reached fewer
@@ -117,7 +120,11 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
         }
         bool decided = result.last.answered >= majority(result.last.nodes);
         Deadline now = BootClock::now();
-        if (now >= give_up) {
+        // A split is not a busy lock: the nodes had permits free, so a run that does not wait
+        // tries a few more times (asking for the permit most nodes had free) before it says the
+        // permits are taken.
+        const bool split_retry = !waiting && result.last.split && attempt < split_attempts;
+        if (now >= give_up && !split_retry) {
             if (waiting) lock.leave(keys, token);
             if (!decided) throw_unreachable(keys, result.last);
             return result;
@@ -136,7 +143,8 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
             log::verbose("lock '{}': the nodes gave this run different permits; trying again in {}",
                          keys.key, format_duration(delay));
             pollfd p{signals.fd(), POLLIN, 0};
-            ::poll(&p, 1, millis_until(std::min(give_up, now + delay)));  // a signal cuts it short
+            Deadline until = split_retry ? now + delay : std::min(give_up, now + delay);
+            ::poll(&p, 1, millis_until(until));  // a signal cuts it short
             continue;
         }
         split.reset();
@@ -271,17 +279,6 @@ class QuorumBackend final : public LockBackend {
             Release::Outcome::unknown,
             fmt::format("released on {} of {} nodes, {} did not answer{}", r.released, n, r.failed,
                         r.first_error ? ": " + r.first_error->message : std::string())};
-    }
-
-    [[noreturn]] void throw_node_errors(const char* what,
-                                        const std::vector<std::optional<NodeError>>& errors) {
-        std::size_t failed = 0;
-        const NodeError* first = nullptr;
-        for (const auto& e : errors)
-            if (e && ++failed && !first) first = &*e;
-        throw RedisUnavailable(fmt::format("{} of lock '{}': {} of {} nodes failed{}", what,
-                                           keys().key, failed, lock_.size(),
-                                           first ? ": " + first->message : std::string()));
     }
 
     QuorumLock lock_;

@@ -21,12 +21,6 @@ struct ReplicaPolicy {
     bool enabled() const { return min_replicas > 0; }
 };
 
-// Fewer replicas acknowledged than --min-replicas asks for. Exit 69 like Redis's own NOREPLICAS
-// (min-replicas-to-write): the lock cannot be had with the asked-for durability right now.
-struct TooFewReplicas : RedisUnavailable {
-    explicit TooFewReplicas(const std::string& m) : RedisUnavailable(m) {}
-};
-
 // WAITs on `conn` for the writes it has sent so far; `what` names them for the message ("the
 // acquire of lock 'k'"). The round trip ends by `cap` at the latest. Throws TooFewReplicas.
 void confirm_replicated(Connection& conn, const ReplicaPolicy& policy, std::string_view what,

@@ -8,10 +8,11 @@
 
 namespace redlock {
 
-// Variables that carry the password or say where it is. The command does not get them unless
-// --keep-env asks for it: it has no business with the lock's credentials.
-inline constexpr std::array<const char*, 4> secret_env_vars{
-    "REDLOCK_URL", "REDISCLI_AUTH", "REDLOCK_PASSWORD", "REDLOCK_PASSWORD_FILE"};
+// Variables that carry the password or say where it is, and REDLOCK_PING (--ping), whose URL lets
+// anyone ping the job's check and would make a nested redlock-run ping it too. The command does
+// not get them unless --keep-env asks for it: it has no business with the lock's credentials.
+inline constexpr std::array<const char*, 5> secret_env_vars{
+    "REDLOCK_URL", "REDISCLI_AUTH", "REDLOCK_PASSWORD", "REDLOCK_PASSWORD_FILE", "REDLOCK_PING"};
 
 // The password to log in with. `file` (--password-file) beats the URL's password, which beats
 // REDLOCK_PASSWORD, which beats REDISCLI_AUTH. Throws UsageError for an unreadable or empty file;

@@ -5,21 +5,16 @@
 #pragma once
 
 #include <cstddef>
-#include <exception>
 #include <memory>
 #include <string_view>
 
 #include "redis/redis_url.hpp"
 #include "redis/tls.hpp"
 #include "util/clock.hpp"
+#include "util/errors.hpp"
 #include "util/fd.hpp"
 
 namespace redlock {
-
-// Thrown when the cancel descriptor became readable: the caller asked us to give up.
-struct Cancelled : std::exception {
-    const char* what() const noexcept override { return "operation cancelled"; }
-};
 
 class Socket {
   public:

@@ -1,6 +1,6 @@
 // What is recorded about a run and when a run does not go ahead or counts as stuck: --once-per,
-// the run ledger, --metrics-file, --heartbeat-file and --max-renewals. None changes anything
-// unless given, except the ledger, which records each run by default.
+// the run ledger, --metrics-file, --ping, --heartbeat-file and --max-renewals. None changes
+// anything unless given, except the ledger, which records each run by default.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +20,8 @@ struct JobOptions {
     std::string heartbeat_file;                     // --heartbeat-file
     std::optional<Millis> heartbeat_timeout;        // --heartbeat-timeout
     std::optional<long long> max_renewals;          // --max-renewals
+    std::string ping_url;                           // --ping; empty: none (run/ping.hpp)
+    Millis ping_timeout{10'000};                    // --ping-timeout: each ping, retries included
 };
 
 }  // namespace redlock

@@ -14,6 +14,7 @@
 #include "redis/secrets.hpp"
 #include "run/child.hpp"
 #include "run/heartbeat.hpp"
+#include "run/ping.hpp"
 #include "run/reentry.hpp"
 #include "run/renewer.hpp"
 #include "run/run_record.hpp"
@@ -34,8 +35,10 @@ std::string last_failure_text(const Renewer& renewer) {
 
 class Run {
   public:
-    Run(const RunOptions& o, LockBackend& lock, Clock& clock)
+    Run(const RunOptions& o, LockBackend& lock, Clock& clock, Pinger* pinger)
         : opt_(o), lock_(lock), clock_(clock), keys_(lock.keys()), token_(new_token()) {
+        if (pinger && !o.job.ping_url.empty())
+            pings_.emplace(*pinger, o.job.ping_url, keys_.name, o.job.ping_timeout);
         // Host, pid, user and start time always go with the acquire (same script, no extra
         // round trip), so that a busy message names the holder; the command line may carry
         // secrets and is recorded only with --hold-info.
@@ -70,6 +73,11 @@ class Run {
     void record(Outcome outcome);
     void fill_finished(Outcome outcome, std::optional<int> wait_status);
     int report(int exit_code);
+    // --ping: the end ping of a run that held the lock, once its status is known.
+    int ping_end(int exit_code) {
+        if (pings_) pings_->end(exit_code);
+        return exit_code;
+    }
 
     const RunOptions& opt_;
     SignalEvents signals_;  // first: every thread created later inherits the blocked mask
@@ -92,6 +100,7 @@ class Run {
     std::optional<StuckDetector> stuck_detector_;  // --heartbeat-timeout, --max-renewals
     bool stuck_ = false;                           // they stopped the command
     FinishedRun finished_;                         // what record() and report() write
+    std::optional<Pings> pings_;                   // --ping (for the run that holds the lock)
     std::jthread metrics_start_;  // writes the start to --metrics-file; last: joined first
 };
 
@@ -320,7 +329,12 @@ void Run::refuse_if_too_late(const Renewer& renewer) {
 // the same lease end as supervise() does, and does so only when supervise() could not act.
 void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>& watchdog,
                 std::optional<Child>& child) {
-    refuse_if_too_late(renewer);
+    try {
+        refuse_if_too_late(renewer);
+    } catch (const Error& e) {
+        ping_end(e.code());  // the lock was ours and the job did not run: a failure to report
+        throw;
+    }
     try {
         // --on-lost ignore lets the command outlive the lease by choice: the watchdog then acts
         // only when redlock-run dies.
@@ -330,12 +344,15 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask(), &*watchdog));
     } catch (const SpawnError& e) {
         finish(Outcome::failed_to_start, std::nullopt, Millis(0));
-        report(e.code());
+        ping_end(report(e.code()));
         throw;
-    } catch (const Error&) {
+    } catch (const Error& e) {
         release();
+        ping_end(e.code());
         throw;
     }
+    // After the spawn, from a thread: the command never waits for the network.
+    if (pings_) pings_->start();
     log::verbose("started '{}' as pid {} (watchdog pid {})", opt_.command.front(), child->pid(),
                  watchdog->pid());
     if (opt_.max_runtime) runtime_end_ = clock_.now() + *opt_.max_runtime;
@@ -463,9 +480,10 @@ int Run::execute() {
            child->wait_status(), min_hold_left());
     // A lost lock outranks --max-runtime: it says the command may have overlapped another
     // holder, which is what the caller most needs to know.
-    if (lost_) return report(exit_code::lock_lost);
-    if (stuck_) return report(exit_code::stuck);
-    return report(timed_out_ ? exit_code::max_runtime : status);
+    // The end ping after the release: a host waiting for the lock does not wait for the network.
+    if (lost_) return ping_end(report(exit_code::lock_lost));
+    if (stuck_) return ping_end(report(exit_code::stuck));
+    return ping_end(report(timed_out_ ? exit_code::max_runtime : status));
 }
 
 }  // namespace
@@ -481,11 +499,15 @@ int run_command(const RunOptions& options) {
     // Before Run blocks signals: the command inherits the mask. REDLOCK_REDIS names the whole
     // quorum, so a single-node parent's lock on one of its nodes never passes for a quorum hold.
     exec_if_held_by_ancestor(*lock, options.command);
-    return run_command(options, *lock);
+    // Loaded here, before the lock is taken, and only with --ping: a missing libcurl is a clear
+    // error (69) rather than a run whose pings silently never leave.
+    std::unique_ptr<Pinger> pinger;
+    if (!options.job.ping_url.empty()) pinger = curl_pinger();
+    return run_command(options, *lock, boot_clock(), pinger.get());
 }
 
-int run_command(const RunOptions& options, LockBackend& lock, Clock& clock) {
-    Run run(options, lock, clock);
+int run_command(const RunOptions& options, LockBackend& lock, Clock& clock, Pinger* pinger) {
+    Run run(options, lock, clock, pinger);
     return run.execute();
 }
 

@@ -14,6 +14,7 @@
 namespace redlock {
 
 class LockBackend;
+class Pinger;
 
 enum class OnLost { term, kill, ignore };
 
@@ -45,7 +46,9 @@ int run_command(const RunOptions& options);
 // the environment scrub, the reentrancy check): the seam where the unit tests plug in a fake
 // (tests/unit/run/fake_backend.hpp). `lock` stands for whatever `options.conn`, `replicas`,
 // `permits` and `shared` would have built; its keys name the lock. `clock` measures every
-// deadline of the supervisor and its renewer (tests/unit/fake_clock.hpp: virtual time).
-int run_command(const RunOptions& options, LockBackend& lock, Clock& clock = boot_clock());
+// deadline of the supervisor and its renewer (tests/unit/fake_clock.hpp: virtual time). `pinger`
+// sends --ping's pings (run/ping.hpp); none: the run sends none.
+int run_command(const RunOptions& options, LockBackend& lock, Clock& clock = boot_clock(),
+                Pinger* pinger = nullptr);
 
 }  // namespace redlock

@@ -39,6 +39,12 @@ struct AuthError : Error {
     explicit AuthError(const std::string& m) : Error(m, exit_code::auth) {}
 };
 
+// Fewer replicas acknowledged than --min-replicas asks for. Exit 69 like Redis's own NOREPLICAS
+// (min-replicas-to-write): the lock cannot be had with the asked-for durability right now.
+struct TooFewReplicas : RedisUnavailable {
+    explicit TooFewReplicas(const std::string& m) : RedisUnavailable(m) {}
+};
+
 // The key exists but is not a string lock (WRONGTYPE, or a fence counter that is not a number).
 struct DataError : Error {
     explicit DataError(const std::string& m) : Error(m, exit_code::data) {}
@@ -48,6 +54,12 @@ struct DataError : Error {
 // RedisUnavailable: retrying cannot help, so no retry loop should spend its time on it.
 struct UnsupportedServer : Error {
     explicit UnsupportedServer(const std::string& m) : Error(m, exit_code::unavailable) {}
+};
+
+// A shared library that an option needs could not be loaded (--ping: libcurl). Found out before
+// the lock is taken; 69 as for any service that is not there (EX_UNAVAILABLE).
+struct LibraryUnavailable : Error {
+    explicit LibraryUnavailable(const std::string& m) : Error(m, exit_code::unavailable) {}
 };
 
 // Redis answered with an error we have no better mapping for.
@@ -72,6 +84,13 @@ struct SpawnError : Error {
 // release --token T refused: the lock is held under another token (left untouched).
 struct NotOwner : Error {
     explicit NotOwner(const std::string& m) : Error(m, exit_code::not_owner) {}
+};
+
+// A wait was cut short because its cancel descriptor became readable: the caller (a signal, the
+// renewer's stop) asked to give up. Not an Error: it is a decision of ours, not a failure, and
+// every caller that sets a cancel descriptor catches it; one that reaches main.cpp is a bug.
+struct Cancelled : std::exception {
+    const char* what() const noexcept override { return "operation cancelled"; }
 };
 
 // What main.cpp reports for a failure that reached it: the message (log adds "redlock-run: ")

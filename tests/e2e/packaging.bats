@@ -177,6 +177,8 @@ cpack_deb() {
     [[ $depends =~ (^|, )libhiredis[0-9.]+\  ]]
     # libssl is loaded with dlopen for rediss://, invisible to dpkg-shlibdeps, and added apart.
     [[ $depends =~ (^|, )libssl3\ \(\>=\ 3\. ]]
+    # libcurl too, for --ping only: recommended, not required.
+    [ "$(dpkg-deb -f "$DEB" Recommends)" = "libcurl4 | libcurl3-gnutls" ]
     while read -r lib; do
         pkg=$(library_package "$lib")
         pkg=${pkg%%:*}

@@ -257,3 +257,21 @@ gated() {
         [ ! -e "$BATS_TEST_TMPDIR/failed" ] || { cat "$BATS_TEST_TMPDIR/failed"; false; }
     done
 }
+
+@test "permits held on overlapping majorities leave a permit free everywhere, and a waiter takes it" {
+    # Holder A has permit 1 on nodes 0 and 1, holder B permit 2 on nodes 1 and 2 (each gave
+    # back what the third node gave it). Permit 3 is free on every node, but each node's
+    # "first free permit" differs (2, 3, 1), so a run that takes the first free one splits on
+    # every attempt, for as long as A and B hold: ciX's release pass saw a run wait out its
+    # whole 20s --wait so. After a split the next attempt asks for the permit that the most
+    # nodes said was free.
+    local name=qoverlap i
+    for i in 0 1 2; do qcli "$i" SET "$name" redlock-permits/3 PX 60000 >/dev/null; done
+    for i in 0 1; do qcli "$i" SET "{$name}:permit:1" holder-a PX 60000 >/dev/null; done
+    for i in 1 2; do qcli "$i" SET "{$name}:permit:2" holder-b PX 60000 >/dev/null; done
+    run -0 "$RL" --permits 3 --wait 15s "$name" -- sh -c 'echo "permit $REDLOCK_PERMIT"'
+    [ "$output" = "permit 3" ]
+    # And a run that does not wait is not told that all permits are taken.
+    run -0 "$RL" --permits 3 "$name" -- sh -c 'echo "permit $REDLOCK_PERMIT"'
+    [ "$output" = "permit 3" ]
+}

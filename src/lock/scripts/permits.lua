@@ -140,9 +140,11 @@ end
 -- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
 -- lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
--- holder has no TTL (ms), ARGV[10] N, ARGV[11..] holder-info field/value pairs.
--- Returns {1, fence, 'permit', i} when acquired (fence a decimal string; a re-send adds
--- 'counter', the counter's value now); {0, pttl} when busy,
+-- holder has no TTL (ms), ARGV[10] N, ARGV[11] the permit this run asks for ('' for none: a
+-- quorum's run whose permits split, see below), ARGV[12..] holder-info field/value pairs.
+-- Returns {1, fence, 'permit', i, 'free', F} when acquired, F the permits that were free before
+-- (a string of N '0'/'1', permit 1 first; fence a decimal string; a re-send returns
+-- 'counter', the counter's value now, instead of 'free'); {0, pttl} when busy,
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
@@ -203,22 +205,35 @@ if op == 'acquire' then
       queue_join(KEYS[3], token, ticket)
       local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[8]))
-      waiter_note(wprefix, token, 11, block + tonumber(ARGV[8]))
+      waiter_note(wprefix, token, 12, block + tonumber(ARGV[8]))
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + tonumber(ttl))
     end
     return reply
   end
-  -- The free permit after those reserved for the `ahead` waiters before us (admitted).
-  local i = s.first
-  for k = i, n do
-    if not s.values[k] then
-      if ahead == 0 then
-        i = k
-        break
+  -- The free permit after those reserved for the `ahead` waiters before us (admitted), unless
+  -- the run asks for a permit that is free here. Nodes agree on "the k-th free permit" only when
+  -- they agree on which permits are free, and a quorum's holders make them differ: a holder
+  -- keeps its permit on a majority and gives back what the other nodes gave it, so with holders
+  -- of permit 1 on nodes {a,b} and of permit 2 on {b,c}, permit 3 is free everywhere but the
+  -- first free one is 2, 3 and 1. A run whose permits split asks next for the permit most nodes
+  -- said was free. Taking any free permit keeps the reservation: `ahead` < free, so the waiters
+  -- ahead still find a free permit each.
+  local want, i = tonumber(ARGV[11]), s.first
+  if want and want >= 1 and want <= n and not s.values[want] then
+    i = want
+  else
+    for k = i, n do
+      if not s.values[k] then
+        if ahead == 0 then
+          i = k
+          break
+        end
+        ahead = ahead - 1
       end
-      ahead = ahead - 1
     end
   end
+  local free = {}
+  for k = 1, n do free[k] = s.values[k] and '0' or '1' end
   redis.call('SET', P .. i, token, 'PX', ttl)
   if kind == 'none' then
     redis.call('SET', KEYS[1], MARK .. n, 'PX', ttl)
@@ -232,15 +247,15 @@ if op == 'acquire' then
   redis.call('SET', P .. i .. ':fence', fence, 'PX', ttl)
   local info = P .. i .. ':info'
   redis.call('DEL', info)
-  if #ARGV > 10 then
+  if #ARGV > 11 then
     local now = redis.call('TIME')
     local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'permit', i,
                     'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
-    for k = 11, #ARGV do fields[#fields + 1] = ARGV[k] end
+    for k = 12, #ARGV do fields[#fields + 1] = ARGV[k] end
     redis.call('HSET', info, unpack(fields))
     redis.call('PEXPIRE', info, ttl)
   end
-  return {1, fence, 'permit', i}
+  return {1, fence, 'permit', i, 'free', table.concat(free)}
 end
 
 -- renew: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] the holder's permit. 1 extended, 0 not ours

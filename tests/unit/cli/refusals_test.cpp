@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -397,6 +398,42 @@ std::vector<Row> rows() {
             r.push_back(flag);
         }
     }
+    // --ping: http(s) only, bounded, printable; the refusal never shows the URL's secret parts
+    // (its user info, its path: Healthchecks.io's check UUID, its query).
+    const std::string ping_secret = "c7e1-ping-uuid";
+    const std::vector<std::tuple<std::string, std::string, std::string>> pings = {
+        {"", "Empty", R"(^--ping needs a URL$)"},
+        {"ftp://h/" + ping_secret, "Ftp", R"(^--ping needs an http:// or https:// URL$)"},
+        {"file:///" + ping_secret, "File", R"(^--ping needs an http:// or https:// URL$)"},
+        {"hc-ping.com/" + ping_secret, "NoScheme", R"(^--ping needs an http:// or https:// URL$)"},
+        {"https:///" + ping_secret, "NoHost", R"(^--ping: the URL https:///\.\.\. has no host$)"},
+        {"https://u:" + ping_secret + "@/x", "NoHostButUserInfo",
+         R"(^--ping: the URL https:///\.\.\. has no host$)"},
+        {"https://h/" + ping_secret + " x", "Space", R"(^--ping: the URL holds a space)"},
+        {"https://h/" + ping_secret + "\nredlock-run: forged", "Newline",
+         R"(^--ping: the URL holds a space, a control character)"},
+        {"https://h/" + ping_secret + "\xc3\xa9", "NotAscii",
+         R"(byte that is not ASCII; percent-encode it$)"},
+        {"https://h/" + ping_secret + repeated(3000, 'a'), "TooLong",
+         R"(^--ping: the URL is 3024 bytes long; at most 2048$)"}};
+    for (const auto& [url, label, message] : pings) {
+        Row flag = with_job("Ping" + label, {"--ping", url}, message);
+        flag.absent = ping_secret;
+        r.push_back(flag);
+    }
+    Row ping_env = from_env("PingEnvFtp", "REDLOCK_PING", "ftp://h/" + ping_secret,
+                            R"(^REDLOCK_PING needs an http:// or https:// URL$)");
+    ping_env.absent = ping_secret;
+    r.push_back(ping_env);
+    r.push_back(with_job("PingTimeoutWithoutPing", {"--ping-timeout", "5s"},
+                         R"(^--ping-timeout needs --ping$)"));
+    r.push_back(with_job("PingTimeoutAboveAMinute",
+                         {"--ping", "http://h/x", "--ping-timeout", "2m"},
+                         R"(^--ping-timeout 2m0s is out of range: 100ms to 1m0s$)"));
+    r.push_back(with_job("PingTimeoutTooShort", {"--ping", "http://h/x", "--ping-timeout", "10ms"},
+                         R"(^--ping-timeout 10ms is out of range: 100ms to 1m0s$)"));
+    r.push_back(with_job("PingTimeoutNotADuration", {"--ping", "http://h/x", "--ping-timeout", "x"},
+                         R"(^invalid duration 'x' for --ping-timeout)"));
     return r;
 }
 

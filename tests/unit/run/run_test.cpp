@@ -17,11 +17,13 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "../fake_clock.hpp"
 #include "fake_backend.hpp"
+#include "run/ping.hpp"
 #include "util/errors.hpp"
 #include "util/exit_codes.hpp"
 
@@ -176,6 +178,71 @@ TEST_F(RunTest, ADoneSlotExitsWithTheConflictCodeWithoutStartingTheCommand) {
     EXPECT_FALSE(std::filesystem::exists(file("ran")));
     EXPECT_NE(err.find("was already done on elsewhere"), std::string::npos) << err;
     EXPECT_TRUE(lock_.givebacks().empty());
+}
+
+// --ping over a fake pinger that records what it is asked for and answers as told.
+class RecordingPinger : public Pinger {
+  public:
+    explicit RecordingPinger(long status) : status_(status) {}
+    Result get(const std::string& url, Millis, const std::atomic<bool>&) override {
+        std::lock_guard<std::mutex> g(mutex_);
+        urls_.push_back(url);
+        return {status_, status_ == 0 ? "Couldn't connect to server" : ""};
+    }
+    std::vector<std::string> urls() {
+        std::lock_guard<std::mutex> g(mutex_);
+        return urls_;
+    }
+
+  private:
+    long status_;
+    std::mutex mutex_;
+    std::vector<std::string> urls_;
+};
+
+TEST_F(RunTest, PingSendsStartAndTheRunsExitStatusAndAPingThatFailsChangesNothing) {
+    opt_.job.ping_url = "http://h/check";
+    for (long service : {200L, 0L}) {
+        RecordingPinger pinger(service);
+        opt_.command = {"sh", "-c", "exit 3"};
+        testing::internal::CaptureStderr();
+        int rc = run_command(opt_, lock_, boot_clock(), &pinger);
+        std::string err = testing::internal::GetCapturedStderr();
+        EXPECT_EQ(rc, 3) << service;
+        std::vector<std::string> urls = pinger.urls();
+        ASSERT_FALSE(urls.empty());
+        EXPECT_EQ(urls.front(), "http://h/check/start");
+        EXPECT_EQ(urls.back(), "http://h/check/3");
+        if (service == 0)
+            EXPECT_NE(err.find("could not send the failure ping for lock"), std::string::npos)
+                << err;
+        else
+            EXPECT_EQ(err, "");
+    }
+}
+
+TEST_F(RunTest, PingSendsNothingForABusyLockOrADoneSlot) {
+    opt_.job.ping_url = "http://h/check";
+    opt_.job.once_per = OncePer{Millis(3'600'000), Millis(0), false};
+    for (fake::Acquire taken : {fake::Acquire::busy, fake::Acquire::slot_done}) {
+        RecordingPinger pinger(200);
+        lock_.set_acquire(taken);
+        opt_.command = {"true"};
+        testing::internal::CaptureStderr();
+        EXPECT_EQ(run_command(opt_, lock_, boot_clock(), &pinger), opt_.conflict_exit_code);
+        testing::internal::GetCapturedStderr();
+        EXPECT_TRUE(pinger.urls().empty());
+    }
+}
+
+TEST_F(RunTest, PingReportsACommandThatCannotStartAsAFailureWithoutAStart) {
+    opt_.job.ping_url = "http://h/check";
+    RecordingPinger pinger(200);
+    opt_.command = {file("no-such-command")};
+    testing::internal::CaptureStderr();
+    EXPECT_THROW(run_command(opt_, lock_, boot_clock(), &pinger), SpawnError);
+    testing::internal::GetCapturedStderr();
+    EXPECT_EQ(pinger.urls(), std::vector<std::string>{"http://h/check/127"});
 }
 
 TEST_F(RunTest, AnAcquireThatCannotDecideThrowsWithoutStartingTheCommand) {
