@@ -115,9 +115,9 @@ cpack_deb() {
     local lines
     lines=$(MANWIDTH=80 MANPAGER=cat man -l ./man/redlock-run.1 2>/dev/null | wc -l)
     [ "$lines" -gt 500 ] # it did render
-    # About 1000 (992 when redlock-run(7) was split off), with room for a few more options:
-    # beyond that, what explains rather than lists belongs in redlock-run(7).
-    [ "$lines" -le 1050 ] || { echo "redlock-run.1 renders to $lines lines" >&2; false; }
+    # About 1000 (992 when redlock-run(7) was split off, 1063 with --ping), with room for a few
+    # more options: beyond that, what explains rather than lists belongs in redlock-run(7).
+    [ "$lines" -le 1100 ] || { echo "redlock-run.1 renders to $lines lines" >&2; false; }
 }
 
 @test "the man pages never break a URL scheme at its hyphen, in groff or mandoc" {

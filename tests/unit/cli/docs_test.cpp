@@ -207,7 +207,7 @@ TEST(Docs, EachOptionsVariableInTheReadmeAndTheReferenceIsTheOneTheBinaryReads) 
 TEST(Docs, TheReferencesEnvironmentSectionNamesEveryVariableOfAnOption) {
     std::string environment = plain(part(reference(), ".SS Read by redlock-run", ".SS "));
     std::map<std::string, std::string> same_as;
-    std::regex entry(R"((REDLOCK_[A-Z_]+) Same as --([a-z][a-z0-9-]*)\.)");
+    std::regex entry(R"((REDLOCK_[A-Z_]+) Same as --([a-z][a-z0-9-]*)[.;])");
     for (auto it = std::sregex_iterator(environment.begin(), environment.end(), entry);
          it != std::sregex_iterator(); ++it)
         same_as[(*it)[1]] = (*it)[2];
