@@ -350,6 +350,12 @@ INSTANTIATE_TEST_SUITE_P(
         Limit{"LedgerSizeUpTo10000", "ledger-size", "(0-10000; 0: none)",
               "(0 to 10000; 0 writes none)", words({"--ledger-size", "10000"}),
               words({"--ledger-size", "10001"})},
+        Limit{"PingTimeoutFrom100ms", "ping-timeout", "(100ms-1m)", "(100ms to 1m)",
+              words({"--ping", "http://h/x", "--ping-timeout", "100ms"}),
+              words({"--ping", "http://h/x", "--ping-timeout", "99ms"})},
+        Limit{"PingTimeoutUpToAMinute", "ping-timeout", "(100ms-1m)", "(100ms to 1m)",
+              words({"--ping", "http://h/x", "--ping-timeout", "1m"}),
+              words({"--ping", "http://h/x", "--ping-timeout", "1m1ms"})},
         Limit{"MaxRenewalsUpTo1000000", "max-renewals", "", "(0 to 1000000)",
               words({"--max-renewals", "1000000"}), words({"--max-renewals", "1000001"})}),
     [](const testing::TestParamInfo<Limit>& info) { return info.param.name; });
