@@ -65,6 +65,8 @@ std::string_view outcome_name(Outcome o) {
             return "stuck";
         case Outcome::failed_to_start:
             return "failed-to-start";
+        case Outcome::killed:
+            return "killed";
     }
     return "unknown";
 }

@@ -60,12 +60,13 @@ struct SlotRecord {
     std::optional<int> exit_status;
 };
 
-// How a run ended, as the ledger names it.
-enum class Outcome { ran, busy, skipped_slot, lost, timed_out, stuck, failed_to_start };
+// How a run ended, as the ledger names it. killed: redlock-run itself died while its command ran
+// (kill -9, a crash); its watchdog stopped the command and handed over (run/handover.hpp).
+enum class Outcome { ran, busy, skipped_slot, lost, timed_out, stuck, failed_to_start, killed };
 std::string_view outcome_name(Outcome o);
 inline constexpr Outcome all_outcomes[] = {
-    Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,   Outcome::lost,
-    Outcome::timed_out, Outcome::stuck, Outcome::failed_to_start};
+    Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,    Outcome::lost,
+    Outcome::timed_out, Outcome::stuck, Outcome::failed_to_start, Outcome::killed};
 
 struct LedgerEntry {
     long long start_ms = 0;  // Redis time: end minus the duration measured here

@@ -13,6 +13,7 @@
 #include "lock/token.hpp"
 #include "redis/secrets.hpp"
 #include "run/child.hpp"
+#include "run/handover.hpp"
 #include "run/heartbeat.hpp"
 #include "run/ping.hpp"
 #include "run/reentry.hpp"
@@ -339,7 +340,12 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
         // --on-lost ignore lets the command outlive the lease by choice: the watchdog then acts
         // only when redlock-run dies.
         bool enforce = opt_.on_lost != OnLost::ignore;
-        watchdog.emplace(keys_.key, enforce ? renewer.valid_until() : Deadline::max());
+        // Should redlock-run die, the watchdog hands over to a process that records the run and
+        // releases the lock (run/handover.hpp); the file is the watchdog's once it started.
+        Fd handover = handover_file(token_, fence_, finished_.slot, acquired_at_,
+                                    std::chrono::system_clock::now());
+        watchdog.emplace(keys_.key, enforce ? renewer.valid_until() : Deadline::max(),
+                         Watchdog::Start::exec_or_fork, handover.get());
         if (enforce) renewer.set_on_extended([&w = *watchdog](Deadline d) { w.extend(d); });
         child.emplace(Child::spawn(opt_.command, env, signals_.original_mask(), &*watchdog));
     } catch (const SpawnError& e) {

@@ -6,7 +6,8 @@
 //
 // Its inputs: fd 3, the read end of a pipe that carries one 16-byte record, the command's
 // process group (and whose EOF says redlock-run died); the lease (Shared below), a memory file
-// that redlock-run maps too; stderr for its two messages, to which it appends the group.
+// that redlock-run maps too; stderr for its two messages, to which it appends the group; and
+// fds 5 and 6 for the hand-over after redlock-run died (hand_over below).
 #pragma once
 
 #include <poll.h>
@@ -54,6 +55,11 @@ struct Shared {
 // killing it halfway (which lost the message), and a watchdog told to go kills nothing.
 enum : std::int32_t { watching = 0, watchdog_acts = 1, dismissed = 2 };
 constexpr int shared_fd = 4;
+// The hand-over (run/handover.hpp), when redlock-run gave one: its own binary, opened when it
+// started (a package upgrade meanwhile replaces the path, not this file), and the sealed memory
+// file with what the hand-over needs. Both closed when there is none.
+constexpr int exe_fd = 5;
+constexpr int handover_fd = 6;
 
 inline bool claim(Shared* s, std::int32_t who) {
     std::int32_t expected = watching;
@@ -124,6 +130,28 @@ inline bool is_command_group(std::int64_t group) {
     return sys(SYS_getpgid, static_cast<long>(group)) == group;
 }
 
+// After redlock-run died and `group` was sent SIGKILL: executes redlock-run as `rl-handover`,
+// which finds its inputs on exe_fd and handover_fd, waits until no process of `group` runs any
+// more, records the run and releases the lock (run/handover.hpp). Its argv is that name and the
+// group, its environment empty: the token and the password travel in the sealed file, never
+// where ps or /proc/<pid>/environ shows them. Without a hand-over, or when the exec fails, this
+// process exits, and the lock expires by itself.
+[[noreturn]] inline void hand_over(long group) {
+    if (sys(SYS_fcntl, handover_fd, 1 /* F_GETFD */) >= 0) {
+        char digits[24];
+        char* p = digits + sizeof digits;
+        *--p = '\0';
+        auto g = static_cast<unsigned long>(group);
+        do *--p = static_cast<char>('0' + g % 10);
+        while ((g /= 10) != 0 && p > digits);
+        const char* argv[] = {"rl-handover", p, nullptr};
+        const char* envp[] = {nullptr};
+        sys(SYS_execveat, exe_fd, reinterpret_cast<long>(""), reinterpret_cast<long>(argv),
+            reinterpret_cast<long>(envp), 0x1000 /* AT_EMPTY_PATH */);
+    }
+    exit_now(0);
+}
+
 // Kills by process group id, which is safe only while that id cannot name another group: the id
 // stays reserved while the leader exists, even as a zombie. While redlock-run lives it never reaps
 // the leader before this watchdog has exited and been reaped (Child::reap), so every kill below
@@ -134,10 +162,14 @@ inline bool is_command_group(std::int64_t group) {
 // The kill comes before the message: a stderr nobody reads must not delay it. redlock-run waits
 // for the message once this process has claimed its turn (Shared::turn), and when it claimed
 // first (the command ended by itself) there is nothing to kill: this process just exits.
-[[noreturn]] inline void kill_group_and_exit(Shared* s, long group, const char* line) {
+// When redlock-run died (`then_hand_over`), the kill is followed by the hand-over, and only then:
+// the command must be gone before another holder may take the lock.
+[[noreturn]] inline void kill_group_and_exit(Shared* s, long group, const char* line,
+                                             bool then_hand_over = false) {
     if (!claim(s, watchdog_acts)) exit_now(0);
     sys(SYS_kill, -group, SIGKILL);
     report(line, group);
+    if (then_hand_over) hand_over(group);
     exit_now(0);
 }
 
@@ -180,7 +212,9 @@ inline bool is_command_group(std::int64_t group) {
         if (got == 0) {
             // Every write end is gone: redlock-run died (its end is close-on-exec in the command,
             // and this process holds none). Nobody renews the lock any more.
-            if (group > 0) kill_group_and_exit(s, group, parent_died);
+            // No hand-over without a group killed: a command that this process does not know
+            // of may still run, and must not find its lock given to another holder.
+            if (group > 0) kill_group_and_exit(s, group, parent_died, true);
             exit_now(0);
         }
         if (got != sizeof r) exit_now(70);

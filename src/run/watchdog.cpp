@@ -52,9 +52,12 @@ void write_record(int fd, Record r) noexcept {
 // keeps stderr for its message, the pipe's read end on fd 3, the shared memory file on fd 4, and
 // the descriptors in `keep` (each above 4, close-on-exec); nothing else of ours: not the Redis
 // connection, the signalfd, or the write end (whose EOF tells it we died), nor our stdin and
-// stdout, which a reader may be waiting to see closed. System calls only: it runs after fork or
-// vfork. `read_end` and `shared` are at high_fd or above.
-void become_watchdog(int read_end, int shared, std::initializer_list<int> keep) noexcept {
+// stdout, which a reader may be waiting to see closed. With a hand-over (`handover` >= 0), our
+// binary `exe` on fd 5 and the hand-over's file on fd 6 (watch_loop::hand_over). System calls
+// only: it runs after fork or vfork. `read_end`, `shared`, `exe` and `handover` are at high_fd
+// or above.
+void become_watchdog(int read_end, int shared, int exe, int handover,
+                     std::initializer_list<int> keep) noexcept {
     setpgid(0, 0);
     sigset_t all;
     sigfillset(&all);
@@ -62,6 +65,11 @@ void become_watchdog(int read_end, int shared, std::initializer_list<int> keep) 
     dup2(read_end, watch_loop::pipe_fd);  // the copies are not close-on-exec
     dup2(shared, watch_loop::shared_fd);
     unsigned from = watch_loop::shared_fd + 1;
+    if (exe >= 0 && handover >= 0) {
+        dup2(exe, watch_loop::exe_fd);
+        dup2(handover, watch_loop::handover_fd);
+        from = watch_loop::handover_fd + 1;
+    }
     for (int fd : keep) {  // in increasing order
         if (static_cast<unsigned>(fd) > from) close_range(from, static_cast<unsigned>(fd) - 1, 0);
         from = static_cast<unsigned>(fd) + 1;
@@ -113,7 +121,7 @@ int watchdog_program() {
 // stdout closed: the pid, or -1 when it could not be started (the caller then forks one). vfork:
 // no copy of our page tables, no copy-on-write faults afterwards, and the exec maps a few pages
 // of a static program. Its argv is its name alone (see watch_loop::Shared).
-pid_t exec_watchdog(int read_end, int shared) {
+pid_t exec_watchdog(int read_end, int shared, int exe, int handover) {
     int program = watchdog_program();
     if (program < 0) return -1;
     char name[] = "rl-watchdog";
@@ -130,7 +138,7 @@ pid_t exec_watchdog(int read_end, int shared) {
     pid_t pid = vfork();
     if (pid == 0) {
         // The program's descriptor and the error pipe close at the exec.
-        become_watchdog(read_end, shared,
+        become_watchdog(read_end, shared, exe, handover,
                         {std::min(program, err_write.get()), std::max(program, err_write.get())});
         syscall(SYS_execveat, program, "", argv, envp, AT_EMPTY_PATH);
         char failed = 1;
@@ -191,6 +199,17 @@ void rename_forked(ArgStrings a) noexcept {
     for (std::size_t i = 0; i < a.size; ++i) a.start[i] = i < sizeof name - 1 ? name[i] : '\0';
 }
 
+// Our own binary for the hand-over, opened once: an O_PATH descriptor, enough for execveat, of
+// the file this process runs, whatever replaced its path since; -1 when it cannot be opened.
+int own_binary() {
+    static const int fd = [] {
+        Fd low(::open("/proc/self/exe", O_PATH | O_CLOEXEC));
+        if (!low) return -1;
+        return fcntl(low.get(), F_DUPFD_CLOEXEC, high_fd);
+    }();
+    return fd;
+}
+
 void unmap(Shared* s, std::size_t size) noexcept {
     if (s) munmap(s, size);
 }
@@ -202,7 +221,7 @@ void unmap(Shared* s, std::size_t size) noexcept {
 // async-signal-safe calls are safe while other threads may exist (a quorum's node workers): the
 // child sets itself up and runs the loop with system calls alone, its messages formatted before
 // the fork. It never returns into our code: it _exits.
-Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
+Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how, int handover) {
     auto fail = [&key](const char* what) {
         return Error(fmt::format("cannot start the watchdog for lock '{}': {}: {}", key, what,
                                  std::strerror(errno)),
@@ -252,7 +271,10 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
     // command runs and the watchdog has no deadline.
     extend(deadline);
 
-    if (pid_t pid = how == Start::fork ? -1 : exec_watchdog(read_end.get(), shared.get());
+    int exe = handover >= 0 ? own_binary() : -1;
+    if (exe < 0) handover = -1;
+    if (pid_t pid =
+            how == Start::fork ? -1 : exec_watchdog(read_end.get(), shared.get(), exe, handover);
         pid > 0) {
         pid_ = pid;
         setpgid(pid, pid);  // as for the command: the group exists before anyone could signal it
@@ -270,7 +292,7 @@ Watchdog::Watchdog(const std::string& key, Deadline deadline, Start how) {
                          exit_code::cannot_fork);
     }
     if (pid == 0) {
-        become_watchdog(read_end.get(), shared.get(), {});
+        become_watchdog(read_end.get(), shared.get(), exe, handover, {});
         rename_forked(args);
         watch_loop::run(shared_);  // our mapping, shared with the parent across the fork
     }

@@ -25,8 +25,11 @@ class Watchdog {
     // Starts the watchdog (a child of ours, in its own process group) for lock `key`; it
     // SIGKILLs the group announced through announce_fd() once `deadline` passes unextended, or
     // at once when redlock-run dies. Deadline::max() disables the deadline (--on-lost ignore).
-    // Throws Error when it cannot be started.
-    Watchdog(const std::string& key, Deadline deadline, Start how = Start::exec_or_fork);
+    // With `handover` (a run/handover.hpp file, at fd 10 or above; -1: none), a watchdog that
+    // killed the group because redlock-run died then runs the hand-over, which records the run
+    // and releases the lock. Throws Error when it cannot be started.
+    Watchdog(const std::string& key, Deadline deadline, Start how = Start::exec_or_fork,
+             int handover = -1);
     Watchdog(const Watchdog&) = delete;
     Watchdog& operator=(const Watchdog&) = delete;
     ~Watchdog();

@@ -5,6 +5,8 @@
 load helpers
 load failure_helpers
 load contenders
+load quorum_helpers
+bats_require_minimum_version 1.5.0
 
 PROBE="$BATS_TEST_DIRNAME/lease_probe.py"
 
@@ -21,6 +23,7 @@ teardown() {
     contenders_cleanup
     proxy_stop
     redis_stop
+    [ -z "${Q_PID+set}" ] || quorum_stop
 }
 
 # True while a process of group $1, other than a zombie, exists.
@@ -82,6 +85,106 @@ check_log() {
     wait_for 3 group_dead "$(cat "$d/pgid")"
     run cat "$RL_ERR"
     assert_output --partial "died; the watchdog sent SIGKILL to the command's process group"
+}
+
+# The hand-over (issue 33): after a kill -9 of redlock-run, its watchdog kills the command's
+# group and hands over to a process that records the run as killed and releases the lock with
+# the run's token. The lease is 60s, and the lock must be free within 10s: only a release, not
+# the TTL, can have freed it.
+lock_free() { "$RL" status "$1" >/dev/null 2>&1 && return 1; [ $? -eq 1 ]; }
+permit_free() { "$RL" -q --permits 2 -t 60s "$1" -- true; }
+
+# killed_holder NAME [OPTIONS...]: a redlock-run holding NAME with a 60s lease, its command's
+# group in $BATS_TEST_TMPDIR/pgid.NAME, killed with SIGKILL once its watchdog watches.
+killed_holder() {
+    local name=$1 d=$BATS_TEST_TMPDIR
+    shift
+    rl_start -t 60s "$@" "$name" -- sh -c "echo \$\$ > '$d/pgid.$name'; sleep 100; true"
+    wait_for 5 file_exists "$d/pgid.$name"
+    wait_for 5 watchdog_of "$RL_PID"
+    KILLED_PID=$RL_PID
+    kill -KILL "$RL_PID"
+    rl_finish 5
+    assert_equal "$RL_STATUS" 137
+    wait_for 3 group_dead "$(cat "$d/pgid.$name")"
+}
+
+# The hand-over's ledger entry: outcome killed, with the dead redlock-run's pid and a fence.
+assert_killed_entry() {
+    run -0 "$RL" history --json "$1"
+    run -0 jq -r 'select(.outcome == "killed") | "\(.pid) \(.fence > 0)"' <<<"$output"
+    assert_output "$KILLED_PID true"
+    wait_for 5 file_contains "$RL_ERR" "its watchdog released the lock and recorded the run as killed"
+}
+
+@test "a SIGKILLed redlock-run hands over: the run is in the ledger as killed and the lock is free long before its TTL" {
+    local m=$BATS_TEST_TMPDIR/metrics.prom
+    killed_holder handover --metrics-file "$m"
+    wait_for 10 lock_free handover
+    key_absent handover
+    assert_killed_entry handover
+    # The metrics file tells it too: the run no longer counts as running.
+    run -0 grep -Fx -e 'redlock_run_running{lock="handover"} 0' \
+        -e 'redlock_run_outcomes_total{lock="handover",outcome="killed"} 1' \
+        -e 'redlock_run_last_exit_status{lock="handover"} 137' "$m"
+    assert_equal "${#lines[@]}" 3
+    run -0 "$RL" -t 60s handover -- true
+}
+
+@test "quorum: a SIGKILLed redlock-run's lock is released on every node and its run recorded as killed" {
+    quorum_start 3
+    export REDLOCK_URL=$QUORUM_URL
+    killed_holder qhandover
+    wait_for 10 lock_free qhandover
+    local i
+    for i in 0 1 2; do assert_equal "$(qcli "$i" EXISTS qhandover)" 0; done
+    assert_killed_entry qhandover
+    run -0 "$RL" -t 60s qhandover -- true
+}
+
+@test "permits: a SIGKILLed holder gives back its own permit, and the other holder keeps its" {
+    local d=$BATS_TEST_TMPDIR
+    "$RL" --permits 2 -t 60s phandover -- bash -c "touch '$d/other'; g='$d/go'; $AWAIT" 3>&- &
+    local other=$!
+    KILL_AT_END=$other
+    wait_for 5 file_exists "$d/other"
+    killed_holder phandover --permits 2
+    # A third run gets a permit: the killed one's, since the other holder still runs.
+    wait_for 10 permit_free phandover
+    kill -0 "$other"
+    assert_killed_entry phandover
+    touch "$d/go"
+    wait "$other"
+}
+
+@test "shared: a SIGKILLed shared holder gives back its hold, so an exclusive run gets the lock" {
+    killed_holder shandover --shared
+    exclusive_free() { "$RL" -q -t 60s shandover -- true; }
+    wait_for 10 exclusive_free
+    assert_killed_entry shandover
+}
+
+comm_is() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
+
+@test "the hand-over carries no secret in argv or environment, and a frozen Redis ends it within its bound" {
+    local d=$BATS_TEST_TMPDIR dog
+    rl_start -t 60s --command-timeout 60s frozenhandover -- sh -c "echo \$\$ > '$d/pgid'; sleep 100"
+    wait_for 5 file_exists "$d/pgid"
+    wait_for 5 watchdog_of "$RL_PID"
+    dog=$(watchdog_of "$RL_PID")
+    kill -STOP "$REDIS_PID"
+    CONT_AT_END=$REDIS_PID
+    kill -KILL "$RL_PID"
+    rl_finish 5
+    # The watchdog's process becomes the hand-over, which waits for the frozen Redis.
+    wait_for 5 comm_is "$dog" rl-handover
+    # Its name and the command's process group, which it waits to see gone: nothing secret.
+    assert_equal "$(tr '\0' ' ' <"/proc/$dog/cmdline")" "rl-handover $(cat "$d/pgid") "
+    assert_equal "$(wc -c <"/proc/$dog/environ")" 0
+    # 60s of --command-timeout, but the hand-over's own bound (5s) ends it.
+    wait_for 10 pid_gone "$dog"
+    kill -CONT "$REDIS_PID"
+    key_exists frozenhandover
 }
 
 @test "the watchdog survives the command's kill -TERM 0 and still enforces the lease end" {

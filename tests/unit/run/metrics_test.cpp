@@ -121,8 +121,8 @@ TEST(MetricsFile, EverySeriesAnAlertReadsExistsFromTheFirstWrite) {
     busy.outcome = "busy";
     apply_update(f, busy);
     MetricsFile back = parse_metrics(format_metrics(f));
-    for (const char* outcome :
-         {"ran", "busy", "skipped-slot", "lost", "timed-out", "stuck", "failed-to-start"}) {
+    for (const char* outcome : {"ran", "busy", "skipped-slot", "lost", "timed-out", "stuck",
+                                "failed-to-start", "killed"}) {
         ASSERT_EQ(back["j"].outcomes.count(outcome), 1u) << outcome;
         EXPECT_EQ(back["j"].outcomes[outcome], std::string(outcome) == "busy" ? 1 : 0) << outcome;
     }
