@@ -9,17 +9,19 @@
 # share/bash-completion, share/man/man1, ...). This rule writes those to
 # build/install_created_dirs.txt, deepest first, so that
 # `xargs rmdir < build/install_created_dirs.txt` leaves the tree as it was (README.md, "Install").
-# It runs after the binary and the man page are installed (their rules come first) and before
-# the rules below: share/man/man1 counts as created when it holds nothing but our page; bin is
-# the prefix's own (FHS) and is never listed.
+# It runs after the binary and the man pages are installed (their rules come first) and before
+# the rules below: share/man/man1 (man7) counts as created when it holds nothing but our page;
+# bin is the prefix's own (FHS) and is never listed.
 install(CODE "set(created_dirs_file \"${CMAKE_BINARY_DIR}/install_created_dirs.txt\")")
 install(CODE [[
   set(root "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}")
   set(created "")
-  file(GLOB man1 "${root}/share/man/man1/*")
-  if(man1 STREQUAL "${root}/share/man/man1/redlock-run.1")
-    list(APPEND created "${root}/share/man/man1")
-  endif()
+  foreach(section 1 7)
+    file(GLOB pages "${root}/share/man/man${section}/*")
+    if(pages STREQUAL "${root}/share/man/man${section}/redlock-run.${section}")
+      list(APPEND created "${root}/share/man/man${section}")
+    endif()
+  endforeach()
   foreach(dir share/bash-completion/completions share/zsh/site-functions
               share/zsh/vendor-completions share/fish/vendor_completions.d
               share/doc/redlock-run/examples/fencing)

@@ -11,7 +11,7 @@ namespace redlock {
 
 void add_inspect_options(OptionTable& t, InspectRawOptions& o) {
     t.group("Operator command options", [&] {
-        t.flag("--json", o.json, "status, list, history: print JSON (fields in the man page)");
+        t.flag("--json", o.json, "status, list, history: print JSON (fields: man 7 redlock-run)");
         t.flag("--names", o.names,
                "list: print only the names of the locks ever taken (held or not), one a line, "
                "at most 1000 (for scripts and the shell completions)");

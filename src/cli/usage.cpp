@@ -55,13 +55,13 @@ constexpr std::array<SubcommandHelp, 4> subcommands = {{
      "Shows whether the lock NAME is held and by whom: host, pid and user, the command line "
      "(when the run recorded it), since when, the TTL left, the fence and the token. Exits 0 when "
      "held, 1 when free.",
-     {{{"json", "Print JSON (fields in the man page)"}}}},
+     {{{"json", "Print JSON (fields: man 7 redlock-run)"}}}},
     {"list",
      "redlock-run list [OPTIONS] [--json] [--last-runs] [PATTERN]\n"
      "       redlock-run list [OPTIONS] --names [PATTERN]",
      "Lists the held locks under the prefix whose NAME matches PATTERN (a Redis glob; "
      "default every lock).",
-     {{{"json", "Print JSON (fields in the man page)"},
+     {{{"json", "Print JSON (fields: man 7 redlock-run)"},
        {"last-runs", "Add each lock's last run and last success from its ledger"},
        {"names",
         "Print only the names of the locks ever taken (held or not), one a line, at "
@@ -78,7 +78,7 @@ constexpr std::array<SubcommandHelp, 4> subcommands = {{
      "Prints the lock's run ledger, newest first: end time, outcome, exit status or signal, "
      "duration, fence, host, pid and user.",
      {{{"limit", "Show the N newest runs (default 20, at most 10000)"},
-       {"json", "Print JSON (fields in the man page)"}}}},
+       {"json", "Print JSON (fields: man 7 redlock-run)"}}}},
 }};
 
 // The connection options a subcommand's --help shows with a description; it names the others.

@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "inspect/inspect.hpp"
 #include "inspect/lock_report.hpp"
@@ -66,13 +69,27 @@ int history_command(const InspectOptions& options, LockInspector& inspector) {
                    stdout);
         return exit_code::ok;
     }
-    std::string out = fmt::format("{:<25} {:<15} {:<9} {:>9} {:>6} {:<20} {:>7} {:<10}\n", "END",
-                                  "OUTCOME", "STATUS", "DURATION", "FENCE", "HOST", "PID", "USER");
+    using Row = std::vector<std::string>;
+    std::vector<Row> rows{{"END", "OUTCOME", "STATUS", "DURATION", "FENCE", "HOST", "PID", "USER"}};
     for (const LedgerEntry& e : entries)
-        out += fmt::format("{:<25} {:<15} {:<9} {:>9} {:>6} {:<20} {:>7} {:<10}\n",
-                           local_time_text(e.end_ms), printable(e.outcome), status_text(e),
-                           format_duration(Millis(e.duration_ms)), e.fence, printable(e.host),
-                           e.pid, printable(e.user));
+        rows.push_back({local_time_text(e.end_ms), printable(e.outcome), status_text(e),
+                        format_duration(Millis(e.duration_ms)), std::to_string(e.fence),
+                        printable(e.host), std::to_string(e.pid), printable(e.user)});
+    // The usual widths, grown to the widest cell: a fence is Redis's clock in microseconds (16
+    // digits) and may reach 2^62 - 1 (19), a pid 10 digits, a host 255 bytes.
+    std::vector<std::size_t> width{25, 15, 9, 9, 6, 20, 7, 10};
+    const std::vector<bool> numeric{false, false, false, true, true, false, true, false};
+    for (const Row& row : rows)
+        for (std::size_t c = 0; c < row.size(); ++c)
+            width[c] = std::max(width[c], display_width(row[c]));
+    std::string out;
+    for (const Row& row : rows) {
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            std::string pad(width[c] - display_width(row[c]), ' ');
+            out += numeric[c] ? pad + row[c] : row[c] + pad;
+            out += c + 1 < row.size() ? ' ' : '\n';
+        }
+    }
     std::fputs(out.c_str(), stdout);
     return exit_code::ok;
 }

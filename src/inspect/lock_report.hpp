@@ -13,7 +13,7 @@
 
 namespace redlock {
 
-// The lock as one JSON object; the field names and types are documented in the man page
+// The lock as one JSON object; the field names and types are documented in redlock-run(7)
 // (JSON OUTPUT) and must stay stable.
 // With `runs` (status; list --last-runs) it also has "last_run" and "last_success": ledger
 // entries as history --json writes them, or null.

@@ -93,9 +93,11 @@ std::string format_duration(std::chrono::milliseconds d) {
     std::uint64_t frac = magnitude % 1000;
     if (h == 0 && m == 0 && frac != 0) return fmt::format("{}{}.{:03}s", sign, sec, frac);
     std::string out(sign);
+    // As a user writes it: no zero units at the end ("1h", "1h30m", "9600h", not "9600h0m0s"),
+    // but one between two others stays ("1h0m5s").
     if (h > 0) out += fmt::format("{}h", h);
-    if (h > 0 || m > 0) out += fmt::format("{}m", m);
-    out += fmt::format("{}s", sec);
+    if (m > 0 || (h > 0 && sec > 0)) out += fmt::format("{}m", m);
+    if (sec > 0 || (h == 0 && m == 0)) out += fmt::format("{}s", sec);
     return out;
 }
 

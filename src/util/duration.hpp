@@ -12,7 +12,8 @@ namespace redlock {
 // negative, overflowing (beyond ten years), sub-millisecond or malformed input.
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what);
 
-// "12m3s", "250ms", "1h0m5s": the inverse of parse_duration, used in messages.
+// "12m3s", "250ms", "1h0m5s", "1h30m", "9600h": the inverse of parse_duration (milliseconds
+// are left out from a minute on), used in messages.
 std::string format_duration(std::chrono::milliseconds d);
 
 }  // namespace redlock

@@ -86,39 +86,59 @@ cpack_deb() {
     refute_output --regexp 'std::w?(cout|cerr|clog|cin)$'
 }
 
-@test "the man page is clean under groff -ww and mandoc -Tlint and renders with man" {
+@test "both man pages are clean under groff -ww and mandoc -Tlint and render with man" {
     command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
-    run mandoc -Tlint "$SRC_DIR/man/redlock-run.1"
-    assert_success
-    assert_output ''
-    # Every groff warning (-ww), on what man-db renders with on Debian.
-    run --separate-stderr groff -ww -man -Tutf8 "$SRC_DIR/man/redlock-run.1"
-    assert_success
-    [ -z "$stderr" ] || { echo "$stderr" >&2; false; }
+    local page
+    for page in redlock-run.1 redlock-run.7; do
+        run mandoc -Tlint "$SRC_DIR/man/$page"
+        assert_success
+        assert_output ''
+        # Every groff warning (-ww), on what man-db renders with on Debian.
+        run --separate-stderr groff -ww -man -Tutf8 "$SRC_DIR/man/$page"
+        assert_success
+        [ -z "$stderr" ] || { echo "$page: $stderr" >&2; false; }
+    done
     cd "$SRC_DIR"
     run env MANPAGER=cat MANWIDTH=80 man ./man/redlock-run.1
     assert_success
     assert_output --partial 'redlock-run'
     assert_output --regexp 'EXIT STATUS|EXIT CODES'
+    assert_output --partial 'redlock-run(7)'
+    run env MANPAGER=cat MANWIDTH=80 man ./man/redlock-run.7
+    assert_success
+    assert_output --partial 'SAFETY MODEL'
+    assert_output --partial 'redlock-run(1)'
 }
 
-@test "the man page never breaks a URL scheme at its hyphen, in groff or mandoc" {
+@test "the reference page stays about 1000 lines at 80 columns; the design manual is redlock-run(7)" {
+    cd "$SRC_DIR"
+    local lines
+    lines=$(MANWIDTH=80 MANPAGER=cat man -l ./man/redlock-run.1 2>/dev/null | wc -l)
+    [ "$lines" -gt 500 ] # it did render
+    # About 1000 (992 when redlock-run(7) was split off, 1063 with --ping), with room for a few
+    # more options: beyond that, what explains rather than lists belongs in redlock-run(7).
+    [ "$lines" -le 1100 ] || { echo "redlock-run.1 renders to $lines lines" >&2; false; }
+}
+
+@test "the man pages never break a URL scheme at its hyphen, in groff or mandoc" {
     command -v mandoc > /dev/null || skip "mandoc missing (apt-get install mandoc)"
-    local page="$SRC_DIR/man/redlock-run.1" width out
-    # The page has them: a check that finds no scheme would prove nothing.
-    grep -q 'redis\\-sentinel://' "$page"
-    grep -q 'redis\\-cluster://' "$page"
-    for width in 50 57 64 71 78 85 92 99 106 113 120; do
-        for out in "$(MANWIDTH=$width MANPAGER=cat man -l "$page" 2>/dev/null)" \
-            "$(mandoc -Tutf8 -O width=$width "$page" | col -b)"; do
-            # A scheme split over two lines: "redis-" (or "redis‐") ends one line, the next
-            # starts with "sentinel://" or "cluster://".
-            if awk 'split_ && /^[[:space:]]*(sentinel|cluster):\/\// { print NR ": " $0; bad = 1 }
-                    { split_ = /redis(-|‐)$/ } END { exit !bad }' <<< "$out" >&2; then
-                echo "a redis- scheme breaks at width $width" >&2
-                return 1
-            fi
-            [[ $out == *redis-sentinel://* && $out == *redis-cluster://* ]]
+    local page width out
+    for page in "$SRC_DIR/man/redlock-run.1" "$SRC_DIR/man/redlock-run.7"; do
+        # The page has them: a check that finds no scheme would prove nothing.
+        grep -q 'redis\\-sentinel://' "$page"
+        grep -q 'redis\\-cluster://' "$page"
+        for width in 50 57 64 71 78 85 92 99 106 113 120; do
+            for out in "$(MANWIDTH=$width MANPAGER=cat man -l "$page" 2>/dev/null)" \
+                "$(mandoc -Tutf8 -O width=$width "$page" | col -b)"; do
+                # A scheme split over two lines: "redis-" (or "redis‐") ends one line, the next
+                # starts with "sentinel://" or "cluster://".
+                if awk 'split_ && /^[[:space:]]*(sentinel|cluster):\/\// { print NR ": " $0; bad = 1 }
+                        { split_ = /redis(-|‐)$/ } END { exit !bad }' <<< "$out" >&2; then
+                    echo "$page: a redis- scheme breaks at width $width" >&2
+                    return 1
+                fi
+                [[ $out == *redis-sentinel://* && $out == *redis-cluster://* ]]
+            done
         done
     done
 }
@@ -130,6 +150,7 @@ cpack_deb() {
     assert_success
     [ -x "$root/usr/bin/redlock-run" ]
     [ -f "$root/usr/share/man/man1/redlock-run.1" ]
+    [ -f "$root/usr/share/man/man7/redlock-run.7" ]
     [ -f "$root/usr/share/bash-completion/completions/redlock-run" ]
     [ -f "$root/usr/share/zsh/vendor-completions/_redlock-run" ]
     [ -f "$root/usr/share/fish/vendor_completions.d/redlock-run.fish" ]
@@ -170,6 +191,7 @@ cpack_deb() {
     assert_output --partial ' ./usr/bin/redlock-run'
     # Compressed in the package (Debian policy 12.1), with the changelog that policy 12.7 wants.
     assert_output --partial ' ./usr/share/man/man1/redlock-run.1.gz'
+    assert_output --partial ' ./usr/share/man/man7/redlock-run.7.gz'
     assert_output --partial ' ./usr/share/doc/redlock-run/changelog.gz'
     assert_output --partial ' ./usr/share/bash-completion/completions/redlock-run'
     assert_output --partial ' ./usr/share/zsh/vendor-completions/_redlock-run'
@@ -205,6 +227,7 @@ cpack_deb() {
     dpkg-deb -x "$DEB" "$dir"
     cmp <(gzip -dc "$dir/usr/share/doc/redlock-run/changelog.gz") "$SRC_DIR/packaging/changelog"
     cmp <(gzip -dc "$dir/usr/share/man/man1/redlock-run.1.gz") "$SRC_DIR/man/redlock-run.1"
+    cmp <(gzip -dc "$dir/usr/share/man/man7/redlock-run.7.gz") "$SRC_DIR/man/redlock-run.7"
     # gzip -n: no file name or time stamp in the header (flags byte 0, MTIME 0).
     run od -An -tx1 -j3 -N5 "$dir/usr/share/man/man1/redlock-run.1.gz"
     assert_output ' 00 00 00 00 00'
@@ -226,12 +249,16 @@ cpack_deb() {
     run man -w redlock-run
     assert_success
     assert_output --regexp '^/usr/share/man/man1/redlock-run\.1(\.gz)?$'
+    run man -w 7 redlock-run
+    assert_success
+    assert_output --regexp '^/usr/share/man/man7/redlock-run\.7(\.gz)?$'
     [ -f /usr/share/bash-completion/completions/redlock-run ]
     run dpkg_retry -r redlock-run
     assert_success
     rm -f "$INSTALLED_FLAG"
     [ ! -e /usr/bin/redlock-run ]
     [ ! -e /usr/share/man/man1/redlock-run.1.gz ]
+    [ ! -e /usr/share/man/man7/redlock-run.7.gz ]
     [ ! -e /usr/share/doc/redlock-run ]
     run dpkg-query -W -f='${Status}' redlock-run
     refute_output --partial 'install ok installed'

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "inspect/inspect.hpp"
@@ -643,6 +645,39 @@ TEST(InspectCommands, HistoryIsATableNewestFirstWithStatusAndDurationColumns) {
               "            4120 deploy    \n");
 }
 
+// Real fences are Redis's clock in microseconds (16 digits) and may reach 2^62 - 1 (19); pids
+// reach 10 digits, hosts 255 bytes. Every row's cells start (or, for the numbers, end) where the
+// header's do, whatever their width.
+TEST(InspectCommands, HistoryStaysAlignedWithWideFencesPidsStatusesAndHosts) {
+    UtcZone utc;
+    std::vector<LedgerEntry> runs = four_runs();
+    runs[0].fence = 1'796'223'727'164'183;
+    runs[1].fence = 4'611'686'018'427'387'903;
+    runs[1].signal = 127;
+    runs[2].pid = 2'147'483'647;
+    runs[3].host = "build-runner-17.ci.internal.example.com";
+    std::string out = show_history(runs, options_for("job"));
+    std::vector<std::string> lines;
+    for (std::size_t at = 0, nl; (nl = out.find('\n', at)) != std::string::npos; at = nl + 1)
+        lines.push_back(out.substr(at, nl - at));
+    ASSERT_EQ(lines.size(), 5u) << out;
+    const std::string& header = lines[0];
+    auto end_of = [](const std::string& line, const std::string& cell) {
+        return line.find(cell) + cell.size();
+    };
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        const LedgerEntry& e = runs[i - 1];
+        const std::string& line = lines[i];
+        EXPECT_EQ(line.find(" " + e.outcome + " ") + 1, header.find("OUTCOME")) << out;
+        EXPECT_EQ(end_of(line, " " + std::to_string(e.fence) + " ") - 1, end_of(header, "FENCE"))
+            << out;
+        EXPECT_EQ(line.find(" " + e.host + " ") + 1, header.find("HOST")) << out;
+        EXPECT_EQ(end_of(line, " " + std::to_string(e.pid) + " ") - 1, end_of(header, "PID"))
+            << out;
+        EXPECT_EQ(line.find(" " + e.user) + 1, header.find("USER")) << out;
+    }
+}
+
 TEST(InspectCommands, HistoryJsonIsOneObjectALineWithTheCommandOnlyWhenRecorded) {
     EXPECT_EQ(show_history(four_runs(), json_options_for("job")),
               R"({"start_ms":1699999998500,"end_ms":1700000000000,"duration_ms":1500,)"
@@ -775,6 +810,57 @@ TEST(InspectCommands, ListIsATableInAlignedColumnsInTheInspectorsOrder) {
               "a-other-client  59.250s    -      unknown            -         -\n"
               "job             20s        7      ops@web1 pid 4242  1s        bash -c work\n"
               "x               no expiry  7      unknown            -         -\n");
+}
+
+// README.md's sample session, as status and list print it from the same two locks: one held by
+// a run (--hold-info) for 1m12s, one taken by another client. The sample is read from the README.
+LockReport readme_held_report() {
+    constexpr long long acquired = 1'796'181'300'000;  // 2026-12-02 03:15:00 UTC
+    LockReport r;
+    r.lock =
+        held_state(LockKeys::make("nightly-report", "cron:"), "3f2a9c1e000000000000000000000000");
+    r.lock.redis_now_ms = acquired + 72'000;
+    r.lock.pttl_ms = 27'412;
+    r.lock.fence = 1'796'223'727'164'183;
+    HolderInfo h;
+    h.token = r.lock.token;
+    h.fence = *r.lock.fence;
+    h.ttl_ms = 30'000;
+    h.acquired_ms = acquired;
+    h.host = "web-2";
+    h.pid = 4120;
+    h.user = "deploy";
+    h.command = "/usr/local/bin/nightly-report";
+    r.lock.holder = h;
+    r.held = true;
+    return r;
+}
+
+// The output under "$ COMMAND" in the README's console block, up to the next "$ " line.
+std::string readme_sample(const std::string& command) {
+    std::ifstream in(std::string(REDLOCK_SOURCE_DIR) + "/README.md");
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string readme = text.str();
+    std::size_t at = readme.find("\n$ " + command + "\n");
+    if (at == std::string::npos) return "(no '$ " + command + "' in README.md)";
+    at = readme.find('\n', at + 1) + 1;
+    std::size_t end = std::min(readme.find("\n$ ", at - 1), readme.find("\n```", at - 1));
+    return readme.substr(at, end + 1 - at);
+}
+
+TEST(InspectCommands, TheReadmesStatusAndListSamplesAreWhatTheCommandsPrint) {
+    UtcZone utc;
+    EXPECT_EQ(show_status(readme_held_report(), options_for("nightly-report")).out,
+              readme_sample("redlock-run --prefix cron: status nightly-report"));
+    ListReport r;
+    r.locks.push_back(listed(readme_held_report()));
+    LockReport foreign = held_by_other_client_report();
+    foreign.lock.keys = LockKeys::make("sync-feeds", "cron:");
+    foreign.lock.pttl_ms = 118'100;
+    foreign.lock.fence = 1'796'223'700'000'412;
+    r.locks.push_back(listed(foreign));
+    EXPECT_EQ(show_list(r, options_for("")), readme_sample("redlock-run --prefix cron: list"));
 }
 
 TEST(InspectCommands, ListJsonIsAnArrayOfStatusObjectsWithoutLastRuns) {

@@ -67,6 +67,31 @@ TEST(Duration, FormatsForHumans) {
     EXPECT_EQ(redlock::format_duration(milliseconds(3'605'000)), "1h0m5s");
 }
 
+// A duration the user gave is echoed back in messages ("--once-per 400d is out of range", "this
+// slot (every 1h, ...)"): whole hours and minutes without the zero units after them, as the user
+// would write them; a zero unit between two others stays ("1h0m5s").
+TEST(Duration, FormatsWholeHoursAndMinutesWithoutTrailingZeroUnits) {
+    using redlock::format_duration;
+    EXPECT_EQ(format_duration(milliseconds(3'600'000)), "1h");
+    EXPECT_EQ(format_duration(milliseconds(5'400'000)), "1h30m");
+    EXPECT_EQ(format_duration(milliseconds(400LL * 86'400'000)), "9600h");
+    EXPECT_EQ(format_duration(milliseconds(120'000)), "2m");
+    EXPECT_EQ(format_duration(milliseconds(60'000)), "1m");
+    EXPECT_EQ(format_duration(milliseconds(-3'600'000)), "-1h");
+    EXPECT_EQ(format_duration(milliseconds(3'660'000)), "1h1m");
+    EXPECT_EQ(format_duration(milliseconds(3'601'000)), "1h0m1s");
+    EXPECT_EQ(format_duration(milliseconds(61'000)), "1m1s");
+}
+
+// What format_duration prints of a duration in whole seconds reads back as the same duration.
+TEST(Duration, FormattedWholeSecondsParseBackToThemselves) {
+    for (long long s : {1LL, 59LL, 60LL, 61LL, 3'599LL, 3'600LL, 3'601LL, 3'660LL, 86'400LL,
+                        90'061LL, 366LL * 86'400, 3'650LL * 86'400}) {
+        milliseconds d(s * 1000);
+        EXPECT_EQ(parse_duration(redlock::format_duration(d), "x"), d) << s;
+    }
+}
+
 // A ledger entry's duration comes from a server: every int64 must format, the minimum (whose
 // negation does not fit) included, without recursing or overflowing.
 TEST(Duration, FormatsEveryInt64) {
