@@ -225,8 +225,15 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
 }
 
 QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node,
-                       ReplicaPolicy replicas, int permits, bool shared)
-    : timeouts_(per_node), replicas_(replicas), permits_(permits), shared_(shared) {
+                       ReplicaPolicy replicas, int permits, bool shared,
+                       std::optional<Timeouts> give_back)
+    : timeouts_(per_node),
+      give_back_(give_back.value_or(per_node)),
+      replicas_(replicas),
+      permits_(permits),
+      shared_(shared) {
+    give_back_.connect = std::max(give_back_.connect, per_node.connect);
+    give_back_.command = std::max(give_back_.command, per_node.command);
     for (const Endpoint& ep : endpoints) {
         workers_.push_back(std::make_shared<Worker>(ep, per_node, permits, shared));
         workers_.back()->start(workers_.back());
@@ -481,41 +488,74 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     // may have reached them anyway), so that the next attempt, ours or another's, finds it free.
     // A waiter keeps its place while it does so, on every node, in the same step.
     if (a.accepted > 0 || a.answered < n) {
-        if (ticket > 0)
-            step_back(keys, token, ticket, ttl);
-        else
-            release(keys, token, Millis(0));
+        std::vector<std::optional<Millis>> took = ticket > 0
+                                                      ? step_back(keys, token, ticket, ttl)
+                                                      : give_back([keys, token](LockNode& node) {
+                                                            node.release(keys, token, Millis(0));
+                                                        });
+        // A node that did not answer the acquire in time but answered its give-back, slower than
+        // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
+        for (std::size_t i = 0; i < n; ++i) {
+            if (seen.results[i] || !took[i] || *took[i] <= timeouts_.command) continue;
+            a.first_error = NodeError{
+                fmt::format("{}: answers, but later than --node-timeout {} allows: a round trip "
+                            "there took {} (its give-back's); raise --node-timeout above that",
+                            describe(i), format_duration(timeouts_.command),
+                            format_duration(*took[i])),
+                exit_code::unavailable};
+            break;
+        }
     }
     return a;
 }
 
-void QuorumLock::step_back(const LockKeys& keys, const std::string& token, long long ticket,
-                           Millis ttl) {
+// A give-back is not a vote: it decides nothing, so the node timeout, kept short so that a slow
+// node costs an attempt little of its validity, has no reason to bound it. Bounded by it, a node
+// farther away than the node timeout never got one: the reconnect after the acquire's lost reply
+// timed out, or its answer did, and the key the acquire took there stayed for its whole TTL. So
+// it runs under --connect-timeout and --command-timeout (at least the node timeout), and the
+// round waits for it. Returns the time each node took to answer it (from the send: a round trip).
+std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<void(LockNode&)>& op) {
+    const Timeouts wide = give_back_;
+    auto seen = gather<Millis>(
+        workers_, -1, BootClock::now() + wide.connect + 2 * wide.command,
+        [wide, op](std::size_t, LockNode& node, Connection& conn) {
+            struct Restore {
+                Connection& conn;
+                Timeouts votes;
+                ~Restore() { conn.set_timeouts(votes); }
+            } restore{conn, conn.timeouts()};
+            conn.set_timeouts(wide);
+            auto once = [&] {
+                conn.ensure_connected();
+                Deadline sent = BootClock::now();
+                op(node);
+                return since(sent);
+            };
+            // A connection that went stale (or that a lost reply closed) gets one fresh try.
+            try {
+                return once();
+            } catch (const RedisUnavailable&) {
+                return once();
+            }
+        },
+        [](const Answers<Millis>&) { return false; }, Early::never);
+    return seen.results;
+}
+
+std::vector<std::optional<Millis>> QuorumLock::step_back(const LockKeys& keys,
+                                                         const std::string& token, long long ticket,
+                                                         Millis ttl) {
     // The ':alive' mark must outlast the block that follows (each node's is bounded by a TTL of
     // at most the holder's ttl, or by no_ttl_recheck) plus the attempt after it.
     Millis alive = std::max(ttl, no_ttl_recheck) + 2 * timeouts_.command + Millis(1000);
-    gather<char>(
-        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, ticket, alive](std::size_t, LockNode& node, Connection&) {
-            node.step_back(keys, token, ticket, alive);
-            return char{1};
-        },
-        [](const Answers<char>&) { return false; }, Early::never);
+    return give_back([keys, token, ticket, alive](LockNode& node) {
+        node.step_back(keys, token, ticket, alive);
+    });
 }
 
 void QuorumLock::leave(const LockKeys& keys, const std::string& token) {
-    gather<char>(
-        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token](std::size_t, LockNode& node, Connection&) {
-            // A connection that went stale during a long wait gets one fresh try.
-            try {
-                node.abandon(keys, token);
-            } catch (const RedisUnavailable&) {
-                node.abandon(keys, token);
-            }
-            return char{1};
-        },
-        [](const Answers<char>&) { return false; }, Early::never);
+    give_back([keys, token](LockNode& node) { node.abandon(keys, token); });
 }
 
 namespace {

@@ -63,6 +63,9 @@ class Connection {
     bool connected() const;
     const Endpoint& endpoint() const { return endpoint_; }
     const Timeouts& timeouts() const { return timeouts_; }
+    // Bounds for later connects and commands: a quorum's give-back runs under wider ones than
+    // its votes (quorum.cpp says why). A Cluster endpoint's node connections keep theirs.
+    void set_timeouts(Timeouts timeouts) { timeouts_ = timeouts; }
 
     // Redis Cluster only (no-op otherwise): the key whose slot this connection serves, so that a
     // (re)connect goes straight to that slot's master. The lock layer sets it to the lock key.
