@@ -66,7 +66,7 @@ class NodeBackend final : public LockBackend {
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
-        if (verbose_) warn_if_evicting(conn_);
+        if (verbose_) warn_if_evicting(conn_, keys().key);
         node_.set_busy_holder(busy_holder());
         WaitResult w =
             acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
