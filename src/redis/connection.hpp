@@ -83,7 +83,8 @@ class Connection {
   private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
     Reply read_reply(Deadline deadline);
-    void handshake(Deadline deadline);
+    // Logs in, selects the database and (sentinel endpoints) checks that `target` is the master.
+    void handshake(const Endpoint& target, Deadline deadline);
 
     struct ReaderDeleter {
         void operator()(redisReader* r) const { redisReaderFree(r); }
