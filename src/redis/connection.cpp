@@ -52,13 +52,27 @@ void Connection::set_home_key(std::string_view key) {
 }
 
 bool Connection::script_uncached(std::string_view sha1) const {
-    return std::find(uncached_scripts_.begin(), uncached_scripts_.end(), sha1) !=
-           uncached_scripts_.end();
+    auto has = [&](const std::vector<std::string>& list) {
+        return std::find(list.begin(), list.end(), sha1) != list.end();
+    };
+    return has(uncached_scripts_) || (script_cache_emptied_ && !has(ran_scripts_));
 }
 
 void Connection::set_script_uncached(std::string_view sha1, bool uncached) {
     std::erase(uncached_scripts_, sha1);
-    if (uncached) uncached_scripts_.emplace_back(sha1);
+    if (uncached) {
+        uncached_scripts_.emplace_back(sha1);
+        if (!script_ran_) {
+            // Emptied (again, after a restart, say): what ran before is gone with the rest.
+            script_cache_emptied_ = true;
+            ran_scripts_.clear();
+        }
+        return;
+    }
+    script_ran_ = true;
+    if (script_cache_emptied_ &&
+        std::find(ran_scripts_.begin(), ran_scripts_.end(), sha1) == ran_scripts_.end())
+        ran_scripts_.emplace_back(sha1);
 }
 
 void Connection::close() {
@@ -66,6 +80,7 @@ void Connection::close() {
     socket_.reset();
     reader_.reset();
     answered_ = false;
+    script_ran_ = false;
 }
 
 void Connection::ensure_connected(std::optional<Deadline> cap) {

@@ -69,6 +69,7 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
         argv[0] = "EVAL";
         argv[1] = body_;
         Reply reply = conn.command(argv, deadline);
+        conn.set_script_uncached(sha1_, false);  // answered: the server has it now
         reject_old_server(conn, name_, error_text(*reply), deadline);
         return reply;
     }
@@ -76,6 +77,7 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
         Deadline sent = BootClock::now();
         Reply reply = conn.command(argv, deadline);
         if (!error_text(*reply).starts_with("NOSCRIPT")) {
+            conn.set_script_uncached(sha1_, false);  // it ran (Connection keeps count)
             reject_old_server(conn, name_, error_text(*reply), deadline);
             return reply;
         }

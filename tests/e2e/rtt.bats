@@ -57,3 +57,20 @@ far_quorum() {
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     q_nothing_left cold
 }
+
+@test "on a server whose script cache was flushed, one NOSCRIPT is enough for the whole run" {
+    local log="$BATS_TEST_TMPDIR/monitor" mon
+    qcli 0 SCRIPT FLUSH >/dev/null
+    qcli 0 MONITOR >"$log" 2>/dev/null 3>&- &
+    mon=$!
+    wait_for 5 sh -c "redis-cli -p ${Q_PORT[0]} PING >/dev/null && grep -q PING '$log'"
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" coldrun -- true
+    qcli 0 ECHO coldrun-done >/dev/null
+    wait_for 5 grep -q coldrun-done "$log"
+    kill "$mon"
+    wait "$mon" 2>/dev/null || true
+    # The acquire: EVALSHA, NOSCRIPT, EVAL. The ledger's step at the end, on the same server:
+    # sent with its body at once, not asked for by digest first.
+    [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVALSHA"')" -eq 1 ]
+    [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVAL"')" -eq 2 ]
+}
