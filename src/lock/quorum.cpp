@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -358,14 +359,22 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
     ReplicaPolicy replicas = replicas_;
+    // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
+    auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_](
-            std::size_t, LockNode& node, Connection& conn) {
+        [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_,
+         lost](std::size_t i, LockNode& node, Connection& conn) {
             node.set_once_per(once);  // on the node's own worker thread, like every use of it
             node.set_busy_holder(busy_holder);
-            AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
-                                           ticket > 0 ? Queueing::wait : Queueing::none, ticket);
+            AcquireResult r;
+            try {
+                r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
+                                 ticket > 0 ? Queueing::wait : Queueing::none, ticket);
+            } catch (const ReplyLost&) {
+                (*lost)[i] = true;
+                throw;
+            }
             // A node whose replicas do not have the lock does not count (its key is given back
             // with the rest when the attempt fails, or at release).
             if (r.acquired && replicas.enabled())
@@ -488,11 +497,17 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     // may have reached them anyway), so that the next attempt, ours or another's, finds it free.
     // A waiter keeps its place while it does so, on every node, in the same step.
     if (a.accepted > 0 || a.answered < n) {
-        std::vector<std::optional<Millis>> took = ticket > 0
-                                                      ? step_back(keys, token, ticket, ttl)
-                                                      : give_back([keys, token](LockNode& node) {
-                                                            node.release(keys, token, Millis(0));
-                                                        });
+        // The wider bounds where the acquire may have taken the key unseen: its reply was lost,
+        // or had not come yet. A node whose acquire failed otherwise (refused, not reachable in
+        // the node timeout) got nothing, and keeps the narrow bounds: a node that is down must
+        // not hold up every failed attempt for a --connect-timeout.
+        std::vector<char> wide(n, 0);
+        for (std::size_t i = 0; i < n; ++i) wide[i] = (*lost)[i] || !seen.errors[i];
+        std::vector<std::optional<Millis>> took =
+            ticket > 0
+                ? step_back(keys, token, ticket, ttl, wide)
+                : give_back([keys, token](LockNode& node) { node.release(keys, token, Millis(0)); },
+                            wide);
         // A node that did not answer the acquire in time but answered its give-back, slower than
         // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
         for (std::size_t i = 0; i < n; ++i) {
@@ -513,19 +528,23 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
 // node costs an attempt little of its validity, has no reason to bound it. Bounded by it, a node
 // farther away than the node timeout never got one: the reconnect after the acquire's lost reply
 // timed out, or its answer did, and the key the acquire took there stayed for its whole TTL. So
-// it runs under --connect-timeout and --command-timeout (at least the node timeout), and the
-// round waits for it. Returns the time each node took to answer it (from the send: a round trip).
-std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<void(LockNode&)>& op) {
-    const Timeouts wide = give_back_;
+// it runs under --connect-timeout and --command-timeout (at least the node timeout) on the nodes
+// `wide` names, and the round waits for it. Returns the time each node took to answer it (from
+// the send: a round trip).
+std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<void(LockNode&)>& op,
+                                                         const std::vector<char>& wide) {
+    const Timeouts wider = give_back_;
+    const bool any_wide = std::find(wide.begin(), wide.end(), 1) != wide.end();
+    const Timeouts& bound = any_wide ? wider : timeouts_;
     auto seen = gather<Millis>(
-        workers_, -1, BootClock::now() + wide.connect + 2 * wide.command,
-        [wide, op](std::size_t, LockNode& node, Connection& conn) {
+        workers_, -1, BootClock::now() + bound.connect + 2 * bound.command,
+        [wider, op, wide](std::size_t i, LockNode& node, Connection& conn) {
             struct Restore {
                 Connection& conn;
                 Timeouts votes;
                 ~Restore() { conn.set_timeouts(votes); }
             } restore{conn, conn.timeouts()};
-            conn.set_timeouts(wide);
+            if (i < wide.size() && wide[i]) conn.set_timeouts(wider);
             auto once = [&] {
                 conn.ensure_connected();
                 Deadline sent = BootClock::now();
@@ -545,17 +564,20 @@ std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<voi
 
 std::vector<std::optional<Millis>> QuorumLock::step_back(const LockKeys& keys,
                                                          const std::string& token, long long ticket,
-                                                         Millis ttl) {
+                                                         Millis ttl,
+                                                         const std::vector<char>& wide) {
     // The ':alive' mark must outlast the block that follows (each node's is bounded by a TTL of
     // at most the holder's ttl, or by no_ttl_recheck) plus the attempt after it.
     Millis alive = std::max(ttl, no_ttl_recheck) + 2 * timeouts_.command + Millis(1000);
-    return give_back([keys, token, ticket, alive](LockNode& node) {
-        node.step_back(keys, token, ticket, alive);
-    });
+    return give_back([keys, token, ticket,
+                      alive](LockNode& node) { node.step_back(keys, token, ticket, alive); },
+                     wide);
 }
 
+// After the last attempt's own give-back (step_back, with the wider bounds where they were
+// needed): the node timeouts, as before.
 void QuorumLock::leave(const LockKeys& keys, const std::string& token) {
-    give_back([keys, token](LockNode& node) { node.abandon(keys, token); });
+    give_back([keys, token](LockNode& node) { node.abandon(keys, token); }, {});
 }
 
 namespace {

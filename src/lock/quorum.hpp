@@ -147,9 +147,12 @@ class QuorumLock {
     // at `ticket` (abandon.lua).
     // Returns each node's time to answer, as give_back() does.
     std::vector<std::optional<Millis>> step_back(const LockKeys& keys, const std::string& token,
-                                                 long long ticket, Millis ttl);
-    // `op` on every node under the give_back_ bounds, waited for; each node's time to answer.
-    std::vector<std::optional<Millis>> give_back(const std::function<void(LockNode&)>& op);
+                                                 long long ticket, Millis ttl,
+                                                 const std::vector<char>& wide);
+    // `op` on every node, waited for, under the give_back_ bounds on the nodes `wide` names and
+    // the node timeouts on the others; each node's time to answer.
+    std::vector<std::optional<Millis>> give_back(const std::function<void(LockNode&)>& op,
+                                                 const std::vector<char>& wide);
 
     std::vector<std::shared_ptr<Worker>> workers_;
     Timeouts timeouts_;
