@@ -510,6 +510,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                             wide);
         // A node that did not answer the acquire in time but answered its give-back, slower than
         // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
+        bool measured_late = false;
         for (std::size_t i = 0; i < n; ++i) {
             if (seen.results[i] || !took[i] || *took[i] <= timeouts_.command) continue;
             a.first_error = NodeError{
@@ -518,8 +519,15 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                             describe(i), format_duration(timeouts_.command),
                             format_duration(*took[i])),
                 exit_code::unavailable};
+            measured_late = true;
             break;
         }
+        // Unmeasured (the connect itself timed out, so nothing was sent): still name the bound.
+        if (!measured_late && a.answered < need && a.first_error &&
+            a.first_error->message.find("timed out") != std::string::npos)
+            a.first_error->message +=
+                fmt::format(" (--node-timeout {} bounds each node's connect and command)",
+                            format_duration(timeouts_.command));
     }
     return a;
 }

@@ -74,3 +74,21 @@ far_quorum() {
     [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVALSHA"')" -eq 1 ]
     [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVAL"')" -eq 2 ]
 }
+
+@test "nodes that never answer in time: the message names --node-timeout even when unmeasured" {
+    local i port_file urls="redis://127.0.0.1:${Q_PORT[0]}"
+    # Two nodes that accept and read but never answer: no round trip can be measured there.
+    for i in 1 2; do
+        port_file="$BATS_TEST_TMPDIR/silent.$i.port"
+        /usr/bin/python3 "$BATS_TEST_DIRNAME/fake_server.py" silent "$port_file" 3>&- &
+        DELAY_PIDS+=($!)
+        wait_for 5 file_exists "$port_file"
+        urls+=",redis://127.0.0.1:$(cat "$port_file")"
+    done
+    run -69 "$RL" -u "$urls" --node-timeout 50ms --connect-timeout 300ms --command-timeout 300ms \
+        silent -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_output --partial "timed out"
+    assert_output --partial "(--node-timeout 50ms bounds each node's connect and command)"
+    q_nothing_left silent
+}
