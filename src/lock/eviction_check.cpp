@@ -6,7 +6,10 @@
 
 namespace redlock {
 
-void warn_if_evicting(Connection& conn) {
+void warn_if_evicting(Connection& conn, std::string_view lock_key) {
+    // CONFIG GET names no key: over Redis Cluster it goes to the home key's master, and only the
+    // master of the lock key's slot can evict the lock (the others' policies say nothing of it).
+    conn.set_home_key(lock_key);
     Reply reply;
     try {
         reply = conn.command({"CONFIG", "GET", "maxmemory-policy"});
@@ -22,9 +25,10 @@ void warn_if_evicting(Connection& conn) {
     std::string_view policy(r.element[1]->str, r.element[1]->len);
     if (policy == "noeviction") return;
     log::warning(
-        "Redis at {} has maxmemory-policy {}: under memory pressure it may evict a lock key, "
+        "Redis at {} has maxmemory-policy {}{}: under memory pressure it may evict a lock key, "
         "which silently frees the lock; set maxmemory-policy noeviction",
-        conn.endpoint().describe(), policy);
+        conn.endpoint().describe(), policy,
+        conn.cluster() ? " on the master that holds the lock" : "");
 }
 
 }  // namespace redlock

@@ -3,14 +3,16 @@
 // Only maxmemory-policy noeviction rules that out, so we warn when the server says otherwise.
 #pragma once
 
+#include <string_view>
+
 #include "redis/connection.hpp"
 
 namespace redlock {
 
-// Warns once (on stderr) when the server's maxmemory-policy is not noeviction. Asks with
-// CONFIG GET; a server where CONFIG is disabled, renamed or denied by an ACL (managed Redis)
-// is skipped without a word, and so is a failure to ask at all: this is advice, never a reason
-// to fail.
-void warn_if_evicting(Connection& conn);
+// Warns once (on stderr) when the maxmemory-policy of the server that holds `lock_key` is not
+// noeviction. Asks with CONFIG GET; a server where CONFIG is disabled, renamed or denied by an
+// ACL (managed Redis) is skipped without a word, and so is a failure to ask at all: this is
+// advice, never a reason to fail. Over Redis Cluster, makes `lock_key` the connection's home key.
+void warn_if_evicting(Connection& conn, std::string_view lock_key);
 
 }  // namespace redlock

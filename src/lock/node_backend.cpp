@@ -68,7 +68,7 @@ class NodeBackend final : public LockBackend {
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {
-        if (verbose_) warn_if_evicting(conn_);
+        if (verbose_) warn_if_evicting(conn_, keys().key);
         node_.set_busy_holder(busy_holder());
         node_.set_restart_guard(restart_guard());
         WaitResult w =

@@ -34,7 +34,7 @@ class NodeInspector final : public LockInspector {
         report.lock = read_lock_state(conn_, keys);
         // After the read, so an unreachable server costs one timeout, not two; stderr only, so
         // --json output stays clean.
-        warn_if_evicting(conn_);
+        warn_if_evicting(conn_, keys.key);
         report.holders = holders_of(conn_, report.lock);
         report.waiters = waiters_or_none(conn_, keys);
         if (report.holders) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -225,8 +226,15 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
 }
 
 QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node,
-                       ReplicaPolicy replicas, int permits, bool shared)
-    : timeouts_(per_node), replicas_(replicas), permits_(permits), shared_(shared) {
+                       ReplicaPolicy replicas, int permits, bool shared,
+                       std::optional<Timeouts> give_back)
+    : timeouts_(per_node),
+      give_back_(give_back.value_or(per_node)),
+      replicas_(replicas),
+      permits_(permits),
+      shared_(shared) {
+    give_back_.connect = std::max(give_back_.connect, per_node.connect);
+    give_back_.command = std::max(give_back_.command, per_node.command);
     for (const Endpoint& ep : endpoints) {
         workers_.push_back(std::make_shared<Worker>(ep, per_node, permits, shared));
         workers_.back()->start(workers_.back());
@@ -366,17 +374,25 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
     ReplicaPolicy replicas = replicas_;
+    // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
+    auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
         [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_,
-         wanted = wanted_permit_,
-         guard = restart_guard_](std::size_t, LockNode& node, Connection& conn) {
+         wanted = wanted_permit_, guard = restart_guard_,
+         lost](std::size_t i, LockNode& node, Connection& conn) {
             node.set_once_per(once);  // on the node's own worker thread, like every use of it
             node.set_busy_holder(busy_holder);
             node.set_wanted_permit(wanted);
             node.set_restart_guard(guard);
-            AcquireResult r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
-                                           ticket > 0 ? Queueing::wait : Queueing::none, ticket);
+            AcquireResult r;
+            try {
+                r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
+                                 ticket > 0 ? Queueing::wait : Queueing::none, ticket);
+            } catch (const ReplyLost&) {
+                (*lost)[i] = true;
+                throw;
+            }
             // A node whose replicas do not have the lock does not count (its key is given back
             // with the rest when the attempt fails, or at release).
             if (r.acquired && replicas.enabled())
@@ -512,41 +528,95 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     // may have reached them anyway), so that the next attempt, ours or another's, finds it free.
     // A waiter keeps its place while it does so, on every node, in the same step.
     if (a.accepted > 0 || a.answered < n) {
-        if (ticket > 0)
-            step_back(keys, token, ticket, ttl);
-        else
-            release(keys, token, Millis(0));
+        // The wider bounds where the acquire may have taken the key unseen: its reply was lost,
+        // or had not come yet. A node whose acquire failed otherwise (refused, not reachable in
+        // the node timeout) got nothing, and keeps the narrow bounds: a node that is down must
+        // not hold up every failed attempt for a --connect-timeout.
+        std::vector<char> wide(n, 0);
+        for (std::size_t i = 0; i < n; ++i) wide[i] = (*lost)[i] || !seen.errors[i];
+        std::vector<std::optional<Millis>> took =
+            ticket > 0
+                ? step_back(keys, token, ticket, ttl, wide)
+                : give_back([keys, token](LockNode& node) { node.release(keys, token, Millis(0)); },
+                            wide);
+        // A node that did not answer the acquire in time but answered its give-back, slower than
+        // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
+        bool measured_late = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (seen.results[i] || !took[i] || *took[i] <= timeouts_.command) continue;
+            a.first_error = NodeError{
+                fmt::format("{}: answers, but later than --node-timeout {} allows: a round trip "
+                            "there took {} (its give-back's); raise --node-timeout above that",
+                            describe(i), format_duration(timeouts_.command),
+                            format_duration(*took[i])),
+                exit_code::unavailable};
+            measured_late = true;
+            break;
+        }
+        // Unmeasured (the connect itself timed out, so nothing was sent): still name the bound.
+        if (!measured_late && a.answered < need && a.first_error &&
+            a.first_error->message.find("timed out") != std::string::npos)
+            a.first_error->message +=
+                fmt::format(" (--node-timeout {} bounds each node's connect and command)",
+                            format_duration(timeouts_.command));
     }
     return a;
 }
 
-void QuorumLock::step_back(const LockKeys& keys, const std::string& token, long long ticket,
-                           Millis ttl) {
+// A give-back is not a vote: it decides nothing, so the node timeout, kept short so that a slow
+// node costs an attempt little of its validity, has no reason to bound it. Bounded by it, a node
+// farther away than the node timeout never got one: the reconnect after the acquire's lost reply
+// timed out, or its answer did, and the key the acquire took there stayed for its whole TTL. So
+// it runs under --connect-timeout and --command-timeout (at least the node timeout) on the nodes
+// `wide` names, and the round waits for it. Returns the time each node took to answer it (from
+// the send: a round trip).
+std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<void(LockNode&)>& op,
+                                                         const std::vector<char>& wide) {
+    const Timeouts wider = give_back_;
+    const bool any_wide = std::find(wide.begin(), wide.end(), 1) != wide.end();
+    const Timeouts& bound = any_wide ? wider : timeouts_;
+    auto seen = gather<Millis>(
+        workers_, -1, BootClock::now() + bound.connect + 2 * bound.command,
+        [wider, op, wide](std::size_t i, LockNode& node, Connection& conn) {
+            struct Restore {
+                Connection& conn;
+                Timeouts votes;
+                ~Restore() { conn.set_timeouts(votes); }
+            } restore{conn, conn.timeouts()};
+            if (i < wide.size() && wide[i]) conn.set_timeouts(wider);
+            auto once = [&] {
+                conn.ensure_connected();
+                Deadline sent = BootClock::now();
+                op(node);
+                return since(sent);
+            };
+            // A connection that went stale (or that a lost reply closed) gets one fresh try.
+            try {
+                return once();
+            } catch (const RedisUnavailable&) {
+                return once();
+            }
+        },
+        [](const Answers<Millis>&) { return false; }, Early::never);
+    return seen.results;
+}
+
+std::vector<std::optional<Millis>> QuorumLock::step_back(const LockKeys& keys,
+                                                         const std::string& token, long long ticket,
+                                                         Millis ttl,
+                                                         const std::vector<char>& wide) {
     // The ':alive' mark must outlast the block that follows (each node's is bounded by a TTL of
     // at most the holder's ttl, or by no_ttl_recheck) plus the attempt after it.
     Millis alive = std::max(ttl, no_ttl_recheck) + 2 * timeouts_.command + Millis(1000);
-    gather<char>(
-        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, ticket, alive](std::size_t, LockNode& node, Connection&) {
-            node.step_back(keys, token, ticket, alive);
-            return char{1};
-        },
-        [](const Answers<char>&) { return false; }, Early::never);
+    return give_back([keys, token, ticket,
+                      alive](LockNode& node) { node.step_back(keys, token, ticket, alive); },
+                     wide);
 }
 
+// After the last attempt's own give-back (step_back, with the wider bounds where they were
+// needed): the node timeouts, as before.
 void QuorumLock::leave(const LockKeys& keys, const std::string& token) {
-    gather<char>(
-        workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token](std::size_t, LockNode& node, Connection&) {
-            // A connection that went stale during a long wait gets one fresh try.
-            try {
-                node.abandon(keys, token);
-            } catch (const RedisUnavailable&) {
-                node.abandon(keys, token);
-            }
-            return char{1};
-        },
-        [](const Answers<char>&) { return false; }, Early::never);
+    give_back([keys, token](LockNode& node) { node.abandon(keys, token); }, {});
 }
 
 namespace {

@@ -73,8 +73,11 @@ class QuorumLock {
     // holder holds one permit, the same one on a majority (QuorumLock::acquire says why).
     // `shared` (--shared): a shared holder, one on a majority (per node, shared and exclusive
     // holders exclude each other, and any two majorities share a node).
+    // `give_back` bounds the give-backs of a failed attempt (at least `per_node`; quorum.cpp
+    // says why they are not bounded by it alone).
     QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas,
-               int permits = 1, bool shared = false);
+               int permits = 1, bool shared = false,
+               std::optional<Timeouts> give_back = std::nullopt);
 
     // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
     // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
@@ -150,10 +153,18 @@ class QuorumLock {
   private:
     // A waiter's failed attempt: gives back every node it may have taken, staying queued there
     // at `ticket` (abandon.lua).
-    void step_back(const LockKeys& keys, const std::string& token, long long ticket, Millis ttl);
+    // Returns each node's time to answer, as give_back() does.
+    std::vector<std::optional<Millis>> step_back(const LockKeys& keys, const std::string& token,
+                                                 long long ticket, Millis ttl,
+                                                 const std::vector<char>& wide);
+    // `op` on every node, waited for, under the give_back_ bounds on the nodes `wide` names and
+    // the node timeouts on the others; each node's time to answer.
+    std::vector<std::optional<Millis>> give_back(const std::function<void(LockNode&)>& op,
+                                                 const std::vector<char>& wide);
 
     std::vector<std::shared_ptr<Worker>> workers_;
     Timeouts timeouts_;
+    Timeouts give_back_;
     ReplicaPolicy replicas_;
     int permits_ = 1;
     bool shared_ = false;

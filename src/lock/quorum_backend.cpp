@@ -186,7 +186,7 @@ class QuorumBackend final : public LockBackend {
     QuorumBackend(const LockKeys& keys, const ConnectionOptions& conn,
                   const ReplicaPolicy& replicas, int permits, bool shared)
         : LockBackend(keys),
-          lock_(conn.quorum, quorum_timeouts(conn), replicas, permits, shared),
+          lock_(conn.quorum, quorum_timeouts(conn), replicas, permits, shared, conn.timeouts),
           identity_(quorum_identity(conn.quorum)),
           permits_(permits),
           shared_(shared) {}

@@ -33,6 +33,9 @@ extern const char* const waiters_lua_sha1;
 
 namespace scripts {
 
+// release and abandon give a lock back: Send::body (script.hpp says why). The ledger script,
+// a run's usual release, keeps EVALSHA first: when it fails the run falls back to release.
+//
 // Each Script is made once and never destroyed (allocated, not a static object): a quorum's
 // worker threads may still be sending a background clean-up (a lagging node's release or queue
 // exit, quorum.cpp) while the main thread returns from main and runs static destructors.
@@ -48,7 +51,7 @@ const Script& renew() {
 }
 const Script& release() {
     static const Script& s =
-        *new Script("release", scripts_src::release_lua, scripts_src::release_lua_sha1);
+        *new Script("release", scripts_src::release_lua, scripts_src::release_lua_sha1, Send::body);
     return s;
 }
 const Script& status() {
@@ -63,7 +66,7 @@ const Script& force_release() {
 }
 const Script& abandon() {
     static const Script& s =
-        *new Script("abandon", scripts_src::abandon_lua, scripts_src::abandon_lua_sha1);
+        *new Script("abandon", scripts_src::abandon_lua, scripts_src::abandon_lua_sha1, Send::body);
     return s;
 }
 const Script& raise_fence() {

@@ -63,6 +63,9 @@ class Connection {
     bool connected() const;
     const Endpoint& endpoint() const { return endpoint_; }
     const Timeouts& timeouts() const { return timeouts_; }
+    // Bounds for later connects and commands: a quorum's give-back runs under wider ones than
+    // its votes (quorum.cpp says why). A Cluster endpoint's node connections keep theirs.
+    void set_timeouts(Timeouts timeouts) { timeouts_ = timeouts; }
 
     // Redis Cluster only (no-op otherwise): the key whose slot this connection serves, so that a
     // (re)connect goes straight to that slot's master. The lock layer sets it to the lock key.
@@ -71,16 +74,23 @@ class Connection {
     // every master).
     ClusterRouter* cluster() { return cluster_.get(); }
 
-    // Scripts (by SHA1) this server answered NOSCRIPT for: Script::run sends their body at once
-    // until an EVAL of one is answered (which caches it), rather than pay for an EVALSHA that is
-    // known to fail. Kept across reconnects: EVAL is right for any server.
+    // Whether this server is taken to lack the script (by SHA1), so that Script::run sends its
+    // body at once rather than pay for an EVALSHA that would fail. Script::run reports every
+    // answer: set_script_uncached(sha1, true) on a NOSCRIPT, false when the script ran. A
+    // NOSCRIPT for the first script of a connection means the server's cache was emptied as a
+    // whole (a restart, a failover, SCRIPT FLUSH): every script not run since is then taken as
+    // missing too, so a cold run wastes one round trip, not one per script. A NOSCRIPT after
+    // others ran marks that script only (a server that never saw it, such as the renew script
+    // on one that only ever saw short runs). Kept across reconnects: EVAL is right for any
+    // server.
     bool script_uncached(std::string_view sha1) const;
     void set_script_uncached(std::string_view sha1, bool uncached);
 
   private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
     Reply read_reply(Deadline deadline);
-    void handshake(Deadline deadline);
+    // Logs in, selects the database and (sentinel endpoints) checks that `target` is the master.
+    void handshake(const Endpoint& target, Deadline deadline);
 
     struct ReaderDeleter {
         void operator()(redisReader* r) const { redisReaderFree(r); }
@@ -96,7 +106,10 @@ class Connection {
     bool answered_ = false;
     std::unique_ptr<ClusterRouter> cluster_;
     std::string master_;  // sentinel endpoints: the address of the master we are connected to
-    std::vector<std::string> uncached_scripts_;
+    std::vector<std::string> uncached_scripts_;  // answered NOSCRIPT, not run since
+    bool script_ran_ = false;  // a script ran on this connection since it was (re)connected
+    bool script_cache_emptied_ = false;     // the first script of a connection met NOSCRIPT
+    std::vector<std::string> ran_scripts_;  // since then: scripts that ran
 };
 
 // Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,

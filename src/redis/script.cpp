@@ -54,8 +54,8 @@ void reject_old_server(Connection& conn, std::string_view name, std::string_view
 
 }  // namespace
 
-Script::Script(std::string_view name, std::string_view body, std::string_view sha1)
-    : name_(name), body_(body), sha1_(sha1) {}
+Script::Script(std::string_view name, std::string_view body, std::string_view sha1, Send send)
+    : name_(name), body_(body), sha1_(sha1), send_(send) {}
 
 Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args, ScriptTime time) const {
@@ -63,10 +63,20 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
     Deadline deadline = time.first();
+    if (send_ == Send::body) {
+        // One round trip whatever the cache holds (Send says why).
+        argv[0] = "EVAL";
+        argv[1] = body_;
+        Reply reply = conn.command(argv, deadline);
+        conn.set_script_uncached(sha1_, false);  // answered: the server has it now
+        reject_old_server(conn, name_, error_text(*reply), deadline);
+        return reply;
+    }
     if (!conn.script_uncached(sha1_)) {
         Deadline sent = BootClock::now();
         Reply reply = conn.command(argv, deadline);
         if (!error_text(*reply).starts_with("NOSCRIPT")) {
+            conn.set_script_uncached(sha1_, false);  // it ran (Connection keeps count)
             reject_old_server(conn, name_, error_text(*reply), deadline);
             return reply;
         }

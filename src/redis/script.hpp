@@ -1,5 +1,6 @@
 // A Lua script sent by EVALSHA, falling back to EVAL when the server's script cache lacks it
-// (after a restart, a failover or SCRIPT FLUSH).
+// (after a restart, a failover or SCRIPT FLUSH); or, for the scripts that give a lock back, always
+// by EVAL with its body.
 #pragma once
 
 #include <optional>
@@ -34,10 +35,18 @@ class ScriptTime {
     std::optional<Millis> per_send_;
 };
 
+// How a script goes out. A give-back (a release, an abandon) is sent with its body every time:
+// EVALSHA costs a second round trip whenever the cache lacks the script, and a server far away
+// may answer that NOSCRIPT only after the caller's time is up, so the EVAL never goes out and
+// the lock stays for its whole TTL (a quorum acquire that failed did just that). Their bodies are
+// small, and a give-back is rare or once per run: bytes, not round trips.
+enum class Send { digest_first, body };
+
 class Script {
   public:
     // sha1: the body's SHA1 in hex, as Redis computes it (cmake/embed.cmake does, at build time).
-    Script(std::string_view name, std::string_view body, std::string_view sha1);
+    Script(std::string_view name, std::string_view body, std::string_view sha1,
+           Send send = Send::digest_first);
 
     // Returns the script's reply; error replies are returned for the caller to map.
     Reply run(Connection& conn, const std::vector<std::string>& keys,
@@ -50,6 +59,7 @@ class Script {
     std::string name_;
     std::string body_;
     std::string sha1_;
+    Send send_;
 };
 
 }  // namespace redlock

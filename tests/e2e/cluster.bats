@@ -335,3 +335,19 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     assert_success
     assert_output ran
 }
+
+@test "status checks the eviction policy on the master that holds the lock" {
+    # One name per master, each time with an evicting policy on that master alone: a check sent
+    # to any other master (the first of the slot map, say) sees noeviction and says nothing.
+    local port name i
+    for port in $CLUSTER_PORTS; do
+        for i in $(seq 1 200); do
+            name="evict-$i"
+            [ "$(slot_owner_port "$(cluster_keyslot "$name")")" = "$port" ] && break
+        done
+        cli "$port" CONFIG SET maxmemory-policy allkeys-lru >/dev/null
+        run -1 "$RL" status "$name"
+        cli "$port" CONFIG SET maxmemory-policy noeviction >/dev/null
+        assert_output --partial "has maxmemory-policy allkeys-lru on the master that holds the lock"
+    done
+}

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -230,4 +231,48 @@ TEST(Connection, ARefusedPasswordNamesItsSource) {
         }
     }
     redis.join();
+}
+
+// AUTH and SELECT go out in one write, answered together: the set-up costs one round trip, not
+// one per command. The fake server answers nothing until it has both (or waits out a bound that
+// only a client sending them one by one reaches), then answers the PING that follows.
+TEST(Connection, AuthAndSelectGoOutInOneWrite) {
+    SilentServer server;
+    std::string before_answer;
+    std::thread redis([&server, &before_answer] {
+        Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) return;
+        char buf[4096];
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (before_answer.find("SELECT") == std::string::npos &&
+               std::chrono::steady_clock::now() < until) {
+            pollfd p{conn.get(), POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) continue;
+            ssize_t n = ::read(conn.get(), buf, sizeof buf);
+            if (n <= 0) return;
+            before_answer.append(buf, static_cast<std::size_t>(n));
+        }
+        std::string answers = "+OK\r\n+OK\r\n";
+        if (before_answer.find("PING") != std::string::npos) answers += "+PONG\r\n";
+        if (::write(conn.get(), answers.data(), answers.size()) < 0) return;
+        for (;;) {
+            ssize_t n = ::read(conn.get(), buf, sizeof buf);
+            if (n <= 0) return;
+            if (std::string_view(buf, static_cast<std::size_t>(n)).find("PING") !=
+                    std::string_view::npos &&
+                ::write(conn.get(), "+PONG\r\n", 7) < 0)
+                return;
+        }
+    });
+    {
+        Endpoint ep = loopback(server.port);
+        ep.password = "pw";
+        ep.db = 2;
+        Connection conn(ep, Timeouts{milliseconds(20000), milliseconds(20000)});
+        Reply pong = conn.command({"PING"});
+        EXPECT_EQ(std::string(pong->str, pong->len), "PONG");
+    }
+    redis.join();
+    EXPECT_NE(before_answer.find("AUTH"), std::string::npos) << before_answer;
+    EXPECT_NE(before_answer.find("SELECT"), std::string::npos) << before_answer;
 }

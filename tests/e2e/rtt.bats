@@ -1,0 +1,94 @@
+#!/usr/bin/env bats
+# Redis far away: real redis-servers behind a proxy that holds every byte for a while in each
+# direction (delay_proxy.py), so that each round trip costs at least twice that. The delay is a
+# floor, never a ceiling: a loaded machine only makes the nodes later, which these tests allow.
+load helpers
+load quorum_helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+    quorum_start 3
+    DELAY_PIDS=()
+}
+teardown() {
+    local pid
+    for pid in "${DELAY_PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    quorum_stop
+}
+
+# far_quorum MS: a delaying proxy of MS each way in front of every node; sets FAR_URL.
+far_quorum() {
+    local i port_file urls=""
+    for i in "${!Q_PORT[@]}"; do
+        port_file="$BATS_TEST_TMPDIR/delay.$i.port"
+        /usr/bin/python3 "$BATS_TEST_DIRNAME/delay_proxy.py" "$port_file" "${Q_PORT[i]}" "$1" 3>&- &
+        DELAY_PIDS+=($!)
+        wait_for 5 file_exists "$port_file"
+        urls+="${urls:+,}redis://127.0.0.1:$(cat "$port_file")"
+    done
+    FAR_URL=$urls
+}
+
+@test "a quorum acquire that every node answers too late leaves no lock behind, whatever the cache" {
+    # The acquire script cached on every node (an earlier run close by), the give-back's not:
+    # the state after a SCRIPT FLUSH and one run, or on servers that only ever saw runs succeed.
+    run -0 "$RL" -u "$QUORUM_URL" --node-timeout 400ms warm -- true
+    far_quorum 100
+    # A 200 ms round trip against a 50 ms node timeout: every acquire reaches its node and takes
+    # the key, and every answer comes too late to count.
+    run -69 "$RL" -u "$FAR_URL" --node-timeout 50ms -t 60s far -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # Gone when the run has exited, not in 60 seconds.
+    q_nothing_left far
+    # And the message says what to change, with the time a round trip took.
+    assert_output --regexp "answers, but later than --node-timeout 50ms allows: a round trip there took [0-9][0-9.]*m?s .*raise --node-timeout"
+}
+
+@test "a quorum give-back reaches nodes whose script cache is empty" {
+    far_quorum 100
+    local i
+    for i in 0 1 2; do cli "${Q_PORT[$i]}" SCRIPT FLUSH >/dev/null; done
+    # The acquire itself now needs two round trips (EVALSHA, then EVAL), so it cannot count
+    # either; whatever it took is given back.
+    run -69 "$RL" -u "$FAR_URL" --node-timeout 50ms -t 60s cold -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    q_nothing_left cold
+}
+
+@test "on a server whose script cache was flushed, one NOSCRIPT is enough for the whole run" {
+    local log="$BATS_TEST_TMPDIR/monitor" mon
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    cli "${Q_PORT[0]}" MONITOR >"$log" 2>/dev/null 3>&- &
+    mon=$!
+    wait_for 5 sh -c "redis-cli -p ${Q_PORT[0]} PING >/dev/null && grep -q PING '$log'"
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" coldrun -- true
+    cli "${Q_PORT[0]}" ECHO coldrun-done >/dev/null
+    wait_for 5 grep -q coldrun-done "$log"
+    kill "$mon"
+    wait "$mon" 2>/dev/null || true
+    # The acquire: EVALSHA, NOSCRIPT, EVAL. The ledger's step at the end, on the same server:
+    # sent with its body at once, not asked for by digest first.
+    [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVALSHA"')" -eq 1 ]
+    [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVAL"')" -eq 2 ]
+}
+
+@test "nodes that never answer in time: the message names --node-timeout even when unmeasured" {
+    local i port_file urls="redis://127.0.0.1:${Q_PORT[0]}"
+    # Two nodes that accept and read but never answer: no round trip can be measured there.
+    for i in 1 2; do
+        port_file="$BATS_TEST_TMPDIR/silent.$i.port"
+        /usr/bin/python3 "$BATS_TEST_DIRNAME/fake_server.py" silent "$port_file" 3>&- &
+        DELAY_PIDS+=($!)
+        wait_for 5 file_exists "$port_file"
+        urls+=",redis://127.0.0.1:$(cat "$port_file")"
+    done
+    run -69 "$RL" -u "$urls" --node-timeout 50ms --connect-timeout 300ms --command-timeout 300ms \
+        silent -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_output --partial "timed out"
+    assert_output --partial "(--node-timeout 50ms bounds each node's connect and command)"
+    q_nothing_left silent
+}
