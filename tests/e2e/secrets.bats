@@ -125,7 +125,8 @@ import ctypes, os, sys
 rl, snoop, t, pw = sys.argv[1:5]
 args = [rl, "job", "--", "sh", "-c", snoop, t]
 env = ["REDLOCK_PASSWORD=" + pw, "REDLOCK_PASSWORD=" + pw + "-second",
-       "PATH=" + os.environ["PATH"], "REDLOCK_URL=" + os.environ["REDLOCK_URL"]]
+       "PATH=" + os.environ["PATH"], "REDLOCK_URL=" + os.environ["REDLOCK_URL"],
+       "REDLOCK_RESTART_GUARD=0"]
 def array(items):
     return (ctypes.c_char_p * (len(items) + 1))(*[i.encode() for i in items], None)
 ctypes.CDLL(None).execve(rl.encode(), array(args), array(env))
