@@ -174,6 +174,7 @@ def check(log, admit_key_lost=False, at_once=1, exclusive=None):
                 # time: not "busy", so nothing of the killed command was alive by then.
                 if t1 not in done and t2 not in busy:
                     continue
+                if admit_key_lost and t1 in key_lost:
                     admitted.append("%s for %.3fs (admitted: %s lost its key)" %
                                     (text, min(e1, e2) - s2, t1))
                     admitted_later.add(t2)
