@@ -10,7 +10,7 @@
 
 namespace redlock {
 
-// Far more elements than any reply redlock-run asks for (SCAN with COUNT 1000 returns about a
+// Far more elements than any reply redlock-run asks for (SCAN with COUNT 250 returns about a
 // thousand keys); 8 MB of element table at most.
 inline constexpr int max_reply_elements = 1 << 20;
 // The same bound over a whole reply, nested arrays' elements included: about 56 MB of reply
