@@ -10,8 +10,8 @@
 
 namespace redlock {
 
-// Far more elements than any reply redlock-run asks for (SCAN with COUNT 250 returns about a
-// thousand keys); 8 MB of element table at most.
+// Far more elements than any reply redlock-run asks for (SCAN with COUNT 250 returns a few
+// hundred keys); 8 MB of element table at most.
 inline constexpr int max_reply_elements = 1 << 20;
 // The same bound over a whole reply, nested arrays' elements included: about 56 MB of reply
 // objects at most. The largest real one, CLUSTER SLOTS of 16384 single-slot ranges with five
