@@ -13,6 +13,7 @@
 #include "lock/holder.hpp"
 #include "lock/quorum.hpp"
 #include "lock/quorum_math.hpp"
+#include "lock/waiter.hpp"
 #include "util/backoff.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -98,7 +99,7 @@ constexpr int split_attempts = 4;
 QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
                                         const std::string& token, Millis ttl,
                                         const HolderInfo* info, Millis wait, SignalEvents& signals,
-                                        const WaitProgressFn& progress) {
+                                        const WaitProgressFn& progress, bool plain) {
     Deadline start = BootClock::now();
     Deadline give_up = wait == Millis::max() ? Deadline::max() : start + wait;
     const bool waiting = wait > Millis(0);
@@ -108,6 +109,7 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
     // Between attempts whose permits split (QuorumAttempt::split): short, and jittered so that
     // two runs that split each other do not meet again in step.
     Backoff split(Millis(5), Millis(100));
+    int foreign_rechecks = 0;  // looks in a row at a lock that names no holder
     // Each attempt says who holds the lock: the status line needs no read of its own. It is
     // redrawn after each attempt (a block lasts until a release or the holder's TTL).
     WaitView view(progress, keys.key, start, give_up);
@@ -177,7 +179,17 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
                                       : result.last.held_back_longest.value_or(between));
             view.show();
         }
-        lock.await_wake(keys, token, result.last, give_up, signals.fd());
+        // A plain lock that no node names a holder of is an application's lock (whose own DEL
+        // wakes no queue) or one reserved for the queue's head (whose hand-off wakes it): the
+        // wait looks again at a growing interval, as a single node's waiter does (waiter.hpp),
+        // so that the first is not waited out to its TTL. (Permits and shared holders always
+        // keep their info, and their releases always wake the queue.)
+        Deadline until = give_up;
+        if (plain && !(result.last.busy && result.last.busy->holder))
+            until = std::min(give_up, BootClock::now() + foreign_recheck_after(foreign_rechecks++));
+        else
+            foreign_rechecks = 0;
+        lock.await_wake(keys, token, result.last, until, signals.fd());
     }
 }
 
@@ -195,8 +207,8 @@ class QuorumBackend final : public LockBackend {
                         SignalEvents& signals) override {
         lock_.set_busy_holder(busy_holder());
         lock_.set_restart_guard(restart_guard());
-        QuorumWaitResult w =
-            quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals, wait_progress());
+        QuorumWaitResult w = quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals,
+                                                    wait_progress(), permits_ == 1 && !shared_);
         Acquisition a;
         a.interrupted_by = w.interrupted_by;
         if (w.interrupted_by) return a;

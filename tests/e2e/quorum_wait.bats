@@ -171,3 +171,17 @@ fifo_round() {
     run -0 sort -n -c -u "$d/fences"
     wait_for 5 queued_on "0 1 2" crowd 0
 }
+
+@test "a lock an application holds on the quorum and DELs wakes a quorum waiter long before its TTL" {
+    # An application's Redlock (node-redlock, redis-py's) releases with its own DEL, which wakes
+    # no queue: the waiter must look again now and then instead of sleeping out the 60s TTL.
+    local i
+    for i in 0 1 2; do cli "${Q_PORT[i]}" SET qforeign app-token NX PX 60000 >/dev/null; done
+    "$RL" --wait 90s qforeign -- touch "$BATS_TEST_TMPDIR/ran" &
+    PIDS+=($!)
+    wait_for 25 queued_on_majority qforeign 1
+    for i in 0 1 2; do cli "${Q_PORT[i]}" DEL qforeign >/dev/null; done
+    # The looks grow to one every 2s; a minute would mean the TTL was waited out.
+    wait_for 20 file_exists "$BATS_TEST_TMPDIR/ran"
+    wait "${PIDS[0]}"
+}
