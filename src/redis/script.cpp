@@ -63,16 +63,8 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
     Deadline deadline = time.first();
-    if (send_ == Send::body) {
-        // One round trip whatever the cache holds (Send says why).
-        argv[0] = "EVAL";
-        argv[1] = body_;
-        Reply reply = conn.command(argv, deadline);
-        conn.set_script_uncached(sha1_, false);  // answered: the server has it now
-        reject_old_server(conn, name_, error_text(*reply), deadline);
-        return reply;
-    }
-    if (!conn.script_uncached(sha1_)) {
+    // Send::body: one round trip whatever the cache holds (Send says why).
+    if (send_ != Send::body && !conn.script_uncached(sha1_)) {
         Deadline sent = BootClock::now();
         Reply reply = conn.command(argv, deadline);
         if (!error_text(*reply).starts_with("NOSCRIPT")) {
