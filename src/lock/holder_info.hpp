@@ -21,7 +21,10 @@ struct HolderInfo {
     std::string host;
     long long pid = 0;
     std::string user;
-    std::string command;   // empty unless --hold-info
+    std::string command;  // empty unless --hold-info
+    // The run's --ledger-size; 0: no ledger. Recorded as the field 'ledger', which marks the
+    // record to outlive the lease until the run's end is recorded (lock/scripts/lib/abandoned.lua).
+    std::size_t ledger_size = 0;
     long long now_ms = 0;  // not stored: Redis's clock when the info was read, if the reply had it
 
     // The fields this process supplies (the script adds token, fence, ttl_ms and acquired_ms).
