@@ -246,9 +246,10 @@ end
 
 -- The previous holder's record, when it is still there and marked, is that of a run whose end was
 -- never recorded (lib/abandoned.lua): it goes into the ledger as abandoned before this run
--- replaces the record. Paid only here, where the lock is taken: one HMGET, of a hash that is
--- normally gone (a finished run deleted it).
-local lost_entry, lost_size = abandoned_entry(KEYS[3], held, now_ms())
+-- replaces the record (not our own: an earlier attempt of this run whose reply was lost). Paid
+-- only here, where the lock is taken: one HMGET, of a hash that is normally gone (a finished run
+-- deleted it).
+local lost_entry, lost_size = abandoned_entry(KEYS[3], token, now_ms())
 if lost_entry then
   local kind = redis.call('TYPE', KEYS[5]).ok
   if kind == 'none' or kind == 'list' then

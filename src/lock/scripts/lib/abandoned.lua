@@ -14,10 +14,11 @@ local function ledger_escape(v)
 end
 
 -- The abandoned run's ledger entry as stored (lock/ledger.cpp's form), and the ledger size it
--- asked for, when the holder record `info` is such a leftover; nil otherwise. `holder` is the lock
--- key's value (false when there is none). `now` (ms by this master's clock) is when it is noticed,
--- which is as close to its end as anything knows. The values are the record's, written by the run
--- (the readers range-check every number); only the ledger size is bounded here, as it is used.
+-- asked for, when the holder record `info` is such a leftover; nil otherwise. `holder` is a token
+-- whose record is no leftover (for a reader the lock key's value, false when there is none; for
+-- an acquire its own). `now` (ms by this master's clock) is when it is noticed, which is as close
+-- to its end as anything knows. The values are the record's, written by the run (the readers
+-- range-check every number); only the ledger size is bounded here, as it is used.
 local function abandoned_entry(info, holder, now)
   local rec = redis.pcall('HMGET', info, 'token', 'ledger', 'acquired_ms', 'host', 'pid', 'user',
                           'fence')
