@@ -1,6 +1,7 @@
 // What is recorded beside a held lock (the command line only with --hold-info) so that "busy"
 // messages and the operator commands can say who holds it. Stored as a hash in the lock's slot,
-// with the lock's TTL.
+// with the lock's TTL; that of a run with a ledger without expiry until its end is recorded
+// (ledger_size below).
 #pragma once
 
 #include <hiredis/hiredis.h>

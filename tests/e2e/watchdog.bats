@@ -123,6 +123,8 @@ assert_killed_entry() {
     wait_for 10 lock_free handover
     key_absent handover
     assert_killed_entry handover
+    # Recorded, so not abandoned too: the hand-over took the run's holder record away.
+    key_absent '{handover}:info'
     # The metrics file tells it too: the run no longer counts as running.
     run -0 grep -Fx -e 'redlock_run_running{lock="handover"} 0' \
         -e 'redlock_run_outcomes_total{lock="handover",outcome="killed"} 1' \
