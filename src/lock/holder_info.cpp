@@ -13,6 +13,7 @@ std::vector<std::string> HolderInfo::own_fields() const {
     // The command line only with --hold-info: it may carry secrets, and the rest is recorded by
     // default.
     if (!command.empty()) fields.insert(fields.end(), {"command", command});
+    if (ledger_size > 0) fields.insert(fields.end(), {"ledger", std::to_string(ledger_size)});
     return fields;
 }
 

@@ -1,6 +1,7 @@
 // What is recorded beside a held lock (the command line only with --hold-info) so that "busy"
 // messages and the operator commands can say who holds it. Stored as a hash in the lock's slot,
-// with the lock's TTL.
+// with the lock's TTL; that of a run with a ledger without expiry until its end is recorded
+// (ledger_size below).
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -21,7 +22,10 @@ struct HolderInfo {
     std::string host;
     long long pid = 0;
     std::string user;
-    std::string command;   // empty unless --hold-info
+    std::string command;  // empty unless --hold-info
+    // The run's --ledger-size; 0: no ledger. Recorded as the field 'ledger', which marks the
+    // record to outlive the lease until the run's end is recorded (lock/scripts/lib/abandoned.lua).
+    std::size_t ledger_size = 0;
     long long now_ms = 0;  // not stored: Redis's clock when the info was read, if the reply had it
 
     // The fields this process supplies (the script adds token, fence, ttl_ms and acquired_ms).

@@ -67,6 +67,8 @@ std::string_view outcome_name(Outcome o) {
             return "failed-to-start";
         case Outcome::killed:
             return "killed";
+        case Outcome::abandoned:
+            return "abandoned";
     }
     return "unknown";
 }
@@ -157,7 +159,10 @@ std::optional<LedgerEntry> checked_entry(const redisReply& stored, std::string_v
 std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit) {
     std::vector<LedgerEntry> out;
     if (limit == 0) return out;
-    Reply reply = conn.command({"LRANGE", keys.ledger, "0", std::to_string(limit - 1)});
+    // A script rather than LRANGE: a run that was abandoned and is not yet recorded comes first
+    // (lib/abandoned.lua), read in the same step as the ledger.
+    Reply reply = scripts::history().run(conn, {keys.ledger, keys.key, keys.info},
+                                         {std::to_string(limit)}, conn.timeouts().command);
     const redisReply& r = check(reply, fmt::format("reading the ledger of lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY)
         throw RedisError(fmt::format("unexpected reply reading the ledger of lock '{}'", keys.key));
@@ -180,7 +185,8 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
 }
 
 LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
-    Reply reply = scripts::last_runs().run(conn, {keys.ledger}, {}, conn.timeouts().command);
+    Reply reply = scripts::last_runs().run(conn, {keys.ledger, keys.key, keys.info}, {},
+                                           conn.timeouts().command);
     return last_runs_from_reply(reply, keys.key);
 }
 

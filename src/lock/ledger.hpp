@@ -66,7 +66,21 @@ struct SlotRecord {
 
 // How a run ended, as the ledger names it. killed: redlock-run itself died while its command ran
 // (kill -9, a crash); its watchdog stopped the command and handed over (run/handover.hpp).
-enum class Outcome { ran, busy, skipped_slot, lost, timed_out, stuck, failed_to_start, killed };
+// abandoned: it died with its watchdog (or the hand-over could not reach Redis), so no end was
+// recorded; the next holder, or a reader of the ledger, tells it from the run's holder record
+// (lock/scripts/lib/abandoned.lua). No run records it of itself, so all_outcomes (the outcomes
+// a run's --metrics-file counts) leaves it out.
+enum class Outcome {
+    ran,
+    busy,
+    skipped_slot,
+    lost,
+    timed_out,
+    stuck,
+    failed_to_start,
+    killed,
+    abandoned
+};
 std::string_view outcome_name(Outcome o);
 inline constexpr Outcome all_outcomes[] = {
     Outcome::ran,       Outcome::busy,  Outcome::skipped_slot,    Outcome::lost,

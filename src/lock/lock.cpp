@@ -102,7 +102,7 @@ AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, 
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait};
+    std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait, keys.ledger};
     if (once_) script_keys.push_back(keys.once);
     Reply reply = scripts::acquire().run(conn_, script_keys, args, conn_.timeouts().command);
     throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1

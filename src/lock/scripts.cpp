@@ -25,6 +25,8 @@ extern const char* const ledger_lua;
 extern const char* const ledger_lua_sha1;
 extern const char* const last_runs_lua;
 extern const char* const last_runs_lua_sha1;
+extern const char* const history_lua;
+extern const char* const history_lua_sha1;
 extern const char* const wait_status_lua;
 extern const char* const wait_status_lua_sha1;
 extern const char* const waiters_lua;
@@ -92,6 +94,11 @@ const Script& ledger() {
 const Script& last_runs() {
     static const Script& s =
         *new Script("last_runs", scripts_src::last_runs_lua, scripts_src::last_runs_lua_sha1);
+    return s;
+}
+const Script& history() {
+    static const Script& s =
+        *new Script("history", scripts_src::history_lua, scripts_src::history_lua_sha1);
     return s;
 }
 const Script& wait_status() {

@@ -19,6 +19,7 @@ const Script& permits();        // --permits N > 1: every operation on a permits
 const Script& shared();         // --shared: every operation of a shared holder
 const Script& ledger();         // a finished run: ledger entry, completed slot and the release
 const Script& last_runs();      // read-only: a ledger's newest entry and newest success
+const Script& history();        // read-only: a ledger's newest entries
 const Script& waiters();        // read-only: the waiters in a lock's queue, for status
 const Script& wait_status();    // read-only: holder, TTL and a waiter's place (live status line)
 }  // namespace scripts

@@ -44,6 +44,9 @@ class Run {
         // round trip), so that a busy message names the holder; the command line may carry
         // secrets and is recorded only with --hold-info.
         info_ = this_process_info(o.hold_info ? o.command : std::vector<std::string>{});
+        // A run that records its end marks its holder record, so that a death without a trace
+        // (with its watchdog) is recorded as abandoned instead (lock/scripts/lib/abandoned.lua).
+        info_->ledger_size = o.job.ledger_size;
     }
 
     int execute();

@@ -48,8 +48,12 @@ script_sha() {
     case $1 in
         permits | shared | ledger)
             cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/$1.lua" ;;
-        acquire | release | abandon | force_release)
+        acquire)
+            cat "$dir/lib/queue.lua" "$dir/lib/abandoned.lua" "$dir/$1.lua" ;;
+        release | abandon | force_release)
             cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
+        last_runs | history)
+            cat "$dir/lib/abandoned.lua" "$dir/$1.lua" ;;
         *) cat "$dir/$1.lua" ;;
     esac | sha1sum | cut -d' ' -f1
 }

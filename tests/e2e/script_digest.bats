@@ -29,11 +29,13 @@ noscripts() {
     run "$RL" --shared digest-s -- true
     assert_success
     # The scripts those runs send, as embedded (CMakeLists.txt): the queue functions, then for
-    # the scripts that record a run the record's functions, then the script itself: acquire.lua,
+    # the scripts that record a run the record's functions, then for those that tell an abandoned
+    # run its functions, then the script itself: acquire.lua,
     # the ledger script that records the run and releases the lock (the ledger is on by
     # default), and permits.lua and shared.lua, which do both in their 'finish'.
     local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha name
-    sha=$(cat "$src/lib/queue.lua" "$src/acquire.lua" | sha1sum | cut -d' ' -f1)
+    sha=$(cat "$src/lib/queue.lua" "$src/lib/abandoned.lua" "$src/acquire.lua" | sha1sum |
+        cut -d' ' -f1)
     run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
     assert_output 1
     for name in ledger permits shared; do

@@ -1,13 +1,13 @@
 -- Takes the lock when it is free and hands out the next fencing token, in one atomic step.
--- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue
--- (all in one slot).
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue,
+-- KEYS[5] run ledger (all in one slot).
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '' when this run does not wait, '1' when it joins
 -- the queue's end when busy, 'ticket:T' when it joins the queue at ticket T (a quorum waiter,
 -- see lib/queue.lua); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
--- '' (then KEYS[5] is the once-per record, see the block below); ARGV[8] '1' when a busy reply
+-- '' (then KEYS[6] is the once-per record, see the block below); ARGV[8] '1' when a busy reply
 -- is to carry the holder's info, '' when the caller will not show it; ARGV[9] the restart guard
 -- in ms ('' or '0': none; see restart_guard_left in lib/queue.lua); ARGV[10..] holder-info
 -- field/value pairs.
@@ -36,7 +36,7 @@ local function now_ms()
   return clock_ms
 end
 
--- ---- --once-per (KEYS[5], ARGV[7]): the slot, by this node's clock ----
+-- ---- --once-per (KEYS[6], ARGV[7]): the slot, by this node's clock ----
 -- The run belongs to the slot floor((TIME - offset) / period) of the node that takes the lock,
 -- read in the acquire itself, so that no round trip comes between the acquire and the command.
 -- In integers: fmod is exact on doubles, whereas a quotient rounded up by the division could
@@ -106,7 +106,9 @@ end
 local mine = held == token
 if mine and fence_kind ~= 'none' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if redis.call('TYPE', KEYS[3]).ok == 'hash' and redis.call('HGET', KEYS[3], 'token') == token then
+  -- (A record marked for the ledger keeps no expiry: lib/abandoned.lua.)
+  if redis.call('TYPE', KEYS[3]).ok == 'hash' and redis.call('HGET', KEYS[3], 'token') == token
+      and redis.call('HEXISTS', KEYS[3], 'ledger') == 0 then
     redis.call('PEXPIRE', KEYS[3], ARGV[2])
   end
   -- The counter as the string GET gave: Lua's numbers are doubles, exact only below 2^53.
@@ -189,10 +191,10 @@ if once_slot() then
   -- HMGET under pcall: the slot done and when it began (strings, or false: no record, or an
   -- older record without start_ms), or an error table for a record of another type (only then
   -- TYPE, for the message).
-  local rec = redis.pcall('HMGET', KEYS[5], 'slot', 'start_ms')
+  local rec = redis.pcall('HMGET', KEYS[6], 'slot', 'start_ms')
   if rec.err then
-    local kind = redis.call('TYPE', KEYS[5]).ok
-    return redis.error_reply('WRONGTYPE the once-per record ' .. KEYS[5] .. ' holds a ' .. kind)
+    local kind = redis.call('TYPE', KEYS[6]).ok
+    return redis.error_reply('WRONGTYPE the once-per record ' .. KEYS[6] .. ' holds a ' .. kind)
   end
   -- Done when the recorded slot began no earlier than ours, not only when it is ours: a record
   -- ahead of this slot (this node's clock stepped back, or a failover to a replica whose clock
@@ -235,12 +237,26 @@ if once_slot() then
       reply[3], reply[4] = 'restart_s', lost_uptime
       return reply
     end
-    local record = redis.call('HGETALL', KEYS[5])
+    local record = redis.call('HGETALL', KEYS[6])
     for i = 1, #record do reply[#reply + 1] = record[i] end
     return reply
   end
 end
 -- ---- end of --once-per ----
+
+-- The previous holder's record, when it is still there and marked, is that of a run whose end was
+-- never recorded (lib/abandoned.lua): it goes into the ledger as abandoned before this run
+-- replaces the record (not our own: an earlier attempt of this run whose reply was lost). Paid
+-- only here, where the lock is taken: one HMGET, of a hash that is normally gone (a finished run
+-- deleted it).
+local lost_entry, lost_size = abandoned_entry(KEYS[3], token, now_ms())
+if lost_entry then
+  local kind = redis.call('TYPE', KEYS[5]).ok
+  if kind == 'none' or kind == 'list' then
+    redis.call('LPUSH', KEYS[5], lost_entry)
+    redis.call('LTRIM', KEYS[5], 0, lost_size - 1)
+  end
+end
 
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 if waits then
@@ -253,8 +269,14 @@ local fence = next_fence(KEYS[2])
 redis.call('DEL', KEYS[3])
 if #ARGV > 9 then
   local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2], 'acquired_ms', now_ms()}
-  for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
+  local marked = false
+  for i = 10, #ARGV do
+    fields[#fields + 1] = ARGV[i]
+    if i % 2 == 0 and ARGV[i] == 'ledger' then marked = true end
+  end
   redis.call('HSET', KEYS[3], unpack(fields))
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  -- A run with a ledger marks its record, which then outlives the lease (lib/abandoned.lua):
+  -- should the run and its watchdog die, it is what tells of the run. Its end takes it away.
+  if not marked then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
 end
 return acquired(fence)

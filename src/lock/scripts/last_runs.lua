@@ -1,14 +1,19 @@
 -- For status and list --ledger: the newest entry of a run ledger and the newest successful one
 -- (outcome 'ran', exit 0), in one step, so that the reply stays two entries long however long
 -- the ledger is (up to --ledger-size 10000).
--- KEYS[1] the ledger list.
--- Returns {newest or false, newest success or false}.
+-- KEYS[1] the ledger list, KEYS[2] the lock key, KEYS[3] its holder-info hash (all in one slot).
+-- Returns {newest or false, newest success or false}. A run that was abandoned and not yet
+-- recorded (lib/abandoned.lua) is the newest.
+local now = redis.call('TIME')
+local abandoned = abandoned_entry(KEYS[3], redis.pcall('GET', KEYS[2]),
+                                  now[1] * 1000 + math.floor(now[2] / 1000))
 local kind = redis.call('TYPE', KEYS[1]).ok
-if kind == 'none' then return {false, false} end
+if kind == 'none' then return {abandoned or false, false} end
 if kind ~= 'list' then
   return redis.error_reply('WRONGTYPE the run ledger ' .. KEYS[1] .. ' holds a ' .. kind)
 end
 local entries = redis.call('LRANGE', KEYS[1], 0, -1)
+if abandoned then table.insert(entries, 1, abandoned) end
 local success = false
 for i = 1, #entries do
   -- Fields are tab-separated and values escape their tabs (lock/ledger.cpp), so a field is found

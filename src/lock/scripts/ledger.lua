@@ -28,4 +28,35 @@ if ARGV[9] ~= '' then
 end
 
 local marked, problem = record_run(KEYS[2], KEYS[3], now, token ~= '', held, 2, 12)
+
+-- The run's end is recorded, so its holder record, marked while it held the lock
+-- (lib/abandoned.lua), tells of no abandoned run any more: gone with the release; under
+-- --min-hold kept for status but unmarked, expiring with the lock; deleted when the lock was no
+-- longer ours. (pcall throughout: nothing here may undo the release above.)
+if token ~= '' and redis.pcall('HGET', KEYS[4], 'token') == token then
+  local pttl = held and redis.call('PTTL', KEYS[1]) or -2
+  if pttl > 0 then
+    redis.pcall('HDEL', KEYS[4], 'ledger')
+    redis.pcall('PEXPIRE', KEYS[4], pttl)
+  else
+    redis.pcall('DEL', KEYS[4])
+  end
+end
+-- A run that lost its lock may have been taken for abandoned meanwhile (its lease ran out and the
+-- next holder recorded it, acquire.lua); its own entry, just written, says how it really ended,
+-- so that guess goes. Found by its fence (unique per lock); only on this rare path.
+local size = tonumber(ARGV[3]) or 0
+if token ~= '' and not held and size > 0 and redis.call('TYPE', KEYS[2]).ok == 'list' then
+  local fence = nil
+  for i = 12, #ARGV - 1, 2 do
+    if ARGV[i] == 'fence' then fence = ARGV[i + 1] end
+  end
+  local suffix = fence and '\tfence=' .. fence
+  for _, e in ipairs(fence and redis.call('LRANGE', KEYS[2], 1, size) or {}) do
+    if string.find(e, '\toutcome=abandoned\t', 1, true) and string.sub(e, -#suffix) == suffix then
+      redis.call('LREM', KEYS[2], 1, e)
+      break
+    end
+  end
+end
 return {string.format('%d', now), held and 1 or 0, marked, released, problem}

@@ -333,6 +333,137 @@ TEST_F(Lock, FinishReleasesEvenWhenTheLedgerCannotBeWritten) {
     EXPECT_NE(raw({"LINDEX", keys.ledger, "0"}).find("outcome=lost"), std::string::npos);
 }
 
+// A run that died with its watchdog (lib/abandoned.lua): its holder record, marked with its
+// ledger size, outlives the lease (renewals keep it without expiry); once its lock is gone the
+// ledger readers show it as abandoned, and the next holder records it, once; a finished run leaves
+// no record behind.
+HolderInfo ledger_holder(long long pid) {
+    HolderInfo info;
+    info.host = "web\t1";  // escaped in the entry, as a run's own entry escapes it
+    info.pid = pid;
+    info.user = "cron";
+    info.ledger_size = 5;
+    return info;
+}
+
+TEST_F(Lock, ARunThatLeftNoEndIsShownAsAbandonedAndTheNextHolderRecordsIt) {
+    HolderInfo dead_info = ledger_holder(4242);
+    std::string dead = new_token();
+    AcquireResult a = node.acquire(keys, dead, milliseconds(5000), &dead_info);
+    ASSERT_TRUE(a.acquired);
+    EXPECT_EQ(raw({"PTTL", keys.info}), "-1");
+    EXPECT_EQ(node.renew(keys, dead, milliseconds(9000), soon()), RenewResult::renewed);
+    EXPECT_EQ(raw({"PTTL", keys.info}), "-1");
+    // Held by its run: nothing to show.
+    EXPECT_TRUE(read_ledger(conn, keys, 10).empty());
+    EXPECT_FALSE(read_last_runs(conn, keys).last);
+    raw({"DEL", "test:job"});  // the lease ran out
+
+    std::vector<LedgerEntry> shown = read_ledger(conn, keys, 10);
+    ASSERT_EQ(shown.size(), 1u);
+    EXPECT_EQ(shown[0].outcome, "abandoned");
+    EXPECT_EQ(shown[0].pid, 4242);
+    EXPECT_EQ(shown[0].host, "web\t1");
+    EXPECT_EQ(shown[0].user, "cron");
+    EXPECT_EQ(shown[0].fence, a.fence);
+    EXPECT_LE(shown[0].start_ms, shown[0].end_ms);
+    EXPECT_EQ(shown[0].duration_ms, shown[0].end_ms - shown[0].start_ms);
+    ASSERT_TRUE(read_last_runs(conn, keys).last);
+    EXPECT_EQ(read_last_runs(conn, keys).last->outcome, "abandoned");
+    EXPECT_EQ(raw({"EXISTS", keys.ledger}), "0");  // shown, not yet written
+
+    HolderInfo next_info = ledger_holder(5151);
+    std::string next = new_token();
+    ASSERT_TRUE(node.acquire(keys, next, milliseconds(5000), &next_info).acquired);
+    EXPECT_EQ(raw({"LLEN", keys.ledger}), "1");
+    RunRecord rec = slot_run(1);
+    rec.slot.reset();
+    rec.entry.pid = 5151;
+    EXPECT_EQ(node.finish(keys, next, milliseconds(0), rec).release, ReleaseResult::released);
+    EXPECT_EQ(raw({"EXISTS", keys.info}), "0");
+    std::vector<LedgerEntry> h = read_ledger(conn, keys, 10);
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(h[0].outcome, "ran");
+    EXPECT_EQ(h[1].outcome, "abandoned");
+    EXPECT_EQ(h[1].pid, 4242);
+    EXPECT_EQ(h[1].fence, a.fence);
+}
+
+// A run without a ledger leaves no mark: its record expires with the lease, as before.
+TEST_F(Lock, ARunWithoutALedgerKeepsItsRecordToTheLease) {
+    HolderInfo info = ledger_holder(1);
+    info.ledger_size = 0;
+    ASSERT_TRUE(node.acquire(keys, new_token(), milliseconds(5000), &info).acquired);
+    EXPECT_NE(raw({"PTTL", keys.info}), "-1");
+    raw({"DEL", "test:job"});
+    EXPECT_TRUE(read_ledger(conn, keys, 10).empty());
+}
+
+// A run whose lease ran out while it still ran was taken for abandoned by the next holder; its
+// own end, 'lost', replaces that guess, and its record goes.
+TEST_F(Lock, ALostRunsOwnEntryReplacesTheAbandonedGuess) {
+    HolderInfo slow_info = ledger_holder(4242);
+    std::string slow = new_token();
+    AcquireResult a = node.acquire(keys, slow, milliseconds(5000), &slow_info);
+    ASSERT_TRUE(a.acquired);
+    raw({"DEL", "test:job"});
+    // Not yet taken again: its end alone deletes its record.
+    RunRecord rec = slot_run(1);
+    rec.slot.reset();
+    rec.entry.pid = 4242;
+    rec.entry.fence = a.fence;
+    EXPECT_EQ(node.finish(keys, slow, milliseconds(0), rec).release, ReleaseResult::absent);
+    EXPECT_EQ(raw({"EXISTS", keys.info}), "0");
+    EXPECT_EQ(read_ledger(conn, keys, 10).size(), 1u);
+
+    raw({"DEL", keys.ledger});
+    a = node.acquire(keys, slow, milliseconds(5000), &slow_info);
+    ASSERT_TRUE(a.acquired);
+    raw({"DEL", "test:job"});
+    HolderInfo next_info = ledger_holder(5151);
+    std::string next = new_token();
+    ASSERT_TRUE(node.acquire(keys, next, milliseconds(5000), &next_info).acquired);
+    ASSERT_EQ(read_ledger(conn, keys, 10).size(), 1u);
+    EXPECT_EQ(read_ledger(conn, keys, 10)[0].outcome, "abandoned");
+    rec.entry.fence = a.fence;
+    EXPECT_EQ(node.finish(keys, slow, milliseconds(0), rec).release, ReleaseResult::not_owner);
+    std::vector<LedgerEntry> h = read_ledger(conn, keys, 10);
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(h[0].outcome, "lost");
+    EXPECT_EQ(h[0].fence, a.fence);
+    // The next holder's record is its own, untouched.
+    EXPECT_EQ(raw({"HGET", keys.info, "token"}), next);
+}
+
+// The leftover record is the server's: every number in it is checked where the entry is read
+// (decode_entry), and one out of range leaves the entry out rather than showing a made-up run.
+TEST_F(Lock, ALeftoverRecordWithNumbersOutOfRangeIsLeftOut) {
+    auto shown = [&](std::vector<std::string> fields) {
+        raw("FLUSHALL");
+        std::vector<std::string> cmd{"HSET", keys.info, "token", "gone", "host", "h", "user", "u"};
+        cmd.insert(cmd.end(), fields.begin(), fields.end());
+        conn.command(cmd);
+        std::vector<LedgerEntry> h = read_ledger(conn, keys, 10);
+        return h.empty() ? std::string("none") : h[0].outcome;
+    };
+    const std::vector<std::string> ok{"ledger", "5", "pid", "7", "fence", "9"};
+    EXPECT_EQ(shown(ok), "abandoned");
+    EXPECT_EQ(shown({"ledger", "5", "pid", "7", "fence", "9", "acquired_ms", "junk"}), "abandoned");
+    EXPECT_EQ(shown({"ledger", "5", "pid", "99999999999", "fence", "9"}), "none");
+    EXPECT_EQ(shown({"ledger", "5", "pid", "-1", "fence", "9"}), "none");
+    EXPECT_EQ(shown({"ledger", "5", "pid", "7", "fence", "-9"}), "none");
+    EXPECT_EQ(shown({"ledger", "5", "pid", "7"}), "none");  // no fence
+    EXPECT_EQ(shown({"ledger", "5", "pid", "7", "fence", "9", "acquired_ms", "1"}), "none");
+    EXPECT_EQ(shown({"ledger", "0", "pid", "7", "fence", "9"}), "none");  // not marked
+    EXPECT_EQ(shown({"ledger", "x", "pid", "7", "fence", "9"}), "none");
+    EXPECT_EQ(shown({"pid", "7", "fence", "9"}), "none");
+    // A huge ledger size is bounded where it is used: the next holder trims to 10000 at most.
+    raw("FLUSHALL");
+    raw({"HSET", keys.info, "token", "gone", "ledger", "1e300", "pid", "7", "fence", "9"});
+    ASSERT_TRUE(node.acquire(keys, new_token(), milliseconds(5000)).acquired);
+    EXPECT_EQ(raw({"LLEN", keys.ledger}), "1");
+}
+
 // A permit's finish (permits.lua 'finish') gives back the run's permit and records the run in one
 // script: judged by the run's own permit, not by the lock key (which holds the permits record,
 // never a token), so a run that kept its permit is 'ran'; the other holder keeps its permit; a
@@ -987,8 +1118,11 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
                         our_args.insert(our_args.end(), extra.begin(), extra.end());
                         raw("FLUSHALL");
                         c.set();
+                        // acquire.lua takes the run ledger before the once-per record.
+                        const std::vector<std::string> our_keys{keys.key,  keys.fence,  keys.info,
+                                                                keys.wait, keys.ledger, keys.once};
                         std::vector<std::string> got =
-                            reply_of(scripts::acquire().run(conn, script_keys, our_args, soon()));
+                            reply_of(scripts::acquire().run(conn, our_keys, our_args, soon()));
                         std::vector<std::string> expected = want;
                         // Busy, without the holder: '[', 'i:0', pttl, then only ']'.
                         if (*holder == '\0' && expected.size() > 4 && expected[1] == "i:0") {

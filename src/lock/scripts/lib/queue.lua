@@ -229,6 +229,9 @@ local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
       redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
       wake_head(queue, prefix, linger_ms)
     end
+    -- Our holder record, when it outlived the lease (lib/abandoned.lua), goes too: this run did
+    -- not die without a trace.
+    if redis.pcall('HGET', info, 'token') == token then redis.call('DEL', info) end
     return kind == 'none' and 0 or -1
   end
   local keep = tonumber(keep_ms)
