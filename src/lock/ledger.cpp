@@ -49,30 +49,6 @@ Millis once_record_ttl(const OncePer& p) {
     return 3 * p.period;
 }
 
-std::string_view outcome_name(Outcome o) {
-    switch (o) {
-        case Outcome::ran:
-            return "ran";
-        case Outcome::busy:
-            return "busy";
-        case Outcome::skipped_slot:
-            return "skipped-slot";
-        case Outcome::lost:
-            return "lost";
-        case Outcome::timed_out:
-            return "timed-out";
-        case Outcome::stuck:
-            return "stuck";
-        case Outcome::failed_to_start:
-            return "failed-to-start";
-        case Outcome::killed:
-            return "killed";
-        case Outcome::abandoned:
-            return "abandoned";
-    }
-    return "unknown";
-}
-
 namespace {
 
 // The record's part of the scripts' ARGV (record_run in lib/ledger.lua): the record itself, and

@@ -48,6 +48,30 @@ std::string unescape(std::string_view v) {
 
 }  // namespace
 
+std::string_view outcome_name(Outcome o) {
+    switch (o) {
+        case Outcome::ran:
+            return "ran";
+        case Outcome::busy:
+            return "busy";
+        case Outcome::skipped_slot:
+            return "skipped-slot";
+        case Outcome::lost:
+            return "lost";
+        case Outcome::timed_out:
+            return "timed-out";
+        case Outcome::stuck:
+            return "stuck";
+        case Outcome::failed_to_start:
+            return "failed-to-start";
+        case Outcome::killed:
+            return "killed";
+        case Outcome::abandoned:
+            return "abandoned";
+    }
+    return "unknown";
+}
+
 std::string encode_entry(const LedgerEntry& e) {
     std::string out;
     auto field = [&](std::string_view name, std::string_view value) {
