@@ -16,6 +16,9 @@
         which every process of an earlier command still alive holds: "busy TAG" is logged if it
         fails.
 
+        Each command also holds a lock on LOG.alive/TAG while any of its processes lives, and
+        logs "dead TAG BY" for each earlier command whose lock it could take before its start.
+
     lease_probe.py check LOG [--admit-key-lost] [--at-once N [--exclusive PREFIX]]
         Prints and counts overlapping [start, done or else end] intervals (a killed command's
         end, its observer's, may come late: an overlap with a later command that was not "busy"
@@ -108,6 +111,38 @@ def hold(log, tag, pgid_file, seconds):
     os.close(ready_r)
     with open(pgid_file, "w") as f:
         f.write("%d\n" % os.getpgrp())
+    # A lock of the command's own on LOG.alive/TAG, held for as long as any of its processes
+    # lives (taken under a temporary name, then renamed: never seen unlocked). Before its
+    # start's time a command tries each earlier command's: one it can lock had no process left,
+    # and "dead TAG BY" says so. check_many() ends a killed command (no "done") there at the
+    # latest: its observer's "end" can come later, once the observer is scheduled, and with
+    # shared holders the one flock below proves nothing (a reader that found it busy never held
+    # it). The watchdog's hand-over frees a lock as soon as the command's group is dead, so a next
+    # holder can start before that "end" (ci10: an exclusive run "beside" a killed reader).
+    alive = log + ".alive"
+    os.makedirs(alive, exist_ok=True)
+    for other in sorted(os.listdir(alive)):
+        if other.startswith("."):
+            continue
+        try:
+            fd = os.open(os.path.join(alive, other), os.O_RDWR)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            append(log, "dead %s %s" % (other, tag))
+            try:
+                os.unlink(os.path.join(alive, other))
+            except FileNotFoundError:
+                pass
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(fd)
+    own = os.open(os.path.join(alive, "." + tag), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(own, fcntl.LOCK_EX)
+    os.rename(os.path.join(alive, "." + tag), os.path.join(alive, tag))
+    os.set_inheritable(own, True)
     # The flock before the start's time: a start without "busy" is then proof that no process
     # of an earlier command was alive at that time (check() relies on it for killed commands).
     lock = os.open(log + ".flock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -130,6 +165,8 @@ def hold(log, tag, pgid_file, seconds):
     # "done" is its true end (a later command that finds the flock held started before it),
     # which the observer's "end" can only follow, late by however long it takes to be scheduled.
     os.close(lock)
+    os.unlink(os.path.join(alive, tag))  # ended with "done": nothing for a later start to prove
+    os.close(own)
     os.close(w)
     append(log, "done %s %.6f" % (tag, time.monotonic()))
 
@@ -211,6 +248,7 @@ def check(log, admit_key_lost=False, at_once=1, exclusive=None):
 def check_many(log, at_once, exclusive):
     """check() for permits (at_once N > 1) and shared holders (0: no bound)."""
     starts, ends, observed, fences, problems, statuses = {}, {}, set(), {}, [], {}
+    done, dead = set(), []
     with open(log) as f:
         for line in f:
             parts = line.split()
@@ -223,11 +261,19 @@ def check_many(log, at_once, exclusive):
                 observed.add(parts[1])
             elif parts[0] == "done":
                 ends[parts[1]] = float(parts[2])
+                done.add(parts[1])
+            elif parts[0] == "dead":
+                dead.append((parts[1], parts[2]))
             elif parts[0] == "exit":
                 statuses[parts[2]] = statuses.get(parts[2], 0) + 1
     for tag in starts:
         if tag not in observed:
             problems.append("%s never ended" % tag)
+    # A killed command had no process left when a later one found its own lock free ("dead"),
+    # which that one did before its start's time: it ended by then at the latest.
+    for tag, later in dead:
+        if tag in ends and tag not in done and later in starts:
+            ends[tag] = min(ends[tag], starts[later])
     spans = sorted((starts[t], ends[t], t) for t in starts if t in ends)
     # A sweep over starts and ends (an end before a start at the same instant).
     events = sorted([(s, 1, t) for s, _, t in spans] + [(e, 0, t) for _, e, t in spans])
