@@ -103,9 +103,21 @@ class NodeBackend final : public LockBackend {
         return a;
     }
 
+    // Sentinel: the release (and finish(), record_run()) go to the master the acquire or the
+    // last renewal reached, on the same connection, without asking the sentinels again (that was
+    // a second sentinel connection and query, a round trip or two to a distant Redis, on every
+    // run). A failover is still followed: a master that was demoted answers READONLY, a dead one
+    // drops the connection, and either closes it (Connection::command), so the one retry below
+    // asks the sentinels and checks the new master's ROLE, as a reconnect always does. This is
+    // safe because the release is a compare-and-delete of this run's token: on whatever node it
+    // lands it can never delete a lock someone else holds. What is left is the case where the
+    // sentinels moved the master since the last look (the acquire, or the renewer's before each
+    // renewal) and the old one still takes writes: the release then clears the old master only,
+    // and the new master's copy of the key (if it got one) expires by its TTL as a crashed
+    // holder's would; the renewer has stopped, so it is not extended. A lock held too long, never
+    // two holders: waiters and renewals still ask the sentinels before every attempt, the
+    // watchdog and the fences are unchanged.
     Release release(const std::string& token, Millis keep) override {
-        // After a failover the release must reach the new master, as the renewals do.
-        conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
         for (int attempt = 1;; ++attempt) {
             try {
                 return release_outcome(node_.release(keys(), token, keep));
@@ -119,8 +131,8 @@ class NodeBackend final : public LockBackend {
         }
     }
 
+    // As release(): on the kept master, the sentinels asked again only when it refuses.
     Release finish(const std::string& token, Millis keep, const RunRecord& record) override {
-        conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
         std::string record_error;
         for (int attempt = 1; attempt <= 2; ++attempt) {
             try {
@@ -165,8 +177,8 @@ class NodeBackend final : public LockBackend {
     void set_once_per(const std::optional<OncePer>& once) override { node_.set_once_per(once); }
 
     RecordResult record_run(const std::string& token, const RunRecord& record) override {
-        // Like the release that follows: after a failover, to the new master.
-        conn_.follow_master(BootClock::now() + conn_.timeouts().connect);
+        // Like the release that follows: to the kept master; a READONLY from it closes the
+        // connection, and the retry reconnects to the master the sentinels name now.
         try {
             return write_record(conn_, keys(), token, record);
         } catch (const ReplyLost&) {

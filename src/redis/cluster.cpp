@@ -72,8 +72,9 @@ void ClusterRouter::refresh(Deadline deadline) {
         Connection& conn = node(address);
         std::vector<SlotRange> ranges;
         try {
-            conn.ensure_connected(deadline);
-            Reply reply = conn.command({"CLUSTER", "SLOTS"}, deadline);
+            // On a new connection it rides in the log-in's write (AUTH): a read, harmless even
+            // where that AUTH fails, and the map then costs no round trip of its own.
+            Reply reply = conn.read_only_command({"CLUSTER", "SLOTS"}, deadline);
             std::string_view error = error_text(*reply);
             if (error.find("cluster support disabled") != std::string_view::npos)
                 throw UsageError(fmt::format(

@@ -86,6 +86,10 @@ void Connection::close() {
 void Connection::ensure_connected(std::optional<Deadline> cap) {
     if (cluster_) return cluster_->ensure_connected(cap);
     if (socket_) return;
+    connect(cap, nullptr);
+}
+
+void Connection::connect(std::optional<Deadline> cap, const std::vector<std::string>* first) {
     Deadline deadline = BootClock::now() + timeouts_.connect;
     if (cap) deadline = std::min(deadline, *cap);
     // A sentinel URL names no server: ask the sentinels on every (re)connect, so that the first
@@ -101,7 +105,7 @@ void Connection::ensure_connected(std::optional<Deadline> cap) {
         throw;
     }
     try {
-        handshake(target, deadline);
+        handshake(target, deadline, first);
     } catch (...) {
         close();
         throw;
@@ -115,7 +119,8 @@ void Connection::ensure_connected(std::optional<Deadline> cap) {
 // runs a pipelined command even when the AUTH before it failed (a server that needs no
 // password: an inherited REDISCLI_AUTH) or the SELECT did (a database that does not exist),
 // as the default user or in database 0, and an acquire run there would leave a lock behind.
-void Connection::handshake(const Endpoint& target, Deadline deadline) {
+void Connection::handshake(const Endpoint& target, Deadline deadline,
+                           const std::vector<std::string>* first) {
     std::string setup;
     if (endpoint_.password) {
         std::vector<std::string> auth{"AUTH"};
@@ -125,6 +130,7 @@ void Connection::handshake(const Endpoint& target, Deadline deadline) {
     }
     if (endpoint_.db != 0) setup += format_command({"SELECT", std::to_string(endpoint_.db)});
     if (endpoint_.is_sentinel()) setup += format_command({"ROLE"});
+    if (first) setup += format_command(*first);
     if (setup.empty()) return;
     socket_->write_all(setup, deadline, cancel_fd_);
     if (endpoint_.password) {
@@ -173,6 +179,24 @@ void Connection::follow_master(Deadline cap) {
     } catch (const Error& e) {
         log::verbose("could not check where master '{}' is, staying on {}: {}",
                      endpoint_.master_name, master_, e.what());
+    }
+}
+
+Reply Connection::read_only_command(const std::vector<std::string>& argv, Deadline deadline) {
+    if (cluster_ || socket_) return command(argv, deadline);
+    // Connected by `deadline` at the latest, as refresh() asks of every node it tries.
+    connect(deadline, &argv);
+    try {
+        return read_reply(deadline);
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
+        close();  // as in command(): a late reply must not be read as the next command's
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
+        throw;
     }
 }
 

@@ -46,6 +46,11 @@ class Connection {
     // connection is closed so the next call starts fresh.
     Reply command(const std::vector<std::string>& argv);
     Reply command(const std::vector<std::string>& argv, Deadline deadline);
+    // As command(), for a command that changes nothing (CLUSTER SLOTS): on a connection that
+    // is not open yet it goes out in the set-up's write (AUTH, SELECT), so that it costs no
+    // round trip of its own. Only for such commands: Redis runs a pipelined command even when
+    // the AUTH before it failed, as the default user.
+    Reply read_only_command(const std::vector<std::string>& argv, Deadline deadline);
     // Sends all `commands` at once, then reads their replies in order: one round trip for many
     // independent commands (list reads every lock this way). Same error handling as command().
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
@@ -89,8 +94,13 @@ class Connection {
   private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
     Reply read_reply(Deadline deadline);
-    // Logs in, selects the database and (sentinel endpoints) checks that `target` is the master.
-    void handshake(const Endpoint& target, Deadline deadline);
+    // ensure_connected() with `first` (a read-only command) in the set-up's write; its reply is
+    // left for the caller to read.
+    void connect(std::optional<Deadline> cap, const std::vector<std::string>* first);
+    // Logs in, selects the database and (sentinel endpoints) checks that `target` is the master;
+    // `first`, if given, goes out in the same write (its reply is not read here).
+    void handshake(const Endpoint& target, Deadline deadline,
+                   const std::vector<std::string>* first);
 
     struct ReaderDeleter {
         void operator()(redisReader* r) const { redisReaderFree(r); }

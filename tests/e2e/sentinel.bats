@@ -89,6 +89,26 @@ teardown() {
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
 
+
+# commands_on PORT: the commands the server (or sentinel) on PORT has processed so far.
+commands_on() { cli "$1" INFO stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
+
+@test "a run asks the sentinels once: the release goes to the master the acquire found" {
+    # A master and a sentinel of this test's own, so that no other sentinel sends this one
+    # anything (sentinels that know each other PING every second).
+    node_start OWN
+    sentinel_start OWN_S "$OWN_PORT"
+    local before idle after
+    before=$(commands_on "$OWN_S_PORT")
+    idle=$(($(commands_on "$OWN_S_PORT") - before))  # the INFO itself, counted once done
+    before=$(commands_on "$OWN_S_PORT")
+    run "$RL" -u "redis-sentinel://127.0.0.1:$OWN_S_PORT/$MASTER_NAME" once -- true
+    after=$(commands_on "$OWN_S_PORT")
+    assert_success
+    # One SENTINEL get-master-addr-by-name for the acquire; the release reused its master.
+    [ "$((after - before - idle))" = 1 ] || { echo "sentinel commands: $((after - before - idle))" >&2; false; }
+    [ "$(cli "$OWN_PORT" EXISTS once)" = 0 ]
+}
 @test "status, list and release work through the sentinels" {
     hold job -u "$SENTINEL_URL"
     run "$RL" status -u "$SENTINEL_URL" job

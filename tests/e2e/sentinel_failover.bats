@@ -63,6 +63,26 @@ fail_over_to_replica() {
     refute_output --partial "lost"
 }
 
+@test "a failover between the last renewal and the release: the demoted master refuses, the release finds the new one" {
+    # No renewal in this test's time (every 60s): the release is the first to meet the failover,
+    # on the connection the acquire left to the old master, which the failover made a replica.
+    rl_start -v -u "$SENTINEL_URL" -t 180s --renew-every 60s job -- "${LONG_JOB[@]}"
+    wait_for 5 file_exists "$BATS_TEST_TMPDIR/started"
+    local token
+    token=$(cli "$MASTER_PORT" GET job)
+    wait_for 10 replica_has job "$token"
+    fail_over_to_replica
+    wait_for 20 role_is "$MASTER_PORT" slave
+    touch "$BATS_TEST_TMPDIR/stop"
+    rl_finish 20
+    [ "$RL_STATUS" = 0 ] || { cat "$RL_ERR" >&2; false; }
+    # Released on the new master (the old one, now its replica, follows it).
+    [ "$(cli "$REPLICA_PORT" EXISTS job)" = 0 ]
+    run cat "$RL_ERR"
+    assert_output --partial "says master '$MASTER_NAME' is at 127.0.0.1:$REPLICA_PORT"
+    refute_output --partial "lost"
+}
+
 @test "the master dies: renewals ask the sentinels again and carry on on the promoted replica" {
     wait_for 20 sentinels_know_each_other "$S1_PORT"
     wait_for 20 sentinel_sees_replica "$S1_PORT"

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../silent_server.hpp"
+#include "redis/cluster_url.hpp"
 #include "redis/socket.hpp"
 #include "util/errors.hpp"
 #include "util/fd.hpp"
@@ -275,4 +276,52 @@ TEST(Connection, AuthAndSelectGoOutInOneWrite) {
     redis.join();
     EXPECT_NE(before_answer.find("AUTH"), std::string::npos) << before_answer;
     EXPECT_NE(before_answer.find("SELECT"), std::string::npos) << before_answer;
+}
+
+// Redis Cluster with a password: the slot map's CLUSTER SLOTS goes out in the log-in's write, so
+// that the first command of a run costs one set-up round trip, not two. The fake node answers
+// nothing until it has AUTH and CLUSTER SLOTS (or waits out a bound that only a client sending
+// them one by one reaches), names itself the master of every slot, then answers GET.
+TEST(Connection, ClusterSlotsGoesOutWithAuth) {
+    SilentServer server;
+    std::string before_answer;
+    const std::string map =
+        "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:" + std::to_string(server.port) +
+        "\r\n";
+    std::thread redis([&server, &before_answer, &map] {
+        Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) return;
+        char buf[4096];
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (before_answer.find("SLOTS") == std::string::npos &&
+               std::chrono::steady_clock::now() < until) {
+            pollfd p{conn.get(), POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) continue;
+            ssize_t n = ::read(conn.get(), buf, sizeof buf);
+            if (n <= 0) return;
+            before_answer.append(buf, static_cast<std::size_t>(n));
+        }
+        std::string answers = "+OK\r\n";
+        if (before_answer.find("SLOTS") != std::string::npos) answers += map;
+        if (::write(conn.get(), answers.data(), answers.size()) < 0) return;
+        for (;;) {
+            ssize_t n = ::read(conn.get(), buf, sizeof buf);
+            if (n <= 0) return;
+            std::string_view got(buf, static_cast<std::size_t>(n));
+            std::string reply = got.find("SLOTS") != std::string_view::npos ? map
+                                : got.find("GET") != std::string_view::npos ? "$-1\r\n"
+                                                                            : "";
+            if (!reply.empty() && ::write(conn.get(), reply.data(), reply.size()) < 0) return;
+        }
+    });
+    {
+        Endpoint ep =
+            parse_cluster_url("redis-cluster://:pw@127.0.0.1:" + std::to_string(server.port));
+        Connection conn(ep, Timeouts{milliseconds(20000), milliseconds(20000)});
+        Reply nil = conn.command({"GET", "k"});
+        EXPECT_EQ(nil->type, REDIS_REPLY_NIL);
+    }
+    redis.join();
+    EXPECT_NE(before_answer.find("AUTH"), std::string::npos) << before_answer;
+    EXPECT_NE(before_answer.find("SLOTS"), std::string::npos) << before_answer;
 }
