@@ -234,6 +234,26 @@ TEST(Connection, ARefusedPasswordNamesItsSource) {
     redis.join();
 }
 
+namespace {
+
+// A fake server's read of what the client sends before any answer: until `marker` has come or
+// 10 s have passed (a client that waits for an answer between commands never sends it). False
+// when the client hung up.
+bool read_until(const Fd& conn, std::string& got, std::string_view marker) {
+    char buf[4096];
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (got.find(marker) == std::string::npos && std::chrono::steady_clock::now() < until) {
+        pollfd p{conn.get(), POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        ssize_t n = ::read(conn.get(), buf, sizeof buf);
+        if (n <= 0) return false;
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+}  // namespace
+
 // AUTH and SELECT go out in one write, answered together: the set-up costs one round trip, not
 // one per command. The fake server answers nothing until it has both (or waits out a bound that
 // only a client sending them one by one reaches), then answers the PING that follows.
@@ -243,16 +263,8 @@ TEST(Connection, AuthAndSelectGoOutInOneWrite) {
     std::thread redis([&server, &before_answer] {
         Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (!conn) return;
+        if (!read_until(conn, before_answer, "SELECT")) return;
         char buf[4096];
-        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (before_answer.find("SELECT") == std::string::npos &&
-               std::chrono::steady_clock::now() < until) {
-            pollfd p{conn.get(), POLLIN, 0};
-            if (::poll(&p, 1, 100) <= 0) continue;
-            ssize_t n = ::read(conn.get(), buf, sizeof buf);
-            if (n <= 0) return;
-            before_answer.append(buf, static_cast<std::size_t>(n));
-        }
         std::string answers = "+OK\r\n+OK\r\n";
         if (before_answer.find("PING") != std::string::npos) answers += "+PONG\r\n";
         if (::write(conn.get(), answers.data(), answers.size()) < 0) return;
@@ -291,16 +303,8 @@ TEST(Connection, ClusterSlotsGoesOutWithAuth) {
     std::thread redis([&server, &before_answer, &map] {
         Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (!conn) return;
+        if (!read_until(conn, before_answer, "SLOTS")) return;
         char buf[4096];
-        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (before_answer.find("SLOTS") == std::string::npos &&
-               std::chrono::steady_clock::now() < until) {
-            pollfd p{conn.get(), POLLIN, 0};
-            if (::poll(&p, 1, 100) <= 0) continue;
-            ssize_t n = ::read(conn.get(), buf, sizeof buf);
-            if (n <= 0) return;
-            before_answer.append(buf, static_cast<std::size_t>(n));
-        }
         std::string answers = "+OK\r\n";
         if (before_answer.find("SLOTS") != std::string::npos) answers += map;
         if (::write(conn.get(), answers.data(), answers.size()) < 0) return;
