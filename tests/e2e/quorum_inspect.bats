@@ -140,14 +140,18 @@ true"
         first_ok=$(grep -F $'\toutcome=ran\t' <<<"$entries" | grep -m 1 -F $'\texit=0\t' || true)
         [ -n "$first_ok" ] && [[ "$first_ok" != *host=forged* ]] && newest_ok=$((newest_ok + 1))
     done
+    # Where the nodes agree on neither, status has no last-run lines at all (history.cpp's
+    # last_runs_text), as for a lock without a ledger: seen with two suites at once.
     if [ "$newest" -ge 3 ]; then
         assert_line --regexp "^last run: .*ran, exit 3"
-    else
+    elif [ "$newest_ok" -ge 3 ]; then
         assert_line --regexp "^last run: none that can be shown"
+    else
+        refute_line --regexp "^last (run|ok):"
     fi
     if [ "$newest_ok" -ge 3 ]; then
         assert_line --regexp "^last ok: .*ran, exit 0"
-    else
+    elif [ "$newest" -ge 3 ]; then
         assert_line --regexp "^last ok: +none"
     fi
     refute_output --partial forged
