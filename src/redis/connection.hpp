@@ -94,6 +94,13 @@ class Connection {
   private:
     Reply roundtrip(const std::vector<std::string>& argv, Deadline deadline);
     Reply read_reply(Deadline deadline);
+    // Reads and drops the replies owed to earlier commands that timed out, until only the `mine`
+    // just sent are owed; read_owed then reads one of those.
+    void drop_late_replies(Deadline deadline, std::size_t mine);
+    Reply read_owed(Deadline deadline);
+    // A timed-out command's connection: kept (its late reply then read and dropped by the next
+    // command) unless a blocking command's or too many replies are owed; see connection.cpp.
+    void after_timeout(const std::vector<std::vector<std::string>>& sent);
     // ensure_connected() with `first` (a read-only command) in the set-up's write; its reply is
     // left for the caller to read.
     void connect(std::optional<Deadline> cap, const std::vector<std::string>* first);
@@ -114,6 +121,9 @@ class Connection {
     // Whether this connection has read a reply yet: a first reply that is not RESP means that
     // something else listens on the port (sshd, a web server), which the error then says.
     bool answered_ = false;
+    // Replies the server still owes on this socket: commands sent whole and not yet answered,
+    // the one being read included.
+    std::size_t owed_ = 0;
     std::unique_ptr<ClusterRouter> cluster_;
     std::string master_;  // sentinel endpoints: the address of the master we are connected to
     std::vector<std::string> uncached_scripts_;  // answered NOSCRIPT, not run since

@@ -245,10 +245,17 @@ void Socket::write_all(std::string_view data, Deadline deadline, int cancel_fd) 
 }
 
 std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int cancel_fd) {
+    // A read that runs out of time leaves the stream where it was (TLS included: the record
+    // layer resumes where it stopped), so it is a ReplyTimedOut, which a caller may recover from.
+    auto wait_to_read = [&](short events) {
+        if (!poll_with_cancel(fd_.get(), events, deadline, cancel_fd))
+            throw ReplyTimedOut(
+                fmt::format("Redis at {} timed out while waiting for a reply", peer_));
+    };
     while (tls_) {
         TlsStream::Io io = tls_->read(buf, len);
         if (io.want == TlsWant::nothing) return io.bytes;
-        wait_for(io.want, deadline, cancel_fd, "waiting for a reply");
+        wait_to_read(io.want == TlsWant::write ? POLLOUT : POLLIN);
     }
     for (;;) {
         ssize_t n = ::recv(fd_.get(), buf, len, 0);
@@ -263,7 +270,7 @@ std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int
         if (errno != EAGAIN && errno != EWOULDBLOCK)
             throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
                                                           peer_, std::strerror(errno))));
-        wait_for(POLLIN, deadline, cancel_fd, "waiting for a reply");
+        wait_to_read(POLLIN);
     }
 }
 

@@ -35,6 +35,12 @@ struct ReplyLost : RedisUnavailable {
     explicit ReplyLost(const std::string& m) : RedisUnavailable(m) {}
 };
 
+// The deadline passed while waiting for a reply to a command that went out whole: the connection
+// is intact and the reply may still come (Connection keeps such a connection, see owed_).
+struct ReplyTimedOut : RedisUnavailable {
+    explicit ReplyTimedOut(const std::string& m) : RedisUnavailable(m) {}
+};
+
 struct AuthError : Error {
     explicit AuthError(const std::string& m) : Error(m, exit_code::auth) {}
 };

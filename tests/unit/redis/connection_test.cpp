@@ -107,7 +107,16 @@ TEST(Connection, SilentServerTimesOutAtTheCommandDeadline) {
     long long took = ms_since(start);
     EXPECT_GE(took, 190);
     EXPECT_LT(took, 1500);
-    // A reply that might still arrive must never be read as the next command's.
+    // Kept, so that what is sent next runs after it (ALateReplyIsDroppedAndTheNextCommand...).
+    EXPECT_TRUE(conn.connected());
+}
+
+// A blocking command's late reply could hold up the connection for its whole block: a timed-out
+// one is given up with its connection.
+TEST(Connection, ABlockingCommandThatTimesOutClosesItsConnection) {
+    SilentServer server;
+    Connection conn(loopback(server.port), Timeouts{milliseconds(2000), milliseconds(100)});
+    EXPECT_THROW(conn.command({"BLPOP", "k", "5"}), ReplyLost);
     EXPECT_FALSE(conn.connected());
 }
 
@@ -253,6 +262,42 @@ bool read_until(const Fd& conn, std::string& got, std::string_view marker) {
 }
 
 }  // namespace
+
+// A command that timed out may still run. What the client sends next (a quorum's give-back of an
+// acquire whose answer came too late) must run after it, so it goes on the same connection, never
+// a new one that could overtake it; the late reply is dropped, never taken for the next answer.
+// The fake server answers the first command only once the second has come, on one connection.
+TEST(Connection, ALateReplyIsDroppedAndTheNextCommandGoesOnTheSameConnection) {
+    SilentServer server;
+    std::string got;
+    int connections = 0;
+    std::thread redis([&] {
+        Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) return;
+        ++connections;
+        if (!read_until(conn, got, "second")) return;
+        if (::write(conn.get(), "$5\r\nfirst\r\n$6\r\nsecond\r\n", 23) < 0) return;
+        // A client that opened another connection instead is counted (and never answered).
+        pollfd p{server.fd.get(), POLLIN, 0};
+        if (::poll(&p, 1, 200) > 0) ++connections;
+        char buf[64];
+        while (::read(conn.get(), buf, sizeof buf) > 0) {
+        }
+    });
+    {
+        Connection conn(loopback(server.port), Timeouts{milliseconds(2000), milliseconds(100)});
+        EXPECT_THROW(conn.command({"ECHO", "first"}), ReplyLost);
+        try {
+            Reply r = conn.command({"ECHO", "second"}, BootClock::now() + milliseconds(5000));
+            EXPECT_EQ(std::string(r->str, r->len), "second");
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << e.what();
+        }
+    }
+    redis.join();
+    EXPECT_EQ(connections, 1);
+    EXPECT_NE(got.find("first"), std::string::npos);
+}
 
 // AUTH and SELECT go out in one write, answered together: the set-up costs one round trip, not
 // one per command. The fake server answers nothing until it has both (or waits out a bound that
