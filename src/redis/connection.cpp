@@ -303,9 +303,13 @@ constexpr std::size_t max_owed = 4;
 // on that node for its whole TTL (rtt.bats 1, seen under load). So the connection is kept, and
 // what is sent next on it runs after the late command; its late reply is read and dropped before
 // the next one's (drop_late_replies), never taken for it. Not after a blocking command, whose reply
-// may be held back for its whole block, nor once too many are owed.
+// may be held back for its whole block, nor once too many are owed. Nor over Sentinel: there a
+// timeout is how a frozen master shows, and the next command must ask the sentinels where the
+// master is now (a Sentinel run gives nothing back; its re-sent acquire carries its own token).
 void Connection::after_timeout(const std::vector<std::vector<std::string>>& sent) {
-    if (owed_ > max_owed || std::any_of(sent.begin(), sent.end(), blocks)) close();
+    if (endpoint_.is_sentinel() || owed_ > max_owed ||
+        std::any_of(sent.begin(), sent.end(), blocks))
+        close();
 }
 
 Reply Connection::read_reply(Deadline deadline) {
