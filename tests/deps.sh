@@ -6,8 +6,11 @@ packages=(g++ cmake make ninja-build pkg-config libhiredis-dev libcli11-dev libf
           openssl git mandoc man-db dpkg-dev lintian cron systemd bash-completion zsh fish postgresql
           faketime python3-prometheus-client prometheus libcurl4)
 missing=()
+# A package whose triggers are pending is installed: man-db is so for a moment whenever any package
+# with a man page is installed (packaging.bats's dpkg -i, beside another run of the suite).
 for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+        grep -Eq '^install ok (installed|triggers-pending|triggers-awaited)$' || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}" >&2

@@ -36,6 +36,10 @@ AcquireAttempt acquire_resolving(LockNode& node, const LockKeys& keys, const std
                 "again with the same token in {}",
                 keys.key, e.what(), format_duration(delay));
             std::this_thread::sleep_for(delay);
+            // Asked again on a fresh connection: the one that lost the reply may have stalled (a
+            // middlebox that dropped it without a word). Both sends carry the same token, so
+            // whichever of them runs second changes nothing.
+            conn.close();
         }
     }
 }

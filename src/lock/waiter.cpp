@@ -69,7 +69,15 @@ class NodeTarget final : public WaitTarget {
                 "unexpected reply to EXISTS for lock '{}' (is this Redis?)", keys_.key));
         return reply.integer == 1;
     }
-    bool abandon() override { return node_.abandon(keys_, token_); }
+    bool abandon() override {
+        // First on the connection that lost the acquire's reply, so that it runs after that
+        // acquire (Connection::after_timeout); if that one has stalled, once on a fresh one.
+        try {
+            return node_.abandon(keys_, token_);
+        } catch (const ReplyLost&) {
+            return node_.abandon(keys_, token_);
+        }
+    }
     void release() override { node_.release(keys_, token_); }
     int permits() const override { return node_.permits(); }
     bool shared() const override { return node_.shared(); }

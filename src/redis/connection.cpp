@@ -290,9 +290,9 @@ bool blocks(const std::vector<std::string>& argv) {
                        [&](std::string_view b) { return iequals(argv.front(), b); });
 }
 
-// A connection on which a reply is owed stops being worth keeping when the server has let this
-// many run out: it is down or frozen, not late, and a fresh connection is as good.
-constexpr std::size_t max_owed = 4;
+// Kept for one more command only: when that one times out too, the connection may be stalled (a
+// middlebox that dropped it without a word), and only a fresh one can get through.
+constexpr std::size_t max_owed = 1;
 
 }  // namespace
 
@@ -303,9 +303,11 @@ constexpr std::size_t max_owed = 4;
 // on that node for its whole TTL (rtt.bats 1, seen under load). So the connection is kept, and
 // what is sent next on it runs after the late command; its late reply is read and dropped before
 // the next one's (drop_late_replies), never taken for it. Not after a blocking command, whose reply
-// may be held back for its whole block, nor once too many are owed. Nor over Sentinel: there a
-// timeout is how a frozen master shows, and the next command must ask the sentinels where the
-// master is now (a Sentinel run gives nothing back; its re-sent acquire carries its own token).
+// may be held back for its whole block, nor after a second timeout (max_owed): a caller that
+// must get through then tries again, on a fresh connection (the give-backs and the give-up do). Nor
+// over Sentinel: there a timeout is how a frozen master shows, and the next command must ask the
+// sentinels where the master is now (a Sentinel run gives nothing back; its re-sent acquire carries
+// its own token).
 void Connection::after_timeout(const std::vector<std::vector<std::string>>& sent) {
     if (endpoint_.is_sentinel() || owed_ > max_owed ||
         std::any_of(sent.begin(), sent.end(), blocks))
