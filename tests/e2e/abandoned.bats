@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Issue 33: a run that died with its watchdog (so that nothing recorded its end) shows as abandoned
 # in history and status once its lease ran out, and the next holder records it, for a permit
-# holder and a shared holder (the plain lock on one node: watchdog.bats).
+# holder, a shared holder and a holder over a quorum (the plain lock on one node: watchdog.bats).
 load helpers
 load quorum_helpers
 bats_require_minimum_version 1.5.0
@@ -94,4 +94,11 @@ assert_abandoned() {
 @test "shared: a shared holder killed with its watchdog shows as abandoned, and the next shared run records it" {
     died_with_watchdog sgone --shared
     assert_abandoned sgone --shared
+}
+
+@test "quorum: a holder killed with its watchdog shows as abandoned over the quorum, and the next holder records it" {
+    quorum_start 3
+    export REDLOCK_URL=$QUORUM_URL
+    died_with_watchdog qgone
+    assert_abandoned qgone
 }
