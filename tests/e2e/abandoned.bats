@@ -102,3 +102,17 @@ assert_abandoned() {
     died_with_watchdog qgone
     assert_abandoned qgone
 }
+
+@test "quorum: a permit holder killed with its watchdog shows as abandoned over the quorum, and the next run records it" {
+    quorum_start 3
+    export REDLOCK_URL=$QUORUM_URL
+    died_with_watchdog qpgone --permits 2
+    assert_abandoned qpgone --permits 2
+}
+
+@test "quorum: a shared holder killed with its watchdog shows as abandoned over the quorum, and the next shared run records it" {
+    quorum_start 3
+    export REDLOCK_URL=$QUORUM_URL
+    died_with_watchdog qsgone --shared
+    assert_abandoned qsgone --shared
+}
