@@ -96,6 +96,30 @@ assert_abandoned() {
     assert_abandoned sgone --shared
 }
 
+# With another shared holder in throughout: the dead run shows as abandoned while the lock is held
+# shared (its hold ended, the other's did not), and is recorded once a run takes the lock free.
+@test "shared: a shared holder killed with its watchdog shows as abandoned beside a live one, and is recorded once the lock is taken free" {
+    local d=$BATS_TEST_TMPDIR other
+    "$RL" --shared -t 60s sother -- sh -c "touch '$d/other'; while [ ! -e '$d/go' ]; do sleep 0.1; done" &
+    other=$!
+    wait_for 5 file_exists "$d/other"
+    died_with_watchdog sother --shared
+    wait_for 15 shows_abandoned sother "$DEAD"
+    # A shared run beside the other holder does not take the lock free: it records nothing.
+    run -0 "$RL" --shared sother -- true
+    run -0 jq -r '"\(.outcome) \(.pid)"' < <("$RL" history --json --limit 2 sother)
+    assert_line --index 0 "abandoned $DEAD"
+    assert_line --index 1 --regexp "^ran [0-9]+$"
+    touch "$d/go"
+    wait "$other"
+    run -0 "$RL" --shared sother -- true
+    run -0 jq -r '.outcome' < <("$RL" history --json sother)
+    assert_equal "$(echo "${lines[*]}")" "ran abandoned ran ran"
+    run -0 "$RL" --shared sother -- true
+    run -0 jq -s -r 'map(select(.outcome == "abandoned")) | length' < <("$RL" history --json sother)
+    assert_output 1
+}
+
 @test "quorum: a holder killed with its watchdog shows as abandoned over the quorum, and the next holder records it" {
     quorum_start 3
     export REDLOCK_URL=$QUORUM_URL
