@@ -1,7 +1,7 @@
 -- For history: the newest entries of a run ledger, with the runs that were abandoned and not yet
 -- recorded (lib/abandoned.lua) first, in one step. Read-only.
 -- KEYS[1] the ledger list, KEYS[2] the lock key, KEYS[3] its holder-info hash, KEYS[4] the set of
--- open runs, KEYS[5] the shared holders (all in one slot).
+-- open runs (lib/open_runs.lua), KEYS[5] the shared holders (all in one slot).
 -- ARGV[1] how many entries at most (1..), ARGV[2] the permits' key prefix (permits.lua).
 -- Returns the entries as stored, newest first.
 local limit = tonumber(ARGV[1])

@@ -2,8 +2,8 @@
 -- (outcome 'ran', exit 0), in one step, so that the reply stays two entries long however long
 -- the ledger is (up to --ledger-size 10000).
 -- KEYS[1] the ledger list, KEYS[2] the lock key, KEYS[3] its holder-info hash, KEYS[4] the set of
--- open runs, KEYS[5] the shared holders (all in one slot); ARGV[1] the permits' key prefix
--- (permits.lua).
+-- open runs (lib/open_runs.lua), KEYS[5] the shared holders (all in one slot); ARGV[1] the
+-- permits' key prefix (permits.lua).
 -- Returns {newest or false, newest success or false}. A run that was abandoned and not yet
 -- recorded (lib/abandoned.lua) is the newest.
 local t = redis.call('TIME')

@@ -1,8 +1,9 @@
 -- Records a finished run and, after a run that held the lock, releases it, in one step and one
 -- round trip: the run ledger entry, the --once-per slot it completed, then the release. A waiter
--- that takes the lock next already sees the slot done. lib/queue.lua, lib/ledger.lua and
--- lib/abandoned.lua are prepended. (A permit or a shared hold is given back and recorded by the
--- 'finish' operation of permits.lua or shared.lua, with the same record and the same reply.)
+-- that takes the lock next already sees the slot done. lib/queue.lua, lib/ledger.lua,
+-- lib/abandoned.lua and lib/open_runs.lua are prepended. (A permit or a shared hold is given
+-- back and recorded by the 'finish' operation of permits.lua or shared.lua, with the same record
+-- and the same reply.)
 -- KEYS[1] lock key, KEYS[2] ledger list, KEYS[3] once-per record, KEYS[4] holder-info hash,
 -- KEYS[5] waiters' queue (all in one slot).
 -- ARGV[1] the run's token ('' when it never held the lock); ARGV[2..8] the record (see
@@ -43,7 +44,7 @@ if token ~= '' and redis.pcall('HGET', KEYS[4], 'token') == token then
   end
 end
 -- A run that lost its lock may have been taken for abandoned meanwhile (acquire.lua); its own
--- entry, just written, replaces that guess (lib/abandoned.lua).
+-- entry, just written, replaces that guess (lib/open_runs.lua).
 if token ~= '' and not held then
   local fence = nil
   for i = 12, #ARGV - 1, 2 do

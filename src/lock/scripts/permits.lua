@@ -1,6 +1,7 @@
 -- Permits (--permits N > 1): up to N holders of one lock at once. One script with one entry per
 -- operation, because scripts sent to Redis cannot share code and every operation needs the same
--- survey of the permits; lib/queue.lua, lib/ledger.lua and lib/abandoned.lua are prepended.
+-- survey of the permits; lib/queue.lua, lib/ledger.lua, lib/abandoned.lua and lib/open_runs.lua
+-- are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key           'redlock-permits/N': the record of N, and a marker that keeps the plain
@@ -22,7 +23,7 @@
 -- Deleting the lock key by hand ends every permit (renewals fail, the next acquire clears them).
 --
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] the run ledger,
--- KEYS[5] the once-per record, KEYS[6] the set of open runs (lib/abandoned.lua).
+-- KEYS[5] the once-per record, KEYS[6] the set of open runs (lib/open_runs.lua).
 -- ARGV[1] operation, ARGV[2] P (the permits' key prefix, with the lock's hash tag), ARGV[3] the
 -- waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may linger (ms);
 -- the operation's own arguments from ARGV[5] on (see each one below).

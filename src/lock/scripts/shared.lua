@@ -1,7 +1,7 @@
 -- Shared holders (--shared): any number of shared holders of one name together, and no exclusive
 -- holder (a plain lock: redlock-run without --shared, redis-py's Lock, SET NX PX) beside them.
--- One script with one entry per operation, as permits.lua; lib/queue.lua, lib/ledger.lua and
--- lib/abandoned.lua are prepended.
+-- One script with one entry per operation, as permits.lua; lib/queue.lua, lib/ledger.lua,
+-- lib/abandoned.lua and lib/open_runs.lua are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key        'redlock-shared': the marker that keeps every exclusive holder out (their
@@ -23,7 +23,7 @@
 -- the holders).
 --
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders, KEYS[5] the
--- run ledger, KEYS[6] the once-per record, KEYS[7] the set of open runs (lib/abandoned.lua).
+-- run ledger, KEYS[6] the once-per record, KEYS[7] the set of open runs (lib/open_runs.lua).
 -- ARGV[1] operation, ARGV[2] H (the holder records' key prefix, with the lock's hash tag),
 -- ARGV[3] the waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may
 -- linger (ms); the operation's own arguments from ARGV[5] on (see each one below).
@@ -211,7 +211,7 @@ if op == 'acquire' then
   end
   redis.call('HSET', record, unpack(fields))
   -- A run with a ledger marks its record, which then outlives the hold until the run's end is
-  -- recorded, and names it in the set of open runs (lib/abandoned.lua), instead of its PEXPIRE.
+  -- recorded, and names it in the set of open runs (lib/open_runs.lua), instead of its PEXPIRE.
   if marked then redis.call('SADD', KEYS[7], record) end
   extend(token, ttl, now, marked)
   -- The shared waiters queued before the first exclusive one may enter beside us: wake them
