@@ -70,7 +70,8 @@ std::optional<CompanionOf> companion_of(std::string_view key) {
     if (!key.starts_with('{')) return std::nullopt;
     // The suffixes a lock uses: whole, or a family followed by a token, a permit's number and
     // the like (companion_key(k, "wake:" + t) == companion_key(k, "wake:") + t).
-    constexpr std::string_view whole[] = {"fence", "info", "wait", "ledger", "once", "shared"};
+    constexpr std::string_view whole[] = {"fence", "info",   "wait", "ledger",
+                                          "once",  "shared", "open"};
     constexpr std::string_view family[] = {"wake:", "shared:", "permit:"};
     // Each ':' may start the suffix; lock_key_of proves a candidate by rebuilding the companion.
     for (std::size_t colon = key.find(':'); colon != std::string_view::npos;
@@ -98,6 +99,7 @@ LockKeys LockKeys::make(std::string_view name, std::string_view prefix) {
     k.wake = companion_key(k.key, "wake:");
     k.ledger = companion_key(k.key, "ledger");
     k.once = companion_key(k.key, "once");
+    k.open = companion_key(k.key, "open");
     return k;
 }
 

@@ -38,6 +38,9 @@ struct LockKeys {
     // newest first, and the --once-per record of the latest completed slot (expires by itself).
     std::string ledger;
     std::string once;
+    // The set of open runs: the holder records of permit and shared holders with a ledger, which
+    // outlive their lease until their end is recorded (lock/scripts/lib/abandoned.lua).
+    std::string open;
 
     std::string wake_key(const std::string& token) const { return wake + token; }
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "lock/lock_replies.hpp"
+#include "lock/permits.hpp"
 #include "lock/scripts.hpp"
+#include "lock/shared.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 
@@ -130,15 +132,23 @@ std::optional<LedgerEntry> checked_entry(const redisReply& stored, std::string_v
     }
 }
 
+// What the ledger readers (history.lua, last_runs.lua) look at besides the ledger to tell an
+// abandoned run: the plain lock's holder record, and the permit and shared holders' records that
+// the set of open runs names.
+std::vector<std::string> abandoned_run_keys(const LockKeys& keys) {
+    return {keys.ledger, keys.key, keys.info, keys.open, shared_holders_key(keys)};
+}
+
 }  // namespace
 
 std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit) {
     std::vector<LedgerEntry> out;
     if (limit == 0) return out;
-    // A script rather than LRANGE: a run that was abandoned and is not yet recorded comes first
-    // (lib/abandoned.lua), read in the same step as the ledger.
-    Reply reply = scripts::history().run(conn, {keys.ledger, keys.key, keys.info},
-                                         {std::to_string(limit)}, conn.timeouts().command);
+    // A script rather than LRANGE: the runs that were abandoned and are not yet recorded come
+    // first (lib/abandoned.lua), read in the same step as the ledger.
+    Reply reply = scripts::history().run(conn, abandoned_run_keys(keys),
+                                         {std::to_string(limit), permit_key_prefix(keys)},
+                                         conn.timeouts().command);
     const redisReply& r = check(reply, fmt::format("reading the ledger of lock '{}'", keys.key));
     if (r.type != REDIS_REPLY_ARRAY)
         throw RedisError(fmt::format("unexpected reply reading the ledger of lock '{}'", keys.key));
@@ -161,8 +171,8 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
 }
 
 LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
-    Reply reply = scripts::last_runs().run(conn, {keys.ledger, keys.key, keys.info}, {},
-                                           conn.timeouts().command);
+    Reply reply = scripts::last_runs().run(conn, abandoned_run_keys(keys),
+                                           {permit_key_prefix(keys)}, conn.timeouts().command);
     return last_runs_from_reply(reply, keys.key);
 }
 

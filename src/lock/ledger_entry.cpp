@@ -156,12 +156,19 @@ namespace {
 using RunId =
     std::tuple<std::string, long long, std::string, long long, long long, int, int, std::string>;
 
+// An abandoned run sent nothing: each node wrote its copy from the run's holder record when it
+// noticed the run's end, by its own clock (lock/scripts/lib/abandoned.lua), so the copies differ
+// in their times and duration. They are one run by what the run wrote into each node's record:
+// host, pid, user and the fence, the quorum's (raised on every node that counted for the
+// acquire), which no other run of the lock ever had; duration -1, which no sent entry has, keeps
+// them apart from any entry the run wrote itself. One node alone still adds no row: its copy is
+// one of the majority of copies a row needs.
 RunId run_id(const LedgerEntry& e) {
     return {e.host,
             e.pid,
             e.user,
             e.fence,
-            e.duration_ms,
+            e.outcome == "abandoned" ? -1 : e.duration_ms,
             e.exit_status.value_or(-1),
             e.signal.value_or(-1),
             e.command};
@@ -184,6 +191,8 @@ LedgerEntry merged(const std::vector<const LedgerEntry*>& copies) {
     };
     out.end_ms = median(&LedgerEntry::end_ms);
     out.start_ms = std::min(median(&LedgerEntry::start_ms), out.end_ms);
+    // The copies of an abandoned run each measured a duration of their own (run_id).
+    if (out.outcome == "abandoned") out.duration_ms = out.end_ms - out.start_ms;
     return out;
 }
 

@@ -23,18 +23,16 @@ long long integer_or(const redisReply& r, long long otherwise) {
     return r.type == REDIS_REPLY_INTEGER ? r.integer : otherwise;
 }
 
-// Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them
-// ('finish' adds the ledger's keys after them).
+// Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them (the
+// ledger's keys and the set of open runs too: an acquire may record an abandoned run).
 Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
-                  std::vector<std::string> args, ScriptTime time,
-                  std::vector<std::string> extra_keys = {}) {
+                  std::vector<std::string> args, ScriptTime time) {
     std::vector<std::string> argv{std::string(op), permit_key_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
-    std::vector<std::string> script_keys{keys.key, keys.fence, keys.wait};
-    script_keys.insert(script_keys.end(), std::make_move_iterator(extra_keys.begin()),
-                       std::make_move_iterator(extra_keys.end()));
+    std::vector<std::string> script_keys{keys.key,    keys.fence, keys.wait,
+                                         keys.ledger, keys.once,  keys.open};
     return scripts::permits().run(conn, script_keys, argv, time);
 }
 
@@ -159,8 +157,7 @@ FinishResult LockNode::finish_permit(const LockKeys& keys, const std::string& to
                                      const RunRecord& record) {
     std::vector<std::string> args = with_record_args(
         {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""}, record);
-    Reply reply = run_permits(conn_, keys, "finish", std::move(args), conn_.timeouts().command,
-                              {keys.ledger, keys.once});
+    Reply reply = run_permits(conn_, keys, "finish", std::move(args), conn_.timeouts().command);
     return finish_result(reply, keys.key, /*released=*/true);
 }
 

@@ -12,18 +12,17 @@
 namespace redlock {
 namespace {
 
-// Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them
-// ('finish' adds the ledger's keys after them).
+// Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them (the
+// ledger's keys and the set of open runs too: an acquire may record an abandoned run).
 Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, ScriptTime time,
-                 std::vector<std::string> extra_keys = {}) {
+                 std::vector<std::string> args, ScriptTime time) {
     std::vector<std::string> argv{std::string(op), shared_record_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
-    std::vector<std::string> script_keys{keys.key, keys.fence, keys.wait, shared_holders_key(keys)};
-    script_keys.insert(script_keys.end(), std::make_move_iterator(extra_keys.begin()),
-                       std::make_move_iterator(extra_keys.end()));
+    std::vector<std::string> script_keys{
+        keys.key,    keys.fence, keys.wait, shared_holders_key(keys),
+        keys.ledger, keys.once,  keys.open};
     return scripts::shared().run(conn, script_keys, argv, time);
 }
 
@@ -80,8 +79,7 @@ ReleaseResult LockNode::release_shared(const LockKeys& keys, const std::string& 
 FinishResult LockNode::finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
                                      const RunRecord& record) {
     std::vector<std::string> args = with_record_args({token, std::to_string(keep.count())}, record);
-    Reply reply = run_shared(conn_, keys, "finish", std::move(args), conn_.timeouts().command,
-                             {keys.ledger, keys.once});
+    Reply reply = run_shared(conn_, keys, "finish", std::move(args), conn_.timeouts().command);
     return finish_result(reply, keys.key, /*released=*/true);
 }
 

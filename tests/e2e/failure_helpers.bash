@@ -42,18 +42,20 @@ monitor_stop() {
 
 # The SHA1 a script is sent under (EVALSHA), as Redis shows it in MONITOR. The scripts that touch
 # the waiters' queue (QUEUE_SCRIPTS in CMakeLists.txt) are sent with its functions prepended, and
-# those that record a run (LEDGER_SCRIPTS) with the record's functions after them.
+# those that record a run (LEDGER_SCRIPTS) with the record's functions after them, and those that
+# tell an abandoned run (ABANDONED_SCRIPTS, OPEN_RUNS_SCRIPTS) with its functions last.
 script_sha() {
     local dir="$BATS_TEST_DIRNAME/../../src/lock/scripts"
     case $1 in
         permits | shared | ledger)
-            cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/$1.lua" ;;
+            cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/lib/abandoned.lua" \
+                "$dir/lib/open_runs.lua" "$dir/$1.lua" ;;
         acquire)
             cat "$dir/lib/queue.lua" "$dir/lib/abandoned.lua" "$dir/$1.lua" ;;
         release | abandon | force_release)
             cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
         last_runs | history)
-            cat "$dir/lib/abandoned.lua" "$dir/$1.lua" ;;
+            cat "$dir/lib/abandoned.lua" "$dir/lib/open_runs.lua" "$dir/$1.lua" ;;
         *) cat "$dir/$1.lua" ;;
     esac | sha1sum | cut -d' ' -f1
 }

@@ -39,8 +39,8 @@ noscripts() {
     run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
     assert_output 1
     for name in ledger permits shared; do
-        sha=$(cat "$src/lib/queue.lua" "$src/lib/ledger.lua" "$src/$name.lua" | sha1sum |
-            cut -d' ' -f1)
+        sha=$(cat "$src/lib/queue.lua" "$src/lib/ledger.lua" "$src/lib/abandoned.lua" \
+            "$src/lib/open_runs.lua" "$src/$name.lua" | sha1sum | cut -d' ' -f1)
         run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
         assert_output 1
     done

@@ -25,11 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (k.key != std::string(prefix) + std::string(name)) std::abort();
     const std::string token = "0123456789abcdef0123456789abcdef";
     unsigned slot = hash_slot(k.key);
-    for (const std::string* c : {&k.fence, &k.info, &k.wait, &k.ledger, &k.once})
+    for (const std::string* c : {&k.fence, &k.info, &k.wait, &k.ledger, &k.once, &k.open})
         if (hash_slot(*c) != slot || *c == k.key) std::abort();
     if (k.wake_key(token) != companion_key(k.key, "wake:" + token)) std::abort();
     if (hash_slot(k.wake_key(token)) != slot) std::abort();
-    for (std::string_view suffix : {"fence", "info", "wait", "ledger", "once"}) {
+    for (std::string_view suffix : {"fence", "info", "wait", "ledger", "once", "open"}) {
         std::string c = companion_key(k.key, suffix);
         // Not ":" + std::string(suffix): GCC 12 at -O3 warns (-Wrestrict) on that, falsely.
         if (c.size() <= suffix.size() || !c.ends_with(suffix) ||

@@ -250,13 +250,7 @@ end
 -- only here, where the lock is taken: one HMGET, of a hash that is normally gone (a finished run
 -- deleted it).
 local lost_entry, lost_size = abandoned_entry(KEYS[3], token, now_ms())
-if lost_entry then
-  local kind = redis.call('TYPE', KEYS[5]).ok
-  if kind == 'none' or kind == 'list' then
-    redis.call('LPUSH', KEYS[5], lost_entry)
-    redis.call('LTRIM', KEYS[5], 0, lost_size - 1)
-  end
-end
+if lost_entry then record_abandoned(KEYS[5], lost_entry, lost_size) end
 
 redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
 if waits then

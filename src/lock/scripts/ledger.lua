@@ -1,8 +1,9 @@
 -- Records a finished run and, after a run that held the lock, releases it, in one step and one
 -- round trip: the run ledger entry, the --once-per slot it completed, then the release. A waiter
--- that takes the lock next already sees the slot done. lib/queue.lua and lib/ledger.lua are
--- prepended. (A permit or a shared hold is given back and recorded by the 'finish' operation of
--- permits.lua or shared.lua, with the same record and the same reply.)
+-- that takes the lock next already sees the slot done. lib/queue.lua, lib/ledger.lua,
+-- lib/abandoned.lua and lib/open_runs.lua are prepended. (A permit or a shared hold is given
+-- back and recorded by the 'finish' operation of permits.lua or shared.lua, with the same record
+-- and the same reply.)
 -- KEYS[1] lock key, KEYS[2] ledger list, KEYS[3] once-per record, KEYS[4] holder-info hash,
 -- KEYS[5] waiters' queue (all in one slot).
 -- ARGV[1] the run's token ('' when it never held the lock); ARGV[2..8] the record (see
@@ -42,21 +43,13 @@ if token ~= '' and redis.pcall('HGET', KEYS[4], 'token') == token then
     redis.pcall('DEL', KEYS[4])
   end
 end
--- A run that lost its lock may have been taken for abandoned meanwhile (its lease ran out and the
--- next holder recorded it, acquire.lua); its own entry, just written, says how it really ended,
--- so that guess goes. Found by its fence (unique per lock); only on this rare path.
-local size = tonumber(ARGV[3]) or 0
-if token ~= '' and not held and size > 0 and redis.call('TYPE', KEYS[2]).ok == 'list' then
+-- A run that lost its lock may have been taken for abandoned meanwhile (acquire.lua); its own
+-- entry, just written, replaces that guess (lib/open_runs.lua).
+if token ~= '' and not held then
   local fence = nil
   for i = 12, #ARGV - 1, 2 do
     if ARGV[i] == 'fence' then fence = ARGV[i + 1] end
   end
-  local suffix = fence and '\tfence=' .. fence
-  for _, e in ipairs(fence and redis.call('LRANGE', KEYS[2], 1, size) or {}) do
-    if string.find(e, '\toutcome=abandoned\t', 1, true) and string.sub(e, -#suffix) == suffix then
-      redis.call('LREM', KEYS[2], 1, e)
-      break
-    end
-  end
+  drop_abandoned_guess(KEYS[2], fence, tonumber(ARGV[3]) or 0)
 end
 return {string.format('%d', now), held and 1 or 0, marked, released, problem}

@@ -1,6 +1,7 @@
 -- Permits (--permits N > 1): up to N holders of one lock at once. One script with one entry per
 -- operation, because scripts sent to Redis cannot share code and every operation needs the same
--- survey of the permits; lib/queue.lua and lib/ledger.lua are prepended.
+-- survey of the permits; lib/queue.lua, lib/ledger.lua, lib/abandoned.lua and lib/open_runs.lua
+-- are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key           'redlock-permits/N': the record of N, and a marker that keeps the plain
@@ -8,7 +9,10 @@
 --                      Its TTL is stretched to cover every permit, so it ends with the last one.
 --   P .. i  (1..N)     permit i: a plain string holding its holder's token, with the holder's TTL,
 --                      so a holder that dies frees its permit when the TTL ends, without help.
---   P .. i .. ':info'  permit i's holder info (--hold-info), same TTL.
+--   P .. i .. ':info'  permit i's holder info (--hold-info), same TTL; that of a run with a
+--                      ledger without expiry, until its end is recorded, and named in the set
+--                      of open runs meanwhile (lib/abandoned.lua): should the run die with its
+--                      watchdog, it tells of the run.
 --   P .. i .. ':fence' the fence permit i's holder drew, same TTL: a re-sent acquire (its
 --                      reply lost) answers it, since the counter may have moved on for others.
 --   fence counter      shared by all holders: every holder's fence is above every earlier one.
@@ -18,8 +22,8 @@
 --                      freed permit wakes exactly the waiter it admits.
 -- Deleting the lock key by hand ends every permit (renewals fail, the next acquire clears them).
 --
--- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue (and for 'finish' KEYS[4],
--- KEYS[5]: the run ledger and the once-per record).
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] the run ledger,
+-- KEYS[5] the once-per record, KEYS[6] the set of open runs (lib/open_runs.lua).
 -- ARGV[1] operation, ARGV[2] P (the permits' key prefix, with the lock's hash tag), ARGV[3] the
 -- waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may linger (ms);
 -- the operation's own arguments from ARGV[5] on (see each one below).
@@ -129,6 +133,15 @@ local function permit_keys(i)
   return P .. i, P .. i .. ':info', P .. i .. ':fence'
 end
 
+-- Extends permit i to `ms`: the permit, its fence, and its holder info unless that has no
+-- expiry (a run with a ledger: lib/abandoned.lua).
+local function expire_permit(i, ms)
+  redis.call('PEXPIRE', P .. i, ms)
+  redis.call('PEXPIRE', P .. i .. ':fence', ms)
+  local info = P .. i .. ':info'
+  if redis.call('PTTL', info) ~= -1 then redis.call('PEXPIRE', info, ms) end
+end
+
 local function holder_info(i)
   local info = P .. i .. ':info'
   if redis.call('TYPE', info).ok ~= 'hash' then return {} end
@@ -174,8 +187,13 @@ if op == 'acquire' then
   -- Checked before anything is written, as acquire.lua does.
   local fence_kind, fence_error = check_fence_counter(KEYS[2])
   if fence_error then return fence_error end
+  local t = redis.call('TIME')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
   if kind == 'none' then
-    -- No record: whatever permits are left were ended by deleting the lock key.
+    -- No record: whatever permits are left were ended by deleting the lock key, or ran out. A
+    -- run whose record outlived its permit died without a trace: the ledger records it now, as
+    -- acquire.lua does for a plain lock (one SMEMBERS, of a set that is normally gone).
+    record_open(KEYS[6], KEYS[4], now, token)
     for i = 1, n do redis.call('DEL', permit_keys(i)) end
   end
   local s = survey(n)
@@ -186,7 +204,7 @@ if op == 'acquire' then
   -- recorded: the counter then, as before.
   for i = 1, n do
     if s.values[i] == token and fence_kind ~= 'none' then
-      for _, k in ipairs({permit_keys(i)}) do redis.call('PEXPIRE', k, ttl) end
+      expire_permit(i, ttl)
       stretch(tonumber(ttl))
       local counter = redis.call('GET', KEYS[2])
       local drawn = redis.call('GET', P .. i .. ':fence') or counter
@@ -253,14 +271,33 @@ if op == 'acquire' then
   local fence = next_fence(KEYS[2])
   redis.call('SET', P .. i .. ':fence', fence, 'PX', ttl)
   local info = P .. i .. ':info'
+  -- The permit's previous holder, when its record is still there and marked, died without a
+  -- trace (its permit ran out while other permits were held, so the record outlived it): the
+  -- ledger records it before this run replaces the record. One HMGET, only where the permits
+  -- were not all free (else record_open above took every such record).
+  local left, left_size = nil, nil
+  if kind ~= 'none' then left, left_size = abandoned_entry(info, token, now) end
+  if left then record_abandoned(KEYS[4], left, left_size) end
   redis.call('DEL', info)
   if #ARGV > 12 then
-    local now = redis.call('TIME')
     local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'permit', i,
-                    'acquired_ms', now[1] * 1000 + math.floor(now[2] / 1000)}
-    for k = 13, #ARGV do fields[#fields + 1] = ARGV[k] end
+                    'acquired_ms', now}
+    local marked = false
+    for k = 13, #ARGV do
+      fields[#fields + 1] = ARGV[k]
+      if k % 2 == 1 and ARGV[k] == 'ledger' then marked = true end
+    end
     redis.call('HSET', info, unpack(fields))
-    redis.call('PEXPIRE', info, ttl)
+    -- A run with a ledger marks its record, which then outlives the permit until the run's end
+    -- is recorded, and names it in the set of open runs, where the readers and the next run
+    -- find it (lib/abandoned.lua). Instead of the PEXPIRE: no more commands than before.
+    if marked then
+      redis.call('SADD', KEYS[6], info)
+    else
+      redis.call('PEXPIRE', info, ttl)
+    end
+  elseif left then
+    redis.call('SREM', KEYS[6], info)
   end
   return {1, fence, 'permit', i, 'free', table.concat(free)}
 end
@@ -271,7 +308,7 @@ if op == 'renew' then
   local token, ttl, i = ARGV[5], ARGV[6], tonumber(ARGV[7])
   local _, n = recorded()
   if not n or not find(token, n, i) then return 0 end
-  for _, k in ipairs({permit_keys(i)}) do redis.call('PEXPIRE', k, ttl) end
+  expire_permit(i, ttl)
   stretch(tonumber(ttl))
   return 1
 end
@@ -306,8 +343,8 @@ if op == 'release' then
 end
 
 -- finish: a holder's last step after its command, in one round trip: its release, then the
--- record of its run, as ledger.lua does both for a plain lock. KEYS[4] the run ledger, KEYS[5]
--- the once-per record; ARGV[5] token, ARGV[6] keep (ms), ARGV[7] the holder's permit, as for
+-- record of its run, as ledger.lua does both for a plain lock, and its record's mark taken away
+-- (lib/abandoned.lua). ARGV[5] token, ARGV[6] keep (ms), ARGV[7] the holder's permit, as for
 -- release; ARGV[8..14] the record and ARGV[15..] its field/value pairs (record_run,
 -- lib/ledger.lua). Returns ledger.lua's reply: {now_ms, held (1/0), slot written (1/0), release
 -- (1, 0 or -1 as release), what kept the record from being written ('' when nothing did)}.
@@ -324,6 +361,14 @@ if op == 'finish' then
   -- fails the script, and is written in the same atomic step.
   local released = release(token, keep, hint)
   local marked, problem = record_run(KEYS[4], KEYS[5], now, true, held, 8, 15)
+  if hint then settle_record(P .. hint .. ':info', token, KEYS[6], held and keep or 0) end
+  if not held then
+    local fence = nil
+    for k = 15, #ARGV - 1, 2 do
+      if ARGV[k] == 'fence' then fence = ARGV[k + 1] end
+    end
+    drop_abandoned_guess(KEYS[4], fence, tonumber(ARGV[9]) or 0)
+  end
   return {string.format('%d', now), held and 1 or 0, marked, released, problem}
 end
 

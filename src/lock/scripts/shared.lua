@@ -1,7 +1,7 @@
 -- Shared holders (--shared): any number of shared holders of one name together, and no exclusive
 -- holder (a plain lock: redlock-run without --shared, redis-py's Lock, SET NX PX) beside them.
--- One script with one entry per operation, as permits.lua; lib/queue.lua and lib/ledger.lua
--- are prepended.
+-- One script with one entry per operation, as permits.lua; lib/queue.lua, lib/ledger.lua,
+-- lib/abandoned.lua and lib/open_runs.lua are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key        'redlock-shared': the marker that keeps every exclusive holder out (their
@@ -10,7 +10,9 @@
 --   holders (zset)  member: a holder's token; score: when its hold ends, in ms by Redis's clock.
 --                   A holder that dies is dropped once its score has passed, without help.
 --   H .. token      the holder's record (a hash, same end): token, fence, ttl_ms, acquired_ms
---                   and its holder info.
+--                   and its holder info; that of a run with a ledger without expiry, until its
+--                   end is recorded, and named in the set of open runs meanwhile
+--                   (lib/abandoned.lua): should the run die with its watchdog, it tells of it.
 --   fence counter   shared with the exclusive holders: every fence is above every earlier one, so
 --                   an exclusive holder's fence is above every shared holder's admitted before it.
 --   waiters' queue  shared with exclusive waiters (acquire.lua): a list in arrival order, or for a
@@ -20,8 +22,8 @@
 -- Deleting the lock key by hand ends every shared hold (renewals fail, the next acquire clears
 -- the holders).
 --
--- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders (and for
--- 'finish' KEYS[5], KEYS[6]: the run ledger and the once-per record).
+-- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders, KEYS[5] the
+-- run ledger, KEYS[6] the once-per record, KEYS[7] the set of open runs (lib/open_runs.lua).
 -- ARGV[1] operation, ARGV[2] H (the holder records' key prefix, with the lock's hash tag),
 -- ARGV[3] the waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may
 -- linger (ms); the operation's own arguments from ARGV[5] on (see each one below).
@@ -64,9 +66,12 @@ local function refit(now)
 end
 
 -- A holder's hold now ends `ms` from `now`: its score, its record, and the marker if it is shorter.
-local function extend(token, ms, now)
+-- A record without expiry keeps none (a run with a ledger: lib/abandoned.lua); `marked` says
+-- whether the record is such a one when the caller knows (nil: look).
+local function extend(token, ms, now, marked)
   redis.call('ZADD', KEYS[4], now + ms, token)
-  redis.call('PEXPIRE', H .. token, ms)
+  if marked == nil then marked = redis.call('PTTL', H .. token) == -1 end
+  if not marked then redis.call('PEXPIRE', H .. token, ms) end
   for _, k in ipairs({KEYS[1], KEYS[4]}) do
     -- -1: a holders set just created by ZADD, which must not outlive its holders.
     local pttl = redis.call('PTTL', k)
@@ -185,7 +190,13 @@ if op == 'acquire' then
     if guard_left then return {3, guard_left, uptime} end
     return {0, pttl}
   end
-  if not shared then redis.call('SET', KEYS[1], MARK, 'PX', ttl) end
+  if not shared then
+    -- The lock is taken free: every run that the set of open runs names died without a trace,
+    -- and the ledger records it now, as acquire.lua does for a plain lock (one SMEMBERS, of a
+    -- set that is normally gone).
+    record_open(KEYS[7], KEYS[5], now, token)
+    redis.call('SET', KEYS[1], MARK, 'PX', ttl)
+  end
   queue_remove(KEYS[3], token)
   redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who')
   -- Never below this master's clock in microseconds, as with a plain lock.
@@ -193,9 +204,16 @@ if op == 'acquire' then
   local record = H .. token
   redis.call('DEL', record)
   local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'acquired_ms', now}
-  for k = 11, #ARGV do fields[#fields + 1] = ARGV[k] end
+  local marked = false
+  for k = 11, #ARGV do
+    fields[#fields + 1] = ARGV[k]
+    if k % 2 == 1 and ARGV[k] == 'ledger' then marked = true end
+  end
   redis.call('HSET', record, unpack(fields))
-  extend(token, ttl, now)
+  -- A run with a ledger marks its record, which then outlives the hold until the run's end is
+  -- recorded, and names it in the set of open runs (lib/open_runs.lua), instead of its PEXPIRE.
+  if marked then redis.call('SADD', KEYS[7], record) end
+  extend(token, ttl, now, marked)
   -- The shared waiters queued before the first exclusive one may enter beside us: wake them
   -- all at once (readers are admitted together), and nobody else.
   wake_admissible(KEYS[3], wprefix, linger, false)
@@ -229,6 +247,7 @@ local function release(token, keep, now)
   end
   redis.call('ZREM', KEYS[4], token)
   redis.call('DEL', H .. token)
+  redis.call('SREM', KEYS[7], H .. token)
   refit(now)
   return 1
 end
@@ -240,8 +259,8 @@ if op == 'release' then
 end
 
 -- finish: a holder's last step after its command, in one round trip: its release, then the
--- record of its run, as ledger.lua does both for a plain lock. KEYS[5] the run ledger, KEYS[6]
--- the once-per record; ARGV[5] token, ARGV[6] keep (ms), as for release; ARGV[7..13] the record
+-- record of its run, as ledger.lua does both for a plain lock, and its record's mark taken away
+-- (lib/abandoned.lua). ARGV[5] token, ARGV[6] keep (ms), as for release; ARGV[7..13] the record
 -- and ARGV[14..] its field/value pairs (record_run, lib/ledger.lua). Returns ledger.lua's reply:
 -- {now_ms, held (1/0), slot written (1/0), release (1, 0 or -1 as release), what kept the
 -- record from being written ('' when nothing did)}.
@@ -256,6 +275,14 @@ if op == 'finish' then
   -- script, and is written in the same atomic step.
   local released = release(token, keep, now)
   local marked, problem = record_run(KEYS[5], KEYS[6], now, true, held, 7, 14)
+  settle_record(H .. token, token, KEYS[7], held and keep or 0)
+  if not held then
+    local fence = nil
+    for k = 14, #ARGV - 1, 2 do
+      if ARGV[k] == 'fence' then fence = ARGV[k + 1] end
+    end
+    drop_abandoned_guess(KEYS[5], fence, tonumber(ARGV[8]) or 0)
+  end
   return {string.format('%d', now), held and 1 or 0, marked, released, problem}
 end
 
@@ -274,6 +301,7 @@ if op == 'abandon' then
   if holding(token, now) then
     redis.call('ZREM', KEYS[4], token)
     redis.call('DEL', H .. token)
+    redis.call('SREM', KEYS[7], H .. token)
     deleted = 1
   end
   if shared then
@@ -309,7 +337,10 @@ if op == 'force' then
   local _, shared = recorded()
   if not shared then return {} end
   local removed = holders(now_ms())
-  for _, h in ipairs(removed) do redis.call('DEL', H .. h[2]) end
+  for _, h in ipairs(removed) do
+    redis.call('DEL', H .. h[2])
+    redis.call('SREM', KEYS[7], H .. h[2])
+  end
   redis.call('DEL', KEYS[1], KEYS[4])
   wake_admissible(KEYS[3], wprefix, linger, true)
   return removed

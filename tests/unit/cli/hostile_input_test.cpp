@@ -45,14 +45,14 @@ TEST(LockName, RefusesEmptyHugeAndControlCharacters) {
 }
 
 // A name that is the key of another lock's companion (its fence counter, holder info, queue,
-// ledger, once-per record, a permit, a shared holder, a waiter's wake-up list) would take that
-// key as a lock and collide with the lock it belongs to.
+// ledger, once-per record, set of open runs, a permit, a shared holder, a waiter's wake-up list)
+// would take that key as a lock and collide with the lock it belongs to.
 TEST(LockName, RefusesTheKeyOfAnotherLocksCompanion) {
-    for (const char* name :
-         {"{job}:fence", "{job}:info", "{job}:wait", "{job}:ledger", "{job}:once", "{job}:shared",
-          "{job}:permit:2", "{job}:permit:2:info", "{job}:wake:0123456789abcdef0123456789abcdef",
-          "{job}:wake:0123456789abcdef0123456789abcdef:alive",
-          "{job}:shared:0123456789abcdef0123456789abcdef", "{c}b{c}:fence"}) {
+    for (const char* name : {"{job}:fence", "{job}:info", "{job}:wait", "{job}:ledger",
+                             "{job}:once", "{job}:open", "{job}:shared", "{job}:permit:2",
+                             "{job}:permit:2:info", "{job}:wake:0123456789abcdef0123456789abcdef",
+                             "{job}:wake:0123456789abcdef0123456789abcdef:alive",
+                             "{job}:shared:0123456789abcdef0123456789abcdef", "{c}b{c}:fence"}) {
         std::string m = usage_message([&] { check_lock_name(name, ""); });
         EXPECT_NE(m.find("is a key of lock"), std::string::npos) << name << ": " << m;
     }

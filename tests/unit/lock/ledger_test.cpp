@@ -272,3 +272,44 @@ TEST(QuorumLedger, CopiesOfARunMergeIntoOneWithTheMajoritysOutcomeAndTheMedianTi
     EXPECT_FALSE(same_run(a, other));
     EXPECT_TRUE(majority_history({{a}, {other}, {}}, 2, 10).empty());
 }
+
+// An abandoned run's copies are written by each node when it notices the run's end, by its own
+// clock (lib/abandoned.lua): times and duration differ from node to node. They merge into one
+// run by what the run wrote into each node's holder record (host, pid, user, fence), while one
+// node alone, however it times or names an abandoned run, adds no row.
+TEST(QuorumLedger, CopiesOfAnAbandonedRunMergeWhateverTheirTimesButOneNodeAddsNone) {
+    const long long t = 1'700'000'000'000;
+    auto abandoned = [&](long long end_ms, long long start_ms) {
+        LedgerEntry e = run_entry("web1", end_ms, "abandoned");
+        e.exit_status.reset();
+        e.start_ms = start_ms;
+        e.duration_ms = end_ms - start_ms;
+        return e;
+    };
+    LedgerEntry a = abandoned(t, t - 5'000), b = abandoned(t + 700, t - 4'990),
+                c = abandoned(t + 90'000, t - 30'000);
+    std::vector<LedgerEntry> h = majority_history({{a}, {b}, {c}}, 2, 10);
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(h[0].outcome, "abandoned");
+    EXPECT_EQ(h[0].end_ms, t + 700);
+    EXPECT_EQ(h[0].start_ms, t - 5'000);
+    EXPECT_EQ(h[0].duration_ms, 5'700);
+    LastRuns r = majority_last_runs({{a, std::nullopt}, {b, std::nullopt}, {}}, 2);
+    ASSERT_TRUE(r.last);
+    EXPECT_EQ(r.last->outcome, "abandoned");
+
+    // One node's copy, or copies of another fence, pid or host, make no row.
+    EXPECT_TRUE(majority_history({{a}, {}, {}}, 2, 10).empty());
+    for (auto change : {+[](LedgerEntry& e) { e.fence = 8; }, +[](LedgerEntry& e) { e.pid = 101; },
+                        +[](LedgerEntry& e) { e.host = "web2"; }}) {
+        LedgerEntry other = b;
+        change(other);
+        EXPECT_TRUE(majority_history({{a}, {other}, {}}, 2, 10).empty());
+    }
+    // Nor does a node that calls abandoned a run the others recorded as ended: the abandoned
+    // copy and the run's own entries are different runs.
+    LedgerEntry ran = run_entry("web1", t);
+    h = majority_history({{ran}, {ran}, {abandoned(t + 10, t - 1'000)}}, 2, 10);
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(h[0].outcome, "ran");
+}

@@ -1,6 +1,9 @@
--- A run that ended without a trace: prepended at build time to acquire.lua, which records such a
--- run in the ledger when it takes the lock after it, and to the ledger readers (history.lua,
--- last_runs.lua), which show it until then.
+-- A run that ended without a trace: prepended at build time to the scripts that take a lock
+-- (acquire.lua, permits.lua, shared.lua), which record such a run in the ledger when they take
+-- the lock (or the permit) after it, to those that record a run's end (ledger.lua and the
+-- 'finish' of permits.lua and shared.lua), and to the ledger readers (history.lua,
+-- last_runs.lua), which show it until then. What only permits and shared holds need is in
+-- lib/open_runs.lua, which acquire.lua, the plain lock's hot path, does not get.
 -- A run with a ledger marks its holder record (the holder-info hash) with the field 'ledger' (its
 -- --ledger-size), and that record then has no expiry: it outlives the lease until the run's end
 -- is recorded (ledger.lua, or the hand-over of its watchdog) takes the mark away, or until the next
@@ -38,4 +41,14 @@ local function abandoned_entry(info, holder, now)
     entry = entry .. '\t' .. names[i] .. '=' .. ledger_escape(rec[3 + i] or '')
   end
   return entry, math.floor(size)
+end
+
+-- Appends a ledger entry (of an abandoned run) to the run ledger `ledger`, kept to `size`
+-- entries; a key of another type is left alone (the run's own end would report it).
+local function record_abandoned(ledger, entry, size)
+  local kind = redis.call('TYPE', ledger).ok
+  if kind == 'none' or kind == 'list' then
+    redis.call('LPUSH', ledger, entry)
+    redis.call('LTRIM', ledger, 0, size - 1)
+  end
 end
