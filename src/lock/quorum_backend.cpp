@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lock/backend.hpp"
+#include "lock/busy_text.hpp"
 #include "lock/holder.hpp"
 #include "lock/quorum.hpp"
 #include "lock/quorum_math.hpp"
@@ -44,20 +45,7 @@ std::string busy_message_alone(const LockKeys& keys, const QuorumAttempt& a, int
     if (!a.why.empty())
         return fmt::format("lock '{}' not taken: {} of {} nodes accepted it ({} answered) but {}",
                            keys.key, a.accepted, a.nodes, a.answered, a.why);
-    if (permits > 1)
-        return fmt::format(
-            "all {} permits of lock '{}' are held or promised to waiting runs: no permit was "
-            "given to this run by a majority ({} of {} nodes at most, {} answered, {} needed)",
-            permits, keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
-    if (shared)
-        return fmt::format(
-            "lock '{}' is held by an exclusive holder, or an exclusive run waits for it ahead of "
-            "shared ones: only {} of {} nodes let this run in ({} answered, {} needed)",
-            keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
-    std::string holder = a.busy ? fmt::format(", held by {}", describe_holder(*a.busy)) : "";
-    return fmt::format(
-        "lock '{}' is held elsewhere: only {} of {} nodes accepted it ({} answered, {} needed){}",
-        keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes), holder);
+    return busy_text(keys, permits, shared, a.busy, NodeTally{a.accepted, a.nodes, a.answered});
 }
 
 // ... and what the nodes that the restart guard held back said (one of them, for all).

@@ -97,15 +97,7 @@ class RedisQuorumNode final : public QuorumNode {
     }
 
     bool holds(const LockKeys& keys, const std::string& token) override {
-        Reply reply = conn_.command({"GET", keys.key});
-        const redisReply& r = check(reply, fmt::format("checking lock '{}'", keys.key));
-        if (r.type != REDIS_REPLY_STRING) return false;
-        std::string value(r.str, r.len);
-        // A permits lock: the parent holds one of its permits, whatever N this run has; a
-        // shared lock: the parent is one of its shared holders, whatever mode this run has.
-        if (permits_of(value)) return node_.holds_permit(keys, token);
-        if (value == shared_marker) return node_.holds_shared(keys, token);
-        return value == token;
+        return node_.holds(keys, token);
     }
 
     Connection& connection() override { return conn_; }
