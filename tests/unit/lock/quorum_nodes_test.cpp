@@ -457,3 +457,26 @@ TEST(QuorumNodes, AWaiterThatTookANodeButNoMajorityKeepsItsPlaceThere) {
     q.lock->release(keys, "A", Millis(0));
     EXPECT_TRUE(q.lock->acquire(keys, "B", long_ttl, nullptr, 200).acquired);
 }
+
+TEST(QuorumNodes, ARenewalNeedsAMajorityAndDoesNotWaitForAFrozenNode) {
+    Quorum q;
+    ASSERT_TRUE(q.lock->acquire(keys, "t1", long_ttl, nullptr).acquired);
+    q.nodes[2]->freeze();
+    auto renewal = std::async(std::launch::async, [&] {
+        return q.lock->renew(keys, "t1", long_ttl, BootClock::now() + long_ttl);
+    });
+    bool returned =
+        eventually([&] { return renewal.wait_for(milliseconds(0)) == std::future_status::ready; });
+    EXPECT_TRUE(returned);
+    EXPECT_TRUE(q.blocked(2));
+    q.nodes[2]->thaw();
+    EXPECT_EQ(renewal.get(), RenewResult::renewed);
+    // The key gone from two nodes (expired, or deleted from outside): no majority can be had
+    // again, so the renewal says the lock is lost rather than unreachable.
+    EXPECT_TRUE(eventually([&] { return !q.blocked(2); }));
+    q.at(0, [](NodeState& s) { s.holder.clear(); });
+    q.at(1, [](NodeState& s) { s.holder = "other"; });
+    EXPECT_EQ(q.lock->renew(keys, "t1", long_ttl, BootClock::now() + long_ttl),
+              RenewResult::not_owner);
+    EXPECT_FALSE(q.lock->holds(keys, "t1"));
+}
