@@ -45,8 +45,10 @@ struct NodeState {
     std::optional<long long> lie_fence;
     bool lie_acquired = false;
 
-    std::vector<int> wanted;  // the wanted permit each acquire was sent
-    int raised = 0;           // fence steps that raised the counter
+    long long busy_pttl = 1000;   // a busy reply's holder TTL, which bounds a waiter's block
+    std::set<std::string> woken;  // tokens a release handed the lock to (wake-up lists)
+    std::vector<int> wanted;      // the wanted permit each acquire was sent
+    int raised = 0;               // fence steps that raised the counter
 
     void freeze() {
         std::lock_guard g(mutex);
@@ -139,7 +141,7 @@ class FakeNode final : public QuorumNode {
             r.acquired = true;
             r.fence = s_->lie_fence.value_or(++s_->counter);
         } else {
-            r.holder_pttl = 1000;
+            r.holder_pttl = s_->busy_pttl;
             if (how.ticket > 0 && !s_->queued(token)) s_->queue.insert({how.ticket, token});
         }
         return r;
@@ -195,9 +197,18 @@ class FakeNode final : public QuorumNode {
         s_->dequeue(token);
         return had;
     }
-    void await_wake(const LockKeys&, const std::string&, Millis block) override {
-        pollfd p{cancel_fd_, POLLIN, 0};
-        ::poll(&p, cancel_fd_ >= 0 ? 1 : 0, static_cast<int>(block.count()));
+    // BLPOP on the token's wake-up list: a wake-up already there is taken at once.
+    void await_wake(const LockKeys&, const std::string& token, Millis block) override {
+        gate().unlock();
+        const Deadline end = BootClock::now() + block;
+        for (;;) {
+            {
+                std::lock_guard g(s_->mutex);
+                if (s_->woken.erase(token)) return;
+            }
+            pollfd p{cancel_fd_, POLLIN, 0};
+            if (::poll(&p, cancel_fd_ >= 0 ? 1 : 0, 1) > 0 || BootClock::now() >= end) return;
+        }
     }
     RecordResult record(const LockKeys&, const std::string& token, const RunRecord&) override {
         auto g = gate();
@@ -479,4 +490,29 @@ TEST(QuorumNodes, ARenewalNeedsAMajorityAndDoesNotWaitForAFrozenNode) {
     EXPECT_EQ(q.lock->renew(keys, "t1", long_ttl, BootClock::now() + long_ttl),
               RenewResult::not_owner);
     EXPECT_FALSE(q.lock->holds(keys, "t1"));
+}
+
+TEST(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
+    Quorum q;
+    for (std::size_t i = 0; i < 2; ++i)
+        q.at(i, [](NodeState& s) { s.holder = "x", s.busy_pttl = long_ttl.count(); });
+    // Node 2 freezes during the attempt, which gives up at its ttl (0 and 1 are busy); it is
+    // still frozen when the wait begins, so its wake-up wait never starts.
+    q.nodes[2]->freeze();
+    QuorumAttempt a = q.lock->acquire(keys, "w", Millis(200), nullptr, 100);
+    ASSERT_FALSE(a.acquired);
+    ASSERT_EQ(a.holder_pttl[0], long_ttl.count());
+    // The holder released on node 0 and node 1 and handed the lock on to the waiter.
+    for (std::size_t i = 0; i < 2; ++i) q.at(i, [](NodeState& s) { s.woken.insert("w"); });
+    auto wait = std::async(std::launch::async, [&] {
+        q.lock->await_wake(keys, "w", a, BootClock::now() + long_ttl, -1);
+    });
+    bool returned =
+        eventually([&] { return wait.wait_for(milliseconds(0)) == std::future_status::ready; });
+    EXPECT_TRUE(returned);
+    EXPECT_TRUE(q.blocked(2));
+    q.at(2, [](NodeState& s) { s.woken.insert("w"); });  // lets a broken wait end too
+    q.nodes[2]->thaw();
+    wait.get();
+    EXPECT_TRUE(q.at(0, [](NodeState& s) { return s.woken.empty(); }));
 }
