@@ -3,6 +3,7 @@
 // (waiter.hpp), --min-replicas and the release policy.
 #include <fmt/format.h>
 
+#include "lock/acquisition.hpp"
 #include "lock/backend.hpp"
 #include "lock/busy_text.hpp"
 #include "lock/eviction_check.hpp"
@@ -53,29 +54,20 @@ class NodeBackend final : public LockBackend {
         node_.set_restart_guard(restart_guard());
         WaitResult w =
             acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
-        Acquisition a;
-        a.interrupted_by = w.interrupted_by;
-        if (w.interrupted_by) return a;
-        a.slot = w.last.slot;
-        if (w.last.slot_done) {
-            a.slot_done = w.last.slot_done;
-            return a;
-        }
-        if (!w.last.acquired) {
-            if (w.last.restart_uptime_s)
-                a.busy = fmt::format("lock '{}' not taken: {}", keys().key,
-                                     restart_guard_text(w.last, node_.describe()));
-            else
-                a.busy = busy_text(keys(), node_.permits(), node_.shared(), w.last);
-            return a;
-        }
-        if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
-        a.acquired = true;
-        a.fence = w.last.fence;
-        a.permit = w.last.permit;
-        a.lease_start = w.lease_start;
-        a.where = "on " + node_.describe();
-        return a;
+        const AcquireResult& last = w.last;
+        return acquisition(
+            {w.interrupted_by, last.slot, last.slot_done, last.acquired, last.fence, last.permit,
+             w.lease_start},
+            [&] {
+                if (last.restart_uptime_s)
+                    return fmt::format("lock '{}' not taken: {}", keys().key,
+                                       restart_guard_text(last, node_.describe()));
+                return busy_text(keys(), node_.permits(), node_.shared(), last);
+            },
+            [&] {
+                if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
+                return "on " + node_.describe();
+            });
     }
 
     // Sentinel: the release (and finish(), record_run()) go to the master the acquire or the

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "lock/acquisition.hpp"
 #include "lock/backend.hpp"
 #include "lock/busy_text.hpp"
 #include "lock/holder.hpp"
@@ -197,25 +198,13 @@ class QuorumBackend final : public LockBackend {
         lock_.set_restart_guard(restart_guard());
         QuorumWaitResult w = quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals,
                                                     wait_progress(), permits_ == 1 && !shared_);
-        Acquisition a;
-        a.interrupted_by = w.interrupted_by;
-        if (w.interrupted_by) return a;
-        a.slot = w.last.slot;
-        if (w.last.slot_done) {
-            a.slot_done = w.last.slot_done;
-            return a;
-        }
-        if (!w.last.acquired) {
-            a.busy = busy_message(keys(), w.last, permits_, shared_);
-            return a;
-        }
-        a.acquired = true;
-        a.fence = w.last.fence;
-        a.permit = w.last.permit;
+        const QuorumAttempt& last = w.last;
         // The validity counts from when the attempt began (QuorumLock::lease_end).
-        a.lease_start = w.last.started;
-        a.where = fmt::format("on {} of {} nodes", w.last.accepted, w.last.nodes);
-        return a;
+        return acquisition(
+            {w.interrupted_by, last.slot, last.slot_done, last.acquired, last.fence, last.permit,
+             last.started},
+            [&] { return busy_message(keys(), last, permits_, shared_); },
+            [&] { return fmt::format("on {} of {} nodes", last.accepted, last.nodes); });
     }
 
     Release release(const std::string& token, Millis keep) override {
