@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../eventually.hpp"
@@ -515,4 +516,46 @@ TEST(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
     q.nodes[2]->thaw();
     wait.get();
     EXPECT_TRUE(q.at(0, [](NodeState& s) { return s.woken.empty(); }));
+}
+
+// The invariant under contention: runs on several hosts (a QuorumLock each, over the same five
+// nodes) never hold the lock together, and each holder's fence is above every earlier one.
+TEST(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
+    constexpr std::size_t n = 5;
+    constexpr int contenders = 4, attempts = 150;
+    std::vector<std::shared_ptr<NodeState>> nodes;
+    for (std::size_t i = 0; i < n; ++i) nodes.push_back(std::make_shared<NodeState>());
+    std::mutex check;
+    int holding = 0, overlaps = 0, held = 0;
+    long long last_fence = 0, bad_fences = 0;
+    std::vector<std::thread> runs;
+    for (int c = 0; c < contenders; ++c)
+        runs.emplace_back([&, c] {
+            std::vector<std::unique_ptr<QuorumNode>> fakes;
+            for (std::size_t i = 0; i < n; ++i)
+                fakes.push_back(std::make_unique<FakeNode>(nodes[i], "node", false));
+            QuorumLock lock(std::move(fakes), generous, ReplicaPolicy{});
+            const std::string token = "c" + std::to_string(c);
+            for (int k = 0; k < attempts; ++k) {
+                QuorumAttempt a = lock.acquire(keys, token, long_ttl, nullptr);
+                if (!a.acquired) continue;
+                {
+                    std::lock_guard g(check);
+                    overlaps += holding++ > 0;
+                    bad_fences += a.fence <= last_fence;
+                    last_fence = std::max(last_fence, a.fence);
+                    ++held;
+                }
+                std::this_thread::yield();
+                {
+                    std::lock_guard g(check);
+                    --holding;
+                }
+                lock.release(keys, token, Millis(0));
+            }
+        });
+    for (auto& r : runs) r.join();
+    EXPECT_EQ(overlaps, 0);
+    EXPECT_EQ(bad_fences, 0);
+    EXPECT_GT(held, 0);
 }
