@@ -157,4 +157,19 @@ FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Mi
     return finish_result(reply, keys.key, /*released=*/true);
 }
 
+bool LockNode::holds(const LockKeys& keys, const std::string& token) {
+    Reply reply = conn_.command({"GET", keys.key});
+    const redisReply& r =
+        check(reply, fmt::format("checking the inherited lock '{}' on {}", keys.key, describe()));
+    if (r.type != REDIS_REPLY_STRING) return false;
+    std::string value(r.str, r.len);
+    // A permits lock (--permits N): the parent holds one of the permits, whatever N this nested
+    // run was given.
+    if (permits_of(value)) return holds_permit(keys, token);
+    // A shared lock: the parent is one of its shared holders, whatever mode this nested run
+    // asked for.
+    if (value == shared_marker) return holds_shared(keys, token);
+    return value == token;
+}
+
 }  // namespace redlock

@@ -135,6 +135,9 @@ class LockNode {
     bool holds_permit(const LockKeys& keys, const std::string& token);
     // Shared: whether `token` is one of the lock's shared holders.
     bool holds_shared(const LockKeys& keys, const std::string& token);
+    // Whether `token` holds the lock here, as a nested run asks of its parent: the key, one of
+    // its permits (whatever N this node was given) or a shared hold (whatever mode this is).
+    bool holds(const LockKeys& keys, const std::string& token);
 
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }

@@ -3,7 +3,9 @@
 // (waiter.hpp), --min-replicas and the release policy.
 #include <fmt/format.h>
 
+#include "lock/acquisition.hpp"
 #include "lock/backend.hpp"
+#include "lock/busy_text.hpp"
 #include "lock/eviction_check.hpp"
 #include "lock/holder.hpp"
 #include "lock/lock.hpp"
@@ -16,27 +18,6 @@
 
 namespace redlock {
 namespace {
-
-// "all 3 permits of lock 'k' are held or promised to waiting runs; the first ends in 17s".
-std::string permits_busy(const LockKeys& keys, int permits, const AcquireResult& busy) {
-    return fmt::format(
-        "all {} permits of lock '{}' are held or promised to waiting runs{}", permits, keys.key,
-        busy.holder_pttl >= 0 ? "; the first ends in " + format_duration(Millis(busy.holder_pttl))
-                              : std::string());
-}
-
-// "lock 'k' is held by an exclusive holder, or an exclusive run waits for it ahead of shared
-// ones; that expires in 29s": a shared run queues behind a waiting exclusive run (writer
-// preference), so both keep it out. The run is giving up when it says this (with or without
-// --wait), so it tells when the way may clear, never that it will look again.
-std::string shared_busy(const LockKeys& keys, const AcquireResult& busy) {
-    return fmt::format(
-        "lock '{}' is held by an exclusive holder, or an exclusive run waits for it ahead of "
-        "shared ones{}",
-        keys.key,
-        busy.holder_pttl >= 0 ? "; that expires in " + format_duration(Millis(busy.holder_pttl))
-                              : std::string());
-}
 
 Release release_outcome(ReleaseResult result) {
     switch (result) {
@@ -73,34 +54,20 @@ class NodeBackend final : public LockBackend {
         node_.set_restart_guard(restart_guard());
         WaitResult w =
             acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
-        Acquisition a;
-        a.interrupted_by = w.interrupted_by;
-        if (w.interrupted_by) return a;
-        a.slot = w.last.slot;
-        if (w.last.slot_done) {
-            a.slot_done = w.last.slot_done;
-            return a;
-        }
-        if (!w.last.acquired) {
-            if (w.last.restart_uptime_s)
-                a.busy = fmt::format("lock '{}' not taken: {}", keys().key,
-                                     restart_guard_text(w.last, node_.describe()));
-            else if (node_.permits() > 1)
-                a.busy = permits_busy(keys(), node_.permits(), w.last);
-            else if (node_.shared())
-                a.busy = shared_busy(keys(), w.last);
-            else
-                a.busy =
-                    fmt::format("lock '{}' is held by {}", keys().key, describe_holder(w.last));
-            return a;
-        }
-        if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
-        a.acquired = true;
-        a.fence = w.last.fence;
-        a.permit = w.last.permit;
-        a.lease_start = w.lease_start;
-        a.where = "on " + node_.describe();
-        return a;
+        const AcquireResult& last = w.last;
+        return acquisition(
+            {w.interrupted_by, last.slot, last.slot_done, last.acquired, last.fence, last.permit,
+             w.lease_start},
+            [&] {
+                if (last.restart_uptime_s)
+                    return fmt::format("lock '{}' not taken: {}", keys().key,
+                                       restart_guard_text(last, node_.describe()));
+                return busy_text(keys(), node_.permits(), node_.shared(), last);
+            },
+            [&] {
+                if (replicas_.enabled()) confirm_acquired(node_, keys(), token, replicas_);
+                return "on " + node_.describe();
+            });
     }
 
     // Sentinel: the release (and finish(), record_run()) go to the master the acquire or the
@@ -157,20 +124,7 @@ class NodeBackend final : public LockBackend {
         return r;
     }
 
-    bool holds(const std::string& token) override {
-        Reply reply = conn_.command({"GET", keys().key});
-        const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}' on {}",
-                                                       keys().key, node_.describe()));
-        if (r.type != REDIS_REPLY_STRING) return false;
-        std::string value(r.str, r.len);
-        // A permits lock (--permits N): the parent holds one of the permits, whatever N this
-        // nested run was given.
-        if (permits_of(value)) return node_.holds_permit(keys(), token);
-        // A shared lock: the parent is one of its shared holders, whatever mode this nested
-        // run asked for.
-        if (value == shared_marker) return node_.holds_shared(keys(), token);
-        return value == token;
-    }
+    bool holds(const std::string& token) override { return node_.holds(keys(), token); }
 
     std::string identity() const override { return redis_identity(conn_.endpoint()); }
 

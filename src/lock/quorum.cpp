@@ -21,11 +21,8 @@
 #include <thread>
 
 #include "lock/lock_replies.hpp"
-#include "lock/permits.hpp"
 #include "lock/quorum_math.hpp"
 #include "lock/replicas.hpp"
-#include "lock/scripts.hpp"
-#include "lock/shared.hpp"
 #include "redis/socket.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
@@ -63,19 +60,19 @@ std::optional<NodeError> node_failure(const std::function<void()>& op) {
     }
 }
 
-// A node's worker: its connection, used by this thread only, and the operations queued for it.
+// A node's worker: its node (and so its connection), used by this thread only, and the
+// operations queued for it.
 // The worker outlives the QuorumLock while an operation is still running (a node that does not
 // answer): the thread holds it, and the process may exit before that operation ends.
 struct QuorumLock::Worker {
     struct Task {
-        std::function<void(LockNode&, Connection&)> run;
+        std::function<void(QuorumNode&)> run;
         std::function<void()> skip;  // the task's turn came after its give-up time
         Deadline give_up;
         int cancel_fd;
     };
 
-    Worker(const Endpoint& endpoint, Timeouts timeouts, int permits, bool shared)
-        : conn(endpoint, timeouts), node(conn, permits, shared) {}
+    explicit Worker(std::unique_ptr<QuorumNode> n) : node(std::move(n)) {}
 
     // The thread starts with every signal blocked, whatever the creating thread's mask: the run
     // reads its signals from a signalfd (SignalEvents), which sees only signals that no thread
@@ -129,14 +126,13 @@ struct QuorumLock::Worker {
             if (BootClock::now() >= task.give_up) {
                 task.skip();
             } else {
-                conn.set_cancel_fd(task.cancel_fd);
-                task.run(node, conn);
+                node->set_cancel_fd(task.cancel_fd);
+                task.run(*node);
             }
         }
     }
 
-    Connection conn;
-    LockNode node;
+    std::unique_ptr<QuorumNode> node;
     std::mutex mutex;
     std::condition_variable wake;
     std::deque<Task> tasks;
@@ -197,9 +193,9 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
             round->changed.notify_all();
         };
         lagging[i] = workers[i]->post(
-            {[op, answer, i](LockNode& node, Connection& conn) {
+            {[op, answer, i](QuorumNode& node) {
                  std::optional<T> result;
-                 auto error = node_failure([&] { result = op(i, node, conn); });
+                 auto error = node_failure([&] { result = op(i, node); });
                  answer(std::move(result), std::move(error));
              },
              [answer] {
@@ -225,7 +221,25 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
     return round->seen;
 }
 
+namespace {
+
+std::vector<std::unique_ptr<QuorumNode>> redis_nodes(const std::vector<Endpoint>& endpoints,
+                                                     Timeouts per_node, int permits, bool shared) {
+    std::vector<std::unique_ptr<QuorumNode>> nodes;
+    for (const Endpoint& ep : endpoints)
+        nodes.push_back(make_redis_node(ep, per_node, permits, shared));
+    return nodes;
+}
+
+}  // namespace
+
 QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node,
+                       ReplicaPolicy replicas, int permits, bool shared,
+                       std::optional<Timeouts> give_back)
+    : QuorumLock(redis_nodes(endpoints, per_node, permits, shared), per_node, replicas, permits,
+                 shared, give_back) {}
+
+QuorumLock::QuorumLock(std::vector<std::unique_ptr<QuorumNode>> nodes, Timeouts per_node,
                        ReplicaPolicy replicas, int permits, bool shared,
                        std::optional<Timeouts> give_back)
     : timeouts_(per_node),
@@ -235,8 +249,8 @@ QuorumLock::QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node
       shared_(shared) {
     give_back_.connect = std::max(give_back_.connect, per_node.connect);
     give_back_.command = std::max(give_back_.command, per_node.command);
-    for (const Endpoint& ep : endpoints) {
-        workers_.push_back(std::make_shared<Worker>(ep, per_node, permits, shared));
+    for (auto& node : nodes) {
+        workers_.push_back(std::make_shared<Worker>(std::move(node)));
         workers_.back()->start(workers_.back());
     }
 }
@@ -249,15 +263,11 @@ QuorumLock::~QuorumLock() {
 }
 
 Connection& QuorumLock::connection(std::size_t i) {
-    return workers_[i]->conn;
-}
-
-LockNode& QuorumLock::node(std::size_t i) {
-    return workers_[i]->node;
+    return workers_[i]->node->connection();
 }
 
 std::string QuorumLock::describe(std::size_t i) const {
-    return workers_[i]->conn.endpoint().describe();
+    return workers_[i]->node->describe();
 }
 
 std::size_t QuorumLock::majority() const {
@@ -267,7 +277,7 @@ std::size_t QuorumLock::majority() const {
 void QuorumLock::in_parallel(const std::function<void(std::size_t)>& fn) {
     gather<char>(
         workers_, cancel_fd_, Deadline::max(),
-        [&fn](std::size_t i, LockNode&, Connection&) {
+        [&fn](std::size_t i, QuorumNode&) {
             fn(i);
             return char{1};
         },
@@ -373,32 +383,20 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     const Deadline give_up = a.started + ttl;
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
-    ReplicaPolicy replicas = replicas_;
+    // The settings are copied: the node's worker applies them, like every use of it.
+    const NodeAcquire how{ticket, once_, busy_holder_, wanted_permit_, restart_guard_, replicas_};
     // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
     auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, replicas, ticket, once = once_, busy_holder = busy_holder_,
-         wanted = wanted_permit_, guard = restart_guard_,
-         lost](std::size_t i, LockNode& node, Connection& conn) {
-            node.set_once_per(once);  // on the node's own worker thread, like every use of it
-            node.set_busy_holder(busy_holder);
-            node.set_wanted_permit(wanted);
-            node.set_restart_guard(guard);
+        [keys, token, ttl, own_info, how, lost](std::size_t i, QuorumNode& node) {
             AcquireResult r;
             try {
-                r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr,
-                                 ticket > 0 ? Queueing::wait : Queueing::none, ticket);
+                r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr, how);
             } catch (const ReplyLost&) {
                 (*lost)[i] = true;
                 throw;
             }
-            // A node whose replicas do not have the lock does not count (its key is given back
-            // with the rest when the attempt fails, or at release).
-            if (r.acquired && replicas.enabled())
-                confirm_replicated(conn, replicas,
-                                   fmt::format("the acquire of lock '{}'", keys.key),
-                                   Deadline::max());
             // The quorum hands out one above the highest counter: that must stay below the
             // limit too (a node refused here counts as failed, and is released below).
             if (r.acquired) checked_fence(r.counter.value_or(r.fence) + 1, keys.key);
@@ -480,28 +478,15 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         for (std::size_t i = 0; i < n; ++i)
             accepted[i] = seen.results[i] && seen.results[i]->acquired &&
                           seen.results[i]->permit == pick.permit;
-        Millis command = timeouts_.command;
         const int permits = permits_, permit = pick.permit;
-        // What holds our token on each node: the lock key, or for permits permit i's key.
-        std::string held_key = keys.key, held_info = keys.info;
-        if (permits > 1) {
-            held_key = permit_key_prefix(keys) + std::to_string(permit);
-            held_info = held_key + ":info";
-        } else if (shared_) {
-            // A shared holder's record (a hash naming its token) lasts as long as its hold.
-            held_key = held_info = shared_record_prefix(keys) + token;
-        }
         auto raised = gather<bool>(
             workers_, cancel_fd_, give_up,
-            [keys, token, fence, accepted, command, ticket, permits, permit, held_key, held_info](
-                std::size_t i, LockNode& node, Connection& conn) {
+            [keys, token, fence, accepted, ticket, permits, permit](std::size_t i,
+                                                                    QuorumNode& node) {
                 if (!accepted[i] && permits > 1) node.settle_permit(keys, token, permit);
                 if (!accepted[i] && ticket > 0 && permits == 1) node.leave_queue(keys, token);
                 if (!accepted[i]) return false;
-                Reply r = scripts::raise_fence().run(conn, {held_key, keys.fence, held_info},
-                                                     {token, std::to_string(fence)}, command);
-                const redisReply& reply = check(r, "raising the fence");
-                return reply.type == REDIS_REPLY_INTEGER && reply.integer == 1;
+                return node.raise_fence(keys, token, fence, permit);
             },
             [need](const Answers<bool>& seen) {
                 return count_if(seen, [](bool b) { return b; }) >= need;
@@ -537,8 +522,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         std::vector<std::optional<Millis>> took =
             ticket > 0
                 ? step_back(keys, token, ticket, ttl, wide)
-                : give_back([keys, token](LockNode& node) { node.release(keys, token, Millis(0)); },
-                            wide);
+                : give_back(
+                      [keys, token](QuorumNode& node) { node.release(keys, token, Millis(0)); },
+                      wide);
         // A node that did not answer the acquire in time but answered its give-back, slower than
         // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
         bool measured_late = false;
@@ -570,22 +556,22 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
 // it runs under --connect-timeout and --command-timeout (at least the node timeout) on the nodes
 // `wide` names, and the round waits for it. Returns the time each node took to answer it (from
 // the send: a round trip).
-std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<void(LockNode&)>& op,
+std::vector<std::optional<Millis>> QuorumLock::give_back(const std::function<void(QuorumNode&)>& op,
                                                          const std::vector<char>& wide) {
     const Timeouts wider = give_back_;
     const bool any_wide = std::find(wide.begin(), wide.end(), 1) != wide.end();
     const Timeouts& bound = any_wide ? wider : timeouts_;
     auto seen = gather<Millis>(
         workers_, -1, BootClock::now() + bound.connect + 2 * bound.command,
-        [wider, op, wide](std::size_t i, LockNode& node, Connection& conn) {
+        [wider, op, wide](std::size_t i, QuorumNode& node) {
             struct Restore {
-                Connection& conn;
+                QuorumNode& node;
                 Timeouts votes;
-                ~Restore() { conn.set_timeouts(votes); }
-            } restore{conn, conn.timeouts()};
-            if (i < wide.size() && wide[i]) conn.set_timeouts(wider);
+                ~Restore() { node.set_timeouts(votes); }
+            } restore{node, node.timeouts()};
+            if (i < wide.size() && wide[i]) node.set_timeouts(wider);
             auto once = [&] {
-                conn.ensure_connected();
+                node.ensure_connected();
                 Deadline sent = BootClock::now();
                 op(node);
                 return since(sent);
@@ -609,14 +595,14 @@ std::vector<std::optional<Millis>> QuorumLock::step_back(const LockKeys& keys,
     // at most the holder's ttl, or by no_ttl_recheck) plus the attempt after it.
     Millis alive = std::max(ttl, no_ttl_recheck) + 2 * timeouts_.command + Millis(1000);
     return give_back([keys, token, ticket,
-                      alive](LockNode& node) { node.step_back(keys, token, ticket, alive); },
+                      alive](QuorumNode& node) { node.step_back(keys, token, ticket, alive); },
                      wide);
 }
 
 // After the last attempt's own give-back (step_back, with the wider bounds where they were
 // needed): the node timeouts, as before.
 void QuorumLock::leave(const LockKeys& keys, const std::string& token) {
-    give_back([keys, token](LockNode& node) { node.abandon(keys, token); }, {});
+    give_back([keys, token](QuorumNode& node) { node.abandon(keys, token); }, {});
 }
 
 namespace {
@@ -662,7 +648,6 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
         throw Error(fmt::format("eventfd: {}", std::strerror(errno)), exit_code::internal);
     Millis longest_block{1};
     const Millis command = timeouts_.command;
-    const std::string wake_key = keys.wake_key(token);
     for (std::size_t i = 0; i < n; ++i) {
         const long long p = i < attempt.holder_pttl.size() ? attempt.holder_pttl[i] : -1;
         // +1ms: wake just after the key expires, not just before. A block of more than a minute
@@ -674,18 +659,14 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
             worker->answered();
             signal_eventfd(round->answered);
         };
-        workers_[i]->post({[round, done, wake_key, block, command](LockNode&, Connection& conn) {
+        workers_[i]->post({[round, done, keys, token, block](QuorumNode& node) {
                                {
                                    std::lock_guard lock(round->mutex);
                                    if (round->stopped) return done();
                                    ++round->started;
                                }
                                // Woken, timed out or cut short: the next attempt decides.
-                               node_failure([&] {
-                                   conn.command({"BLPOP", wake_key,
-                                                 fmt::format("{:.3f}", block.count() / 1000.0)},
-                                                BootClock::now() + block + command);
-                               });
+                               node_failure([&] { node.await_wake(keys, token, block); });
                                done();  // first: a finished node must no longer count as lagging
                                {
                                    std::lock_guard lock(round->mutex);
@@ -752,7 +733,7 @@ QuorumRelease count_released(const Answers<T>& seen, Get release_of,
 QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token, Millis keep) {
     auto seen = gather<ReleaseResult>(
         workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, keep](std::size_t, LockNode& node, Connection&) {
+        [keys, token, keep](std::size_t, QuorumNode& node) {
             // A connection that went stale during a long run gets one fresh try.
             try {
                 return node.release(keys, token, keep);
@@ -776,7 +757,7 @@ QuorumRelease QuorumLock::finish(const LockKeys& keys, const std::string& token,
     };
     auto seen = gather<NodeFinish>(
         workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, keep, record](std::size_t, LockNode& node, Connection&) {
+        [keys, token, keep, record](std::size_t, QuorumNode& node) {
             try {
                 FinishResult f = node.finish(keys, token, keep, record);
                 return NodeFinish{f.release, f.record};
@@ -806,12 +787,8 @@ RenewResult QuorumLock::renew(const LockKeys& keys, const std::string& token, Mi
     ReplicaPolicy replicas = replicas_;
     auto seen = gather<RenewResult>(
         workers_, cancel_fd_, deadline,
-        [keys, token, ttl, deadline, replicas](std::size_t, LockNode& node, Connection& conn) {
-            RenewResult r = node.renew(keys, token, ttl, deadline);
-            if (r == RenewResult::renewed && replicas.enabled())
-                confirm_replicated(conn, replicas,
-                                   fmt::format("the renewal of lock '{}'", keys.key), deadline);
-            return r;
+        [keys, token, ttl, deadline, replicas](std::size_t, QuorumNode& node) {
+            return node.renew(keys, token, ttl, deadline, replicas);
         },
         [need](const Answers<RenewResult>& seen) {
             return count_if(seen, [](RenewResult r) { return r == RenewResult::renewed; }) >= need;
@@ -844,8 +821,8 @@ std::vector<std::optional<RecordResult>> QuorumLock::record_run(const LockKeys& 
                                                                 const RunRecord& record) {
     auto seen = gather<RecordResult>(
         workers_, cancel_fd_, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, record](std::size_t, LockNode&, Connection& conn) {
-            return write_record(conn, keys, token, record);
+        [keys, token, record](std::size_t, QuorumNode& node) {
+            return node.record(keys, token, record);
         },
         [](const Answers<RecordResult>&) { return false; }, Early::never);
     return seen.results;
@@ -855,17 +832,7 @@ bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {
     const std::size_t need = majority();
     auto seen = gather<bool>(
         workers_, cancel_fd_, BootClock::now() + timeouts_.connect + timeouts_.command,
-        [keys, token](std::size_t, LockNode& node, Connection& conn) {
-            Reply reply = conn.command({"GET", keys.key});
-            const redisReply& r = check(reply, fmt::format("checking lock '{}'", keys.key));
-            if (r.type != REDIS_REPLY_STRING) return false;
-            std::string value(r.str, r.len);
-            // A permits lock: the parent holds one of its permits, whatever N this run has; a
-            // shared lock: the parent is one of its shared holders, whatever mode this run has.
-            if (permits_of(value)) return node.holds_permit(keys, token);
-            if (value == shared_marker) return node.holds_shared(keys, token);
-            return value == token;
-        },
+        [keys, token](std::size_t, QuorumNode& node) { return node.holds(keys, token); },
         [need](const Answers<bool>& seen) {
             return count_if(seen, [](bool b) { return b; }) >= need;
         },

@@ -1,7 +1,8 @@
 // The Redlock algorithm over N >= 3 independent Redis masters (several -u): every operation goes
 // to all nodes at once, each bounded by --node-timeout, and counts as done when a majority agrees
-// in time. The per-node protocol is LockNode's, unchanged; this file adds the counting, the
-// validity arithmetic (quorum_math.hpp) and a fence that stays monotonic across the quorum.
+// in time. The per-node protocol is LockNode's, unchanged, behind QuorumNode (quorum_node.hpp);
+// this file adds the counting, the validity arithmetic (quorum_math.hpp) and a fence that stays
+// monotonic across the quorum.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "lock/ledger.hpp"
 #include "lock/lock.hpp"
 #include "lock/options.hpp"
+#include "lock/quorum_node.hpp"
 #include "lock/replicas.hpp"
 #include "redis/connection.hpp"
 
@@ -78,6 +80,11 @@ class QuorumLock {
     QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas,
                int permits = 1, bool shared = false,
                std::optional<Timeouts> give_back = std::nullopt);
+    // The same over nodes built elsewhere (the unit tests' fakes): each gets its worker thread
+    // here, as the real ones do. `per_node` bounds the rounds as above.
+    QuorumLock(std::vector<std::unique_ptr<QuorumNode>> nodes, Timeouts per_node,
+               ReplicaPolicy replicas, int permits = 1, bool shared = false,
+               std::optional<Timeouts> give_back = std::nullopt);
 
     // One Redlock attempt: acquire everywhere, then raise the fence on the nodes that accepted.
     // A failed attempt releases on every node, so it leaves nothing behind that blocks others.
@@ -124,9 +131,8 @@ class QuorumLock {
 
     std::size_t size() const { return workers_.size(); }
     std::size_t majority() const;
-    // Node i's connection and lock protocol: only for fn of in_parallel, on that node's worker.
+    // Node i's connection: only for fn of in_parallel, on that node's worker.
     Connection& connection(std::size_t i);
-    LockNode& node(std::size_t i);
     std::string describe(std::size_t i) const;
 
     // Writes `record` (the run ledger, lock/ledger.hpp) on every node at once and returns each
@@ -159,7 +165,7 @@ class QuorumLock {
                                                  const std::vector<char>& wide);
     // `op` on every node, waited for, under the give_back_ bounds on the nodes `wide` names and
     // the node timeouts on the others; each node's time to answer.
-    std::vector<std::optional<Millis>> give_back(const std::function<void(LockNode&)>& op,
+    std::vector<std::optional<Millis>> give_back(const std::function<void(QuorumNode&)>& op,
                                                  const std::vector<char>& wide);
 
     std::vector<std::shared_ptr<Worker>> workers_;

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "lock/acquisition.hpp"
 #include "lock/backend.hpp"
+#include "lock/busy_text.hpp"
 #include "lock/holder.hpp"
 #include "lock/quorum.hpp"
 #include "lock/quorum_math.hpp"
@@ -44,20 +46,7 @@ std::string busy_message_alone(const LockKeys& keys, const QuorumAttempt& a, int
     if (!a.why.empty())
         return fmt::format("lock '{}' not taken: {} of {} nodes accepted it ({} answered) but {}",
                            keys.key, a.accepted, a.nodes, a.answered, a.why);
-    if (permits > 1)
-        return fmt::format(
-            "all {} permits of lock '{}' are held or promised to waiting runs: no permit was "
-            "given to this run by a majority ({} of {} nodes at most, {} answered, {} needed)",
-            permits, keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
-    if (shared)
-        return fmt::format(
-            "lock '{}' is held by an exclusive holder, or an exclusive run waits for it ahead of "
-            "shared ones: only {} of {} nodes let this run in ({} answered, {} needed)",
-            keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes));
-    std::string holder = a.busy ? fmt::format(", held by {}", describe_holder(*a.busy)) : "";
-    return fmt::format(
-        "lock '{}' is held elsewhere: only {} of {} nodes accepted it ({} answered, {} needed){}",
-        keys.key, a.accepted, a.nodes, a.answered, majority(a.nodes), holder);
+    return busy_text(keys, permits, shared, a.busy, NodeTally{a.accepted, a.nodes, a.answered});
 }
 
 // ... and what the nodes that the restart guard held back said (one of them, for all).
@@ -209,25 +198,13 @@ class QuorumBackend final : public LockBackend {
         lock_.set_restart_guard(restart_guard());
         QuorumWaitResult w = quorum_acquire_waiting(lock_, keys(), token, ttl, info, wait, signals,
                                                     wait_progress(), permits_ == 1 && !shared_);
-        Acquisition a;
-        a.interrupted_by = w.interrupted_by;
-        if (w.interrupted_by) return a;
-        a.slot = w.last.slot;
-        if (w.last.slot_done) {
-            a.slot_done = w.last.slot_done;
-            return a;
-        }
-        if (!w.last.acquired) {
-            a.busy = busy_message(keys(), w.last, permits_, shared_);
-            return a;
-        }
-        a.acquired = true;
-        a.fence = w.last.fence;
-        a.permit = w.last.permit;
+        const QuorumAttempt& last = w.last;
         // The validity counts from when the attempt began (QuorumLock::lease_end).
-        a.lease_start = w.last.started;
-        a.where = fmt::format("on {} of {} nodes", w.last.accepted, w.last.nodes);
-        return a;
+        return acquisition(
+            {w.interrupted_by, last.slot, last.slot_done, last.acquired, last.fence, last.permit,
+             last.started},
+            [&] { return busy_message(keys(), last, permits_, shared_); },
+            [&] { return fmt::format("on {} of {} nodes", last.accepted, last.nodes); });
     }
 
     Release release(const std::string& token, Millis keep) override {

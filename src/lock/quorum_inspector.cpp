@@ -252,7 +252,7 @@ class QuorumInspector final : public LockInspector {
         std::size_t answered = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (errors[i]) {
-                log::warning("history of lock '{}': {}: {}", keys.key, quorum_.node(i).describe(),
+                log::warning("history of lock '{}': {}: {}", keys.key, quorum_.describe(i),
                              errors[i]->message);
                 continue;
             }

@@ -1,0 +1,561 @@
+// The quorum's majority logic (QuorumLock) over fake nodes (QuorumNode) that keep a lock's state
+// in memory and can be frozen, restarted empty or made to lie: what a majority decides, what a
+// failed attempt gives back, and that fences stay above every earlier one, without a server.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../eventually.hpp"
+#include "lock/lock_replies.hpp"
+#include "lock/quorum.hpp"
+#include "lock/quorum_node.hpp"
+#include "util/errors.hpp"
+
+using namespace redlock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// One node's lock in memory: the holder (or the permits' holders, or the shared holders), the
+// fence counter and the waiters' queue ordered by ticket, as the scripts keep them. The test
+// and the node's worker share it.
+struct NodeState {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool frozen = false;  // every operation waits at the gate until thawed
+    int at_gate = 0;      // operations waiting there now
+
+    int permits = 1;
+    std::string holder;                    // a plain lock's token ("": free)
+    std::map<int, std::string> permit_of;  // permit -> token
+    std::set<std::string> shared;          // shared holders
+    long long counter = 0;
+    std::set<std::pair<long long, std::string>> queue;  // (ticket, token)
+
+    // Lies: the acquire answers this fence, or says it took the lock without taking it.
+    std::optional<long long> lie_fence;
+    bool lie_acquired = false;
+
+    long long busy_pttl = 1000;   // a busy reply's holder TTL, which bounds a waiter's block
+    std::set<std::string> woken;  // tokens a release handed the lock to (wake-up lists)
+    std::vector<int> wanted;      // the wanted permit each acquire was sent
+    int raised = 0;               // fence steps that raised the counter
+
+    void freeze() {
+        std::lock_guard g(mutex);
+        frozen = true;
+    }
+    void thaw() {
+        {
+            std::lock_guard g(mutex);
+            frozen = false;
+        }
+        changed.notify_all();
+    }
+    // A restart without persistence: the lock, its queue and the counter are gone.
+    void restart() {
+        std::lock_guard g(mutex);
+        holder.clear(), permit_of.clear(), shared.clear(), queue.clear();
+        counter = 0;
+    }
+    bool holds(const std::string& token) {
+        if (holder == token || shared.count(token)) return true;
+        for (const auto& [p, t] : permit_of)
+            if (t == token) return true;
+        return false;
+    }
+    bool queued(const std::string& token) {
+        for (const auto& [ticket, t] : queue)
+            if (t == token) return true;
+        return false;
+    }
+    void dequeue(const std::string& token) {
+        for (auto it = queue.begin(); it != queue.end();)
+            it = it->second == token ? queue.erase(it) : std::next(it);
+    }
+    void drop(const std::string& token) {
+        if (holder == token) holder.clear();
+        shared.erase(token);
+        for (auto it = permit_of.begin(); it != permit_of.end();)
+            it = it->second == token ? permit_of.erase(it) : std::next(it);
+    }
+};
+
+class FakeNode final : public QuorumNode {
+  public:
+    FakeNode(std::shared_ptr<NodeState> state, std::string name, bool shared)
+        : s_(std::move(state)), name_(std::move(name)), shared_(shared) {}
+
+    std::string describe() const override { return name_; }
+    void set_cancel_fd(int fd) override { cancel_fd_ = fd; }
+    Timeouts timeouts() const override { return timeouts_; }
+    void set_timeouts(Timeouts t) override { timeouts_ = t; }
+    void ensure_connected() override {}
+
+    AcquireResult acquire(const LockKeys&, const std::string& token, Millis, const HolderInfo*,
+                          const NodeAcquire& how) override {
+        auto g = gate();
+        s_->wanted.push_back(how.wanted_permit);
+        AcquireResult r;
+        if (s_->lie_acquired) {
+            r.acquired = true;
+            r.fence = s_->counter + 1;
+            return r;
+        }
+        // A free lock is reserved for the queue's head (acquire.lua).
+        const bool reserved = !s_->queue.empty() && s_->queue.begin()->second != token;
+        bool took = false;
+        if (s_->holds(token)) {
+            took = true;
+        } else if (shared_) {
+            took = s_->holder.empty() && !reserved;
+            if (took) s_->shared.insert(token);
+        } else if (s_->permits > 1) {
+            std::vector<bool> free;
+            for (int p = 1; p <= s_->permits; ++p) free.push_back(!s_->permit_of.count(p));
+            int give = 0;
+            if (how.wanted_permit > 0 && free[how.wanted_permit - 1]) give = how.wanted_permit;
+            for (int p = 1; p <= s_->permits && give == 0; ++p)
+                if (free[p - 1]) give = p;
+            if (give > 0 && !reserved) {
+                took = true;
+                s_->permit_of[give] = token;
+                r.permit = give;
+                r.free_permits = free;
+            }
+        } else {
+            took = s_->holder.empty() && s_->shared.empty() && !reserved;
+            if (took) s_->holder = token;
+        }
+        if (took) {
+            s_->dequeue(token);
+            r.acquired = true;
+            r.fence = s_->lie_fence.value_or(++s_->counter);
+        } else {
+            r.holder_pttl = s_->busy_pttl;
+            if (how.ticket > 0 && !s_->queued(token)) s_->queue.insert({how.ticket, token});
+        }
+        return r;
+    }
+
+    bool raise_fence(const LockKeys&, const std::string& token, long long fence,
+                     int permit) override {
+        auto g = gate();
+        bool mine = s_->permits > 1 ? s_->permit_of.count(permit) && s_->permit_of[permit] == token
+                                    : s_->holds(token);
+        if (!mine) return false;
+        s_->counter = std::max(s_->counter, fence);
+        ++s_->raised;
+        return true;
+    }
+
+    RenewResult renew(const LockKeys&, const std::string& token, Millis, Deadline,
+                      const ReplicaPolicy&) override {
+        auto g = gate();
+        return s_->holds(token) ? RenewResult::renewed : RenewResult::not_owner;
+    }
+
+    ReleaseResult release(const LockKeys&, const std::string& token, Millis) override {
+        auto g = gate();
+        if (!s_->holds(token)) return ReleaseResult::absent;
+        s_->drop(token);
+        return ReleaseResult::released;
+    }
+    FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
+                        const RunRecord&) override {
+        return {release(keys, token, keep), {}};
+    }
+    void step_back(const LockKeys&, const std::string& token, long long ticket, Millis) override {
+        auto g = gate();
+        s_->drop(token);
+        if (!s_->queued(token)) s_->queue.insert({ticket, token});
+    }
+    void leave_queue(const LockKeys&, const std::string& token) override {
+        auto g = gate();
+        s_->dequeue(token);
+    }
+    void settle_permit(const LockKeys&, const std::string& token, int permit) override {
+        auto g = gate();
+        for (auto it = s_->permit_of.begin(); it != s_->permit_of.end();)
+            it = it->second == token && it->first != permit ? s_->permit_of.erase(it)
+                                                            : std::next(it);
+        s_->dequeue(token);
+    }
+    bool abandon(const LockKeys&, const std::string& token) override {
+        auto g = gate();
+        bool had = s_->holds(token);
+        s_->drop(token);
+        s_->dequeue(token);
+        return had;
+    }
+    // BLPOP on the token's wake-up list: a wake-up already there is taken at once.
+    void await_wake(const LockKeys&, const std::string& token, Millis block) override {
+        gate().unlock();
+        const Deadline end = BootClock::now() + block;
+        for (;;) {
+            {
+                std::lock_guard g(s_->mutex);
+                if (s_->woken.erase(token)) return;
+            }
+            pollfd p{cancel_fd_, POLLIN, 0};
+            if (::poll(&p, cancel_fd_ >= 0 ? 1 : 0, 1) > 0 || BootClock::now() >= end) return;
+        }
+    }
+    RecordResult record(const LockKeys&, const std::string& token, const RunRecord&) override {
+        auto g = gate();
+        RecordResult r;
+        r.still_held = s_->holds(token);
+        return r;
+    }
+    bool holds(const LockKeys&, const std::string& token) override {
+        auto g = gate();
+        return s_->holds(token);
+    }
+    Connection& connection() override {
+        throw Error("a fake node has no connection", exit_code::internal);
+    }
+
+  private:
+    // Holds the state's mutex for the operation, after waiting while the node is frozen.
+    std::unique_lock<std::mutex> gate() {
+        std::unique_lock g(s_->mutex);
+        ++s_->at_gate;
+        s_->changed.notify_all();
+        s_->changed.wait(g, [&] { return !s_->frozen; });
+        --s_->at_gate;
+        return g;
+    }
+
+    std::shared_ptr<NodeState> s_;
+    std::string name_;
+    bool shared_;
+    int cancel_fd_ = -1;
+    Timeouts timeouts_{Millis(1000), Millis(1000)};
+};
+
+// The node timeouts bound only the rounds that wait for every node (a release, a give-back): far
+// beyond anything a fake takes, so that no test depends on how fast a thread runs.
+const Timeouts generous{Millis(10'000), Millis(10'000)};
+const Millis long_ttl{60'000};
+
+struct Quorum {
+    explicit Quorum(std::size_t n = 3, int permits = 1, bool shared = false) {
+        std::vector<std::unique_ptr<QuorumNode>> fakes;
+        for (std::size_t i = 0; i < n; ++i) {
+            nodes.push_back(std::make_shared<NodeState>());
+            nodes.back()->permits = permits;
+            fakes.push_back(
+                std::make_unique<FakeNode>(nodes.back(), "node" + std::to_string(i), shared));
+        }
+        lock = std::make_unique<QuorumLock>(std::move(fakes), generous, ReplicaPolicy{}, permits,
+                                            shared);
+    }
+    // What node i shows, read under its lock.
+    template <class F>
+    auto at(std::size_t i, F f) {
+        std::lock_guard g(nodes[i]->mutex);
+        return f(*nodes[i]);
+    }
+    bool blocked(std::size_t i) {
+        return at(i, [](NodeState& s) { return s.at_gate > 0; });
+    }
+    std::vector<std::shared_ptr<NodeState>> nodes;
+    std::unique_ptr<QuorumLock> lock;  // after nodes: its workers go first
+};
+
+const LockKeys keys = LockKeys::make("job", "test:");
+
+}  // namespace
+
+TEST(QuorumNodes, AFrozenMinorityDoesNotDelayTheAcquire) {
+    Quorum q;
+    q.nodes[2]->freeze();
+    auto attempt = std::async(std::launch::async,
+                              [&] { return q.lock->acquire(keys, "t1", long_ttl, nullptr); });
+    // The acquire returns while node 2 still holds its command: it never waited for it.
+    bool returned =
+        eventually([&] { return attempt.wait_for(milliseconds(0)) == std::future_status::ready; });
+    EXPECT_TRUE(returned);
+    EXPECT_TRUE(q.blocked(2));
+    q.nodes[2]->thaw();
+    QuorumAttempt a = attempt.get();
+    EXPECT_TRUE(a.acquired);
+    EXPECT_EQ(a.accepted, 2u);
+    EXPECT_EQ(a.answered, 2u);
+    EXPECT_GT(a.fence, 0);
+    // The frozen node's late acquire took the key for the holder; the release, queued behind it
+    // on that node, gives it back.
+    QuorumRelease r = q.lock->release(keys, "t1", Millis(0));
+    EXPECT_GE(r.released, 2u);
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(eventually([&] {
+            return q.at(i, [](NodeState& s) { return s.counter > 0 && s.holder.empty(); });
+        })) << i;
+}
+
+TEST(QuorumNodes, ALateNodeThatTookTheLockAfterTheAttemptGaveUpGivesItBack) {
+    Quorum q;
+    q.at(1, [](NodeState& s) { s.holder = "other"; });
+    q.at(2, [](NodeState& s) { s.holder = "other"; });
+    q.nodes[0]->freeze();
+    // Two busy nodes and one frozen: the attempt can only give up when its validity has run
+    // out (the ttl), and node 0 stays frozen until then, however slow the machine.
+    QuorumAttempt a = q.lock->acquire(keys, "t1", Millis(200), nullptr);
+    EXPECT_FALSE(a.acquired);
+    EXPECT_EQ(a.answered, 2u);
+    EXPECT_TRUE(q.blocked(0));
+    q.nodes[0]->thaw();
+    // Node 0 now takes the free key for t1, and the give-back queued behind it deletes it.
+    EXPECT_TRUE(eventually(
+        [&] { return q.at(0, [](NodeState& s) { return s.counter == 1 && s.holder.empty(); }); }));
+    EXPECT_EQ(q.at(1, [](NodeState& s) { return s.holder; }), "other");
+}
+
+TEST(QuorumNodes, ARestartedEmptyNodeIsOutvotedAndTheFenceKeepsGrowing) {
+    Quorum q;
+    QuorumAttempt first = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    ASSERT_TRUE(first.acquired);
+    q.lock->release(keys, "t1", Millis(0));
+    // Node 0 restarts without its data; node 2 does not answer. The majority left is node 0
+    // (counter 0) and node 1, which shares a node with the first majority.
+    q.nodes[0]->restart();
+    q.nodes[2]->freeze();
+    QuorumAttempt second = q.lock->acquire(keys, "t2", long_ttl, nullptr);
+    ASSERT_TRUE(second.acquired);
+    EXPECT_GT(second.fence, first.fence);
+    // The empty node's counter is raised with the rest, so it cannot hand out an old fence.
+    EXPECT_EQ(q.at(0, [](NodeState& s) { return s.counter; }), second.fence);
+    q.nodes[2]->thaw();
+}
+
+// Node 2 is busy in the two tests below, so that the lying node's answer is needed for a
+// majority and is always seen before the attempt decides.
+TEST(QuorumNodes, ANodeThatAnswersAFenceAtTheLimitDoesNotCount) {
+    Quorum q;
+    q.at(0, [](NodeState& s) { s.lie_fence = fence_limit - 1; });
+    q.at(2, [](NodeState& s) { s.holder = "other"; });
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    // The quorum's fence would be the limit itself (2^62): that node counts as failed, so node
+    // 1 alone accepted, and nothing was raised anywhere.
+    EXPECT_FALSE(a.acquired);
+    EXPECT_EQ(a.accepted, 1u);
+    EXPECT_EQ(a.fence, 0);
+    ASSERT_TRUE(a.first_error);
+    EXPECT_NE(a.first_error->message.find("outside 1..2^62-1"), std::string::npos)
+        << a.first_error->message;
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(q.at(i, [](NodeState& s) { return s.raised; }), 0) << i;
+    // What node 0 and node 1 gave, the attempt gave back.
+    EXPECT_EQ(q.at(0, [](NodeState& s) { return s.holder; }), "");
+    EXPECT_EQ(q.at(1, [](NodeState& s) { return s.holder; }), "");
+}
+
+TEST(QuorumNodes, AFenceFarAheadStaysBelowTheLimitAndFencesKeepGrowing) {
+    Quorum q;
+    const long long far = fence_limit / 2;
+    q.at(0, [](NodeState& s) { s.lie_fence = fence_limit / 2; });
+    q.at(2, [](NodeState& s) { s.holder = "other"; });
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    ASSERT_TRUE(a.acquired);
+    // What the man page allows: the fence jumps, stays below 2^62, and the next one is above.
+    EXPECT_EQ(a.fence, far + 1);
+    q.lock->release(keys, "t1", Millis(0));
+    q.at(0, [](NodeState& s) { s.lie_fence.reset(); });
+    q.nodes[0]->restart();
+    QuorumAttempt b = q.lock->acquire(keys, "t2", long_ttl, nullptr);
+    ASSERT_TRUE(b.acquired);
+    EXPECT_GT(b.fence, a.fence);
+    EXPECT_LT(b.fence, fence_limit);
+}
+
+TEST(QuorumNodes, ANodeThatClaimsALockItDoesNotHoldCannotMakeAMajority) {
+    Quorum q;
+    q.at(0, [](NodeState& s) { s.lie_acquired = true; });
+    q.at(2, [](NodeState& s) { s.holder = "other"; });
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    // Two nodes said yes, but the token-checked fence step finds the key on one: not held.
+    EXPECT_FALSE(a.acquired);
+    EXPECT_NE(a.why.find("raised on only 1 of 3"), std::string::npos) << a.why;
+    // What the attempt took, it gave back.
+    EXPECT_EQ(q.at(1, [](NodeState& s) { return s.holder; }), "");
+    EXPECT_EQ(q.at(2, [](NodeState& s) { return s.holder; }), "other");
+}
+
+TEST(QuorumNodes, PermitsThatDifferAcrossNodesAreASplitAndTheNextAttemptAgrees) {
+    Quorum q(3, 2);
+    q.at(0, [](NodeState& s) { s.permit_of[1] = "a"; });
+    q.at(1, [](NodeState& s) { s.permit_of[2] = "b"; });
+    q.at(2, [](NodeState& s) { s.permit_of = {{1, "a"}, {2, "b"}}; });
+    // Node 0 gives permit 2, node 1 permit 1, node 2 none: no permit on a majority.
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    EXPECT_FALSE(a.acquired);
+    EXPECT_TRUE(a.split);
+    EXPECT_EQ(a.accepted, 1u);
+    // Each permit the attempt took is given back.
+    EXPECT_FALSE(q.at(0, [](NodeState& s) { return s.holds("t1"); }));
+    EXPECT_FALSE(q.at(1, [](NodeState& s) { return s.holds("t1"); }));
+    // Holder "b" leaves node 2. The next attempt asks every node for the permit most of them
+    // had free (1: a tie, the lowest), which node 1 and node 2 give; node 0 gives 2 again and
+    // settles it back.
+    q.at(2, [](NodeState& s) { s.permit_of.erase(2), s.permit_of.erase(1); });
+    QuorumAttempt b = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    ASSERT_TRUE(b.acquired);
+    EXPECT_EQ(b.permit, 1);
+    EXPECT_FALSE(b.split);
+    EXPECT_TRUE(eventually([&] {
+        return q.at(0, [](NodeState& s) { return s.wanted.size() == 2 && !s.holds("t1"); });
+    }));
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(q.at(i, [](NodeState& s) { return s.wanted.back(); }), 1) << i;
+    EXPECT_EQ(q.at(1, [](NodeState& s) { return s.permit_of[1]; }), "t1");
+    EXPECT_EQ(q.at(2, [](NodeState& s) { return s.permit_of[1]; }), "t1");
+}
+
+TEST(QuorumNodes, SharedHoldersShareAMajorityThatAnExclusiveHolderCannot) {
+    Quorum shared(3, 1, true);
+    shared.at(0, [](NodeState& s) { s.holder = "x"; });
+    shared.at(1, [](NodeState& s) { s.holder = "x"; });
+    // An exclusive holder on a majority: a shared run takes node 2 alone, and gives it back.
+    QuorumAttempt a = shared.lock->acquire(keys, "s1", long_ttl, nullptr);
+    EXPECT_FALSE(a.acquired);
+    EXPECT_TRUE(shared.at(2, [](NodeState& s) { return s.shared.empty(); }));
+    shared.at(0, [](NodeState& s) { s.holder.clear(); });
+    shared.at(1, [](NodeState& s) { s.holder.clear(); });
+    EXPECT_TRUE(shared.lock->acquire(keys, "s1", long_ttl, nullptr).acquired);
+    EXPECT_TRUE(shared.lock->acquire(keys, "s2", long_ttl, nullptr).acquired);
+    EXPECT_TRUE(shared.lock->holds(keys, "s1"));
+    EXPECT_TRUE(shared.lock->holds(keys, "s2"));
+    // An exclusive run over the same nodes (they hold two shared holders) is refused everywhere.
+    Quorum exclusive(3);
+    for (std::size_t i = 0; i < 3; ++i)
+        exclusive.at(i, [&](NodeState& s) { s.shared = {"s1", "s2"}; });
+    EXPECT_FALSE(exclusive.lock->acquire(keys, "e", long_ttl, nullptr).acquired);
+}
+
+TEST(QuorumNodes, AWaiterThatTookANodeButNoMajorityKeepsItsPlaceThere) {
+    Quorum q;
+    // The holder's key expired on node 0 only.
+    q.at(1, [](NodeState& s) { s.holder = "x"; });
+    q.at(2, [](NodeState& s) { s.holder = "x"; });
+    QuorumAttempt a = q.lock->acquire(keys, "A", long_ttl, nullptr, 100);
+    EXPECT_FALSE(a.acquired);
+    // Node 0 is given back, and A stays queued there at its ticket, as on the busy nodes.
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(q.at(i, [](NodeState& s) { return s.queued("A"); })) << i;
+        EXPECT_FALSE(q.at(i, [](NodeState& s) { return s.holder == "A"; })) << i;
+    }
+    // A later waiter finds node 0 reserved for A, and is queued behind it everywhere.
+    EXPECT_FALSE(q.lock->acquire(keys, "B", long_ttl, nullptr, 200).acquired);
+    EXPECT_EQ(q.at(0, [](NodeState& s) { return s.holder; }), "");
+    // The holder leaves: B tries first and is still refused; A, the earlier ticket, gets it.
+    for (std::size_t i = 1; i < 3; ++i) q.at(i, [](NodeState& s) { s.holder.clear(); });
+    EXPECT_FALSE(q.lock->acquire(keys, "B", long_ttl, nullptr, 200).acquired);
+    QuorumAttempt won = q.lock->acquire(keys, "A", long_ttl, nullptr, 100);
+    ASSERT_TRUE(won.acquired);
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(eventually([&] {
+            return !q.at(i, [](NodeState& s) { return s.queued("A"); });
+        })) << i;
+    q.lock->release(keys, "A", Millis(0));
+    EXPECT_TRUE(q.lock->acquire(keys, "B", long_ttl, nullptr, 200).acquired);
+}
+
+TEST(QuorumNodes, ARenewalNeedsAMajorityAndDoesNotWaitForAFrozenNode) {
+    Quorum q;
+    ASSERT_TRUE(q.lock->acquire(keys, "t1", long_ttl, nullptr).acquired);
+    q.nodes[2]->freeze();
+    auto renewal = std::async(std::launch::async, [&] {
+        return q.lock->renew(keys, "t1", long_ttl, BootClock::now() + long_ttl);
+    });
+    bool returned =
+        eventually([&] { return renewal.wait_for(milliseconds(0)) == std::future_status::ready; });
+    EXPECT_TRUE(returned);
+    EXPECT_TRUE(q.blocked(2));
+    q.nodes[2]->thaw();
+    EXPECT_EQ(renewal.get(), RenewResult::renewed);
+    // The key gone from two nodes (expired, or deleted from outside): no majority can be had
+    // again, so the renewal says the lock is lost rather than unreachable.
+    EXPECT_TRUE(eventually([&] { return !q.blocked(2); }));
+    q.at(0, [](NodeState& s) { s.holder.clear(); });
+    q.at(1, [](NodeState& s) { s.holder = "other"; });
+    EXPECT_EQ(q.lock->renew(keys, "t1", long_ttl, BootClock::now() + long_ttl),
+              RenewResult::not_owner);
+    EXPECT_FALSE(q.lock->holds(keys, "t1"));
+}
+
+TEST(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
+    Quorum q;
+    for (std::size_t i = 0; i < 2; ++i)
+        q.at(i, [](NodeState& s) { s.holder = "x", s.busy_pttl = long_ttl.count(); });
+    // Node 2 freezes during the attempt, which gives up at its ttl (0 and 1 are busy); it is
+    // still frozen when the wait begins, so its wake-up wait never starts.
+    q.nodes[2]->freeze();
+    QuorumAttempt a = q.lock->acquire(keys, "w", Millis(200), nullptr, 100);
+    ASSERT_FALSE(a.acquired);
+    ASSERT_EQ(a.holder_pttl[0], long_ttl.count());
+    // The holder released on node 0 and node 1 and handed the lock on to the waiter.
+    for (std::size_t i = 0; i < 2; ++i) q.at(i, [](NodeState& s) { s.woken.insert("w"); });
+    auto wait = std::async(std::launch::async, [&] {
+        q.lock->await_wake(keys, "w", a, BootClock::now() + long_ttl, -1);
+    });
+    bool returned =
+        eventually([&] { return wait.wait_for(milliseconds(0)) == std::future_status::ready; });
+    EXPECT_TRUE(returned);
+    EXPECT_TRUE(q.blocked(2));
+    q.at(2, [](NodeState& s) { s.woken.insert("w"); });  // lets a broken wait end too
+    q.nodes[2]->thaw();
+    wait.get();
+    EXPECT_TRUE(q.at(0, [](NodeState& s) { return s.woken.empty(); }));
+}
+
+// The invariant under contention: runs on several hosts (a QuorumLock each, over the same five
+// nodes) never hold the lock together, and each holder's fence is above every earlier one.
+TEST(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
+    constexpr std::size_t n = 5;
+    constexpr int contenders = 4, attempts = 150;
+    std::vector<std::shared_ptr<NodeState>> nodes;
+    for (std::size_t i = 0; i < n; ++i) nodes.push_back(std::make_shared<NodeState>());
+    std::mutex check;
+    int holding = 0, overlaps = 0, held = 0;
+    long long last_fence = 0, bad_fences = 0;
+    std::vector<std::thread> runs;
+    for (int c = 0; c < contenders; ++c)
+        runs.emplace_back([&, c] {
+            std::vector<std::unique_ptr<QuorumNode>> fakes;
+            for (std::size_t i = 0; i < n; ++i)
+                fakes.push_back(std::make_unique<FakeNode>(nodes[i], "node", false));
+            QuorumLock lock(std::move(fakes), generous, ReplicaPolicy{});
+            const std::string token = "c" + std::to_string(c);
+            for (int k = 0; k < attempts; ++k) {
+                QuorumAttempt a = lock.acquire(keys, token, long_ttl, nullptr);
+                if (!a.acquired) continue;
+                {
+                    std::lock_guard g(check);
+                    overlaps += holding++ > 0;
+                    bad_fences += a.fence <= last_fence;
+                    last_fence = std::max(last_fence, a.fence);
+                    ++held;
+                }
+                std::this_thread::yield();
+                {
+                    std::lock_guard g(check);
+                    --holding;
+                }
+                lock.release(keys, token, Millis(0));
+            }
+        });
+    for (auto& r : runs) r.join();
+    EXPECT_EQ(overlaps, 0);
+    EXPECT_EQ(bad_fences, 0);
+    EXPECT_GT(held, 0);
+}
