@@ -23,8 +23,11 @@ std::vector<std::string> status_argv(const LockKeys& keys) {
 }  // namespace
 
 LockState read_lock_state(Connection& conn, const LockKeys& keys) {
-    Reply reply =
-        scripts::status().run(conn, {keys.key, keys.fence, keys.info}, {}, conn.timeouts().command);
+    return checked_lock_state(keys, scripts::status().run(conn, {keys.key, keys.fence, keys.info},
+                                                          {}, conn.timeouts().command));
+}
+
+LockState checked_lock_state(const LockKeys& keys, const Reply& reply) {
     LockState s = lock_state_from_reply(keys, reply);
     if (!s.is_lock())
         throw DataError(fmt::format("key '{}' holds a {}, not a lock token", keys.key, s.type));

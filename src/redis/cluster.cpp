@@ -238,7 +238,7 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
 }
 
 std::vector<Reply> ClusterRouter::pipeline(const std::vector<std::vector<std::string>>& commands,
-                                           Deadline deadline) {
+                                           Deadline deadline, bool read_only) {
     std::map<std::string, std::pair<NodeAddress, std::vector<std::size_t>>> by_node;
     for (std::size_t i = 0; i < commands.size(); ++i) {
         auto key = routing_key(commands[i]);
@@ -253,7 +253,9 @@ std::vector<Reply> ClusterRouter::pipeline(const std::vector<std::vector<std::st
         for (std::size_t i : group.second) batch.push_back(commands[i]);
         std::vector<Reply> got;
         try {
-            got = node(group.first).pipeline(batch, deadline);
+            Connection& conn = node(group.first);
+            got = read_only ? conn.read_only_pipeline(batch, deadline)
+                            : conn.pipeline(batch, deadline);
         } catch (const RedisUnavailable&) {
             stale_ = true;
             throw;

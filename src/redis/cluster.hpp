@@ -42,8 +42,10 @@ class ClusterRouter {
     // redirections. Other error replies are returned.
     Reply command(const std::vector<std::string>& argv, Deadline deadline);
     // One pipeline per master; a reply that redirects is redone alone with command().
+    // `read_only`: commands that change nothing, which may ride in a new connection's set-up
+    // write (Connection::read_only_pipeline).
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
-                                Deadline deadline);
+                                Deadline deadline, bool read_only = false);
     void ensure_connected(std::optional<Deadline> cap);
     void close();
     bool connected() const;

@@ -92,3 +92,35 @@ far_quorum() {
     assert_output --partial "(--node-timeout 50ms bounds each node's connect and command)"
     q_nothing_left silent
 }
+
+# counting_proxy PORT: a proxy with no delay in front of PORT that counts round trips
+# (delay_proxy.py's turns); sets PROXY_PORT and TURNS (the file with the count).
+counting_proxy() {
+    local port_file="$BATS_TEST_TMPDIR/count.$1.port"
+    TURNS="$BATS_TEST_TMPDIR/count.$1.turns"
+    /usr/bin/python3 "$BATS_TEST_DIRNAME/delay_proxy.py" "$port_file" "$1" 0 "$TURNS" 3>&- &
+    DELAY_PIDS+=($!)
+    wait_for 5 file_exists "$port_file"
+    PROXY_PORT=$(cat "$port_file")
+}
+
+turns() { cat "$TURNS" 2>/dev/null || echo 0; }
+
+@test "status with a password and a database is one round trip, set-up included" {
+    cli "${Q_PORT[0]}" ACL SETUSER rtt on '>pw' '~*' '&*' '+@all' >/dev/null
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:${Q_PORT[0]}/2" -t 60s --ledger-size 5 st -- true
+    cli "${Q_PORT[0]}" -n 2 SET st someone-else PX 60000 >/dev/null
+    # The scripts cached (a cold cache costs one more round trip: their bodies).
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:${Q_PORT[0]}/2" status st
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:$PROXY_PORT/2" status st
+    assert_output --partial "holder:   unknown"
+    assert_output --partial "last run:"
+    # AUTH, SELECT, the lock, the eviction policy, the waiters and the last runs in one write
+    # (each of the four reads in its own round trip after the set-up's made 5).
+    [ "$(turns)" -eq 1 ]
+    # A cache emptied: the three scripts' bodies follow in one more write, not one each.
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:$PROXY_PORT/2" status st
+    [ "$(turns)" -eq 3 ]
+}
