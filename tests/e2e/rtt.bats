@@ -47,6 +47,29 @@ far_quorum() {
     assert_output --regexp "answers, but later than --node-timeout 50ms allows: a round trip there took [0-9][0-9.]*m?s .*raise --node-timeout"
 }
 
+@test "a distant quorum runs with the default node timeout, raised to follow its round trip" {
+    far_quorum 100
+    # A 200 ms round trip against the default 50 ms: the first attempt answers too late and is
+    # given back, the next one runs with three times the round trip measured (at most a tenth
+    # of the ttl).
+    run -0 "$RL" -u "$FAR_URL" -v -t 60s distant -- touch "$BATS_TEST_TMPDIR/ran"
+    [ -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_output --partial "(--node-timeout not given)"
+    q_nothing_left distant
+}
+
+@test "a node timeout given is kept, and a round trip beyond a tenth of the ttl is not followed" {
+    far_quorum 100
+    run -69 "$RL" -u "$FAR_URL" --node-timeout 50ms -t 60s given -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # A tenth of 1s is 100ms, below the 200 ms round trip: the message names --node-timeout.
+    run -69 "$RL" -u "$FAR_URL" -t 1s capped -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_output --partial "raise --node-timeout above that"
+    q_nothing_left given
+    q_nothing_left capped
+}
+
 @test "a quorum give-back reaches nodes whose script cache is empty" {
     far_quorum 100
     local i
