@@ -147,3 +147,21 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:$PROXY_PORT/2" status st
     [ "$(turns)" -eq 3 ]
 }
+
+@test "status over a quorum is one round trip per node" {
+    local i urls="" total=0 turn_files=()
+    run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 qst -- true
+    # The scripts cached on every node (a cold cache costs one more round trip: their bodies).
+    run -1 "$RL" -u "$QUORUM_URL" status qst
+    for i in 0 1 2; do
+        counting_proxy "${Q_PORT[i]}"
+        turn_files+=("$TURNS")
+        urls+="${urls:+,}redis://127.0.0.1:$PROXY_PORT"
+    done
+    run -1 "$RL" -u "$urls" status qst
+    assert_output --partial "last run:"
+    # The lock, its last runs and its waiters in one write to each node (three round trips
+    # each before).
+    for i in 0 1 2; do total=$((total + $(cat "${turn_files[i]}" 2>/dev/null || echo 0))); done
+    [ "$total" -eq 3 ]
+}
