@@ -165,3 +165,15 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     for i in 0 1 2; do total=$((total + $(cat "${turn_files[i]}" 2>/dev/null || echo 0))); done
     [ "$total" -eq 3 ]
 }
+
+@test "list on a server whose script cache was flushed sends the bodies for all its locks at once" {
+    local i
+    for i in 1 2 3 4; do cli "${Q_PORT[0]}" SET "cold$i" someone-else PX 60000 >/dev/null; done
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list 'cold*'
+    assert_line --partial cold4
+    # SCAN, the four reads, the four again with the script's body: one round trip each (7
+    # before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
+    [ "$(turns)" -eq 3 ]
+}
