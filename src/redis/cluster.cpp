@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -33,7 +35,18 @@ void on_each(std::size_t n, const std::function<void(std::size_t)>& fn) {
     {
         std::vector<std::jthread> threads;
         threads.reserve(n);
-        for (std::size_t i = 1; i < n; ++i) threads.emplace_back(guarded, i);
+        // Started with every signal blocked (threads inherit the mask), as the quorum's workers
+        // are: a signal meant for the run's signalfd must never be taken by one of them.
+        sigset_t all, before;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &before);
+        try {
+            for (std::size_t i = 1; i < n; ++i) threads.emplace_back(guarded, i);
+        } catch (...) {
+            pthread_sigmask(SIG_SETMASK, &before, nullptr);
+            throw;
+        }
+        pthread_sigmask(SIG_SETMASK, &before, nullptr);
         if (n > 0) guarded(0);
     }
     for (const std::exception_ptr& e : errors)
