@@ -39,7 +39,8 @@ void add_connection_options(OptionTable& t, CommonRawOptions& o) {
              "a Redlock quorum of independent masters",
              "REDLOCK_URL");
     t.option("--node-timeout DURATION", o.node_timeout,
-             "Quorum mode: bound on each node's connect and command (default 50ms)",
+             "Quorum mode: bound on each node's connect and command (default 50ms, raised to "
+             "follow a distant node's round trip)",
              "REDLOCK_NODE_TIMEOUT");
     t.option("--password-file FILE", o.password_file,
              "Read the Redis password from the first line of FILE (else the URL's, "
@@ -113,6 +114,8 @@ ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& sc
     if (!c.quorum.empty()) c.endpoint = c.quorum.front();
     c.endpoint.is_default = !scan.given.contains("url") && !scan.from_env.contains("url");
     c.node_timeout = duration_option(raw.node_timeout, scan.label("node-timeout"));
+    c.node_timeout_given =
+        scan.given.contains("node-timeout") || scan.from_env.contains("node-timeout");
     if (!raw.sentinel_password_file.empty()) {
         if (!c.endpoint.is_sentinel())
             throw UsageError(fmt::format("{} needs a redis-sentinel:// URL",

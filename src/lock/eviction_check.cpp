@@ -12,12 +12,20 @@ void warn_if_evicting(Connection& conn, std::string_view lock_key) {
     conn.set_home_key(lock_key);
     Reply reply;
     try {
-        reply = conn.command({"CONFIG", "GET", "maxmemory-policy"});
+        reply = conn.command(eviction_policy_query());
     } catch (const std::exception& e) {
         log::verbose("could not read maxmemory-policy from {}: {}", conn.endpoint().describe(),
                      e.what());
         return;
     }
+    warn_if_evicting(conn, reply);
+}
+
+std::vector<std::string> eviction_policy_query() {
+    return {"CONFIG", "GET", "maxmemory-policy"};
+}
+
+void warn_if_evicting(const Connection& conn, const Reply& reply) {
     // A refused CONFIG is an error reply; an unknown parameter is an empty array.
     const redisReply& r = *reply;
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 2 || r.element[1]->type != REDIS_REPLY_STRING)
@@ -28,7 +36,7 @@ void warn_if_evicting(Connection& conn, std::string_view lock_key) {
         "Redis at {} has maxmemory-policy {}{}: under memory pressure it may evict a lock key, "
         "which silently frees the lock; set maxmemory-policy noeviction",
         conn.endpoint().describe(), policy,
-        conn.cluster() ? " on the master that holds the lock" : "");
+        conn.endpoint().is_cluster() ? " on the master that holds the lock" : "");
 }
 
 }  // namespace redlock

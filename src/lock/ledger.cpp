@@ -176,6 +176,15 @@ LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
     return last_runs_from_reply(reply, keys.key);
 }
 
+LastRuns last_runs_or_none(const Reply& reply, const LockKeys& keys) {
+    try {
+        return last_runs_from_reply(reply, keys.key);
+    } catch (const Error& e) {
+        log::verbose("could not read the ledger of lock '{}': {}", keys.key, e.what());
+        return {};
+    }
+}
+
 LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys) {
     try {
         return read_last_runs(conn, keys);

@@ -164,6 +164,8 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
 // read_last_runs, or none when the ledger cannot be read: status and list --last-runs answer
 // about the lock, not its history (-v says why).
 LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
+// The same from last_runs.lua's reply, read in a pipeline with others.
+LastRuns last_runs_or_none(const Reply& reply, const LockKeys& keys);
 
 // A quorum: a run writes its entry to every node it reaches, and any one node can be wrong or
 // hostile, so an entry counts only when a majority of the nodes hold a copy of it: copies of one

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <set>
 
 #include "lock/keys.hpp"
@@ -67,7 +68,8 @@ std::set<std::string> scan_keys(Connection& conn, const std::string& match) {
 }
 
 // Runs `scan` on every node whose keys make up the keyspace: each master of a Redis Cluster
-// holds only its own slots' keys.
+// holds only its own slots' keys, and is scanned at the same time as the others (each on a
+// thread of its own: `scan` guards what it shares).
 void scan_keyspace(Connection& conn, const std::function<void(Connection&)>& scan) {
     if (ClusterRouter* cluster = conn.cluster())
         cluster->for_each_master([&](Connection& node, const NodeAddress&) { scan(node); });
@@ -82,9 +84,10 @@ std::vector<std::string> names_by_companion(Connection& conn, const std::string&
     // `{TAG}KEY:fence` for a key with a '}' (keys.hpp). The exact test follows.
     std::string match = fmt::format("*{}*:{}", glob_escape(prefix), suffix);
     std::set<std::string> names;
+    std::mutex names_mutex;  // the masters of a Cluster are scanned at once
     scan_keyspace(conn, [&](Connection& node) {
-        if (names.size() >= max) return;
         scan_each(node, match, [&](std::string&& key) {
+            std::lock_guard hold(names_mutex);
             if (names.size() >= max) return false;
             std::optional<std::string_view> lock = lock_key_of(key, suffix);
             if (!lock || !lock->starts_with(prefix)) return true;
@@ -117,8 +120,10 @@ std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,
                                   const std::string& pattern) {
     std::string match = glob_escape(prefix) + pattern;
     std::set<std::string> found;
+    std::mutex found_mutex;  // the masters of a Cluster are scanned at once
     scan_keyspace(conn, [&](Connection& node) {
         std::set<std::string> part = scan_keys(node, match);
+        std::lock_guard lock(found_mutex);
         found.merge(part);
     });
 

@@ -16,15 +16,14 @@ namespace {
 // batch well inside the command timeout.
 constexpr std::size_t batch_size = 256;
 
-std::vector<std::string> status_argv(const LockKeys& keys) {
-    return {"EVALSHA", scripts::status().sha1(), "3", keys.key, keys.fence, keys.info};
-}
-
 }  // namespace
 
 LockState read_lock_state(Connection& conn, const LockKeys& keys) {
-    Reply reply =
-        scripts::status().run(conn, {keys.key, keys.fence, keys.info}, {}, conn.timeouts().command);
+    return checked_lock_state(keys, scripts::status().run(conn, {keys.key, keys.fence, keys.info},
+                                                          {}, conn.timeouts().command));
+}
+
+LockState checked_lock_state(const LockKeys& keys, const Reply& reply) {
     LockState s = lock_state_from_reply(keys, reply);
     if (!s.is_lock())
         throw DataError(fmt::format("key '{}' holds a {}, not a lock token", keys.key, s.type));
@@ -36,18 +35,15 @@ std::vector<LockState> read_lock_states(Connection& conn, const std::vector<Lock
     states.reserve(keys.size());
     for (std::size_t begin = 0; begin < keys.size(); begin += batch_size) {
         std::size_t end = std::min(keys.size(), begin + batch_size);
-        std::vector<std::vector<std::string>> commands;
-        for (std::size_t i = begin; i < end; ++i) commands.push_back(status_argv(keys[i]));
+        std::vector<ReadCall> calls;
+        for (std::size_t i = begin; i < end; ++i)
+            calls.push_back({&scripts::status(), {keys[i].key, keys[i].fence, keys[i].info}, {}});
+        // The script cache is empty after a restart or SCRIPT FLUSH: run_read_only sends the
+        // bodies of the whole batch in one more write, not one round trip per lock.
         std::vector<Reply> replies =
-            conn.pipeline(commands, BootClock::now() + conn.timeouts().command);
-        for (std::size_t i = begin; i < end; ++i) {
-            Reply& reply = replies[i - begin];
-            // The script cache is empty after a restart or SCRIPT FLUSH; Script::run loads it.
-            if (error_text(*reply).starts_with("NOSCRIPT"))
-                reply = scripts::status().run(conn, {keys[i].key, keys[i].fence, keys[i].info}, {},
-                                              conn.timeouts().command);
-            states.push_back(lock_state_from_reply(keys[i], reply));
-        }
+            run_read_only(conn, calls, BootClock::now() + conn.timeouts().command);
+        for (std::size_t i = begin; i < end; ++i)
+            states.push_back(lock_state_from_reply(keys[i], replies[i - begin]));
     }
     return states;
 }

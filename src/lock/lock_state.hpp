@@ -27,6 +27,8 @@ struct LockState {
 
 // One lock. Throws DataError when the key holds something other than a lock token.
 LockState read_lock_state(Connection& conn, const LockKeys& keys);
+// The same from status.lua's reply, read in a pipeline with others.
+LockState checked_lock_state(const LockKeys& keys, const Reply& reply);
 
 // Many locks, pipelined (one round trip per batch rather than per lock). Keys that are not lock
 // tokens are returned as they are (check is_lock()); keys that vanished are returned as free.

@@ -5,8 +5,11 @@
 
 #include "lock/eviction_check.hpp"
 #include "lock/inspector.hpp"
+#include "lock/lock_replies.hpp"
 #include "lock/lock_scan.hpp"
+#include "lock/scripts.hpp"
 #include "lock/shared.hpp"
+#include "util/log.hpp"
 
 namespace redlock {
 
@@ -30,19 +33,32 @@ class NodeInspector final : public LockInspector {
     explicit NodeInspector(const ConnectionOptions& conn) : conn_(conn.endpoint, conn.timeouts) {}
 
     LockReport status(const LockKeys& keys) override {
+        // The four reads (the lock, the eviction policy of its master, its waiters, its last
+        // runs) are independent: one write, one round trip, and on a new connection in the
+        // set-up's write too (all of them read-only, so a refused AUTH or SELECT cannot make
+        // them change anything). Over Redis Cluster the keyless CONFIG GET goes to the lock's
+        // master (the home key); over Sentinel all go to the master.
+        conn_.set_home_key(keys.key);
+        std::vector<Reply> replies = run_read_only(
+            conn_,
+            {{&scripts::status(), {keys.key, keys.fence, keys.info}, {}},
+             {nullptr, {}, eviction_policy_query()},
+             {&scripts::waiters(), {keys.wait}, {keys.wake, std::to_string(max_waiters_read)}},
+             {&scripts::last_runs(), {keys.ledger, keys.key, keys.info}, {}}},
+            BootClock::now() + conn_.timeouts().command);
         LockReport report;
-        report.lock = read_lock_state(conn_, keys);
-        // After the read, so an unreachable server costs one timeout, not two; stderr only, so
-        // --json output stays clean.
-        warn_if_evicting(conn_, keys.key);
+        report.lock = checked_lock_state(keys, replies[0]);
+        // After the lock's own reply, as when it was a read of its own; stderr only, so --json
+        // output stays clean.
+        warn_if_evicting(conn_, replies[1]);
         report.holders = holders_of(conn_, report.lock);
-        report.waiters = waiters_or_none(conn_, keys);
+        report.waiters = waiters_or_none(replies[2], keys);
         if (report.holders) {
             report.held = !report.holders->holders.empty();
             return report;
         }
         report.held = report.lock.held();
-        report.runs = last_runs_or_none(conn_, keys);
+        report.runs = last_runs_or_none(replies[3], keys);
         return report;
     }
 

@@ -22,6 +22,9 @@ struct ConnectionOptions {
     // empty in the single-node mode.
     std::vector<Endpoint> quorum;
     Millis node_timeout{50};  // --node-timeout: each quorum node's connect and command bound
+    // Whether --node-timeout (or REDLOCK_NODE_TIMEOUT) was given: if not, a run raises the
+    // default to follow the round trip it measures to a distant node (QuorumLock::follow).
+    bool node_timeout_given = false;
 };
 
 }  // namespace redlock

@@ -284,6 +284,31 @@ void QuorumLock::in_parallel(const std::function<void(std::size_t)>& fn) {
         [](const Answers<char>&) { return false; }, Early::all_nodes);
 }
 
+// A node timeout that follows the round trip, for a quorum whose nodes are farther away than the
+// default allows (every attempt exited 69 with nodes that answered). Raising it changes no
+// safety property: it is what --node-timeout of that value does, and the same bound applies (at
+// most a tenth of the ttl, so that a slow node leaves most of the validity; the Redlock validity
+// still counts every attempt's whole time). The failed attempt before it gave back what it
+// took, on every node, as any failed attempt does. The factor leaves room for a round trip that
+// varies; a node slower than the cap allows still ends the run with the message that names
+// --node-timeout.
+bool QuorumLock::follow(Millis round_trip, Millis ttl) {
+    if (!follow_round_trip_) return false;
+    Millis raised = std::min(round_trip * follow_factor, ttl / 10);
+    if (raised <= timeouts_.command) return false;
+    log::verbose(
+        "a node answers in {}, later than the node timeout {}: raising it to {} for this "
+        "run (--node-timeout not given)",
+        format_duration(round_trip), format_duration(timeouts_.command), format_duration(raised));
+    timeouts_.connect = std::min(give_back_.connect, raised);
+    timeouts_.command = raised;
+    give_back_.command = std::max(give_back_.command, raised);
+    const Timeouts per_node = timeouts_;
+    // On each node's worker, which alone uses its connection.
+    in_parallel([this, per_node](std::size_t i) { connection(i).set_timeouts(per_node); });
+    return true;
+}
+
 void QuorumLock::set_cancel_fd(int fd) {
     cancel_fd_ = fd;
 }
@@ -539,6 +564,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
             measured_late = true;
             break;
         }
+        for (std::size_t i = 0; i < n; ++i)
+            if (!seen.results[i] && took[i] && *took[i] > timeouts_.command)
+                a.late_round_trip = std::max(a.late_round_trip.value_or(Millis(0)), *took[i]);
         // Unmeasured (the connect itself timed out, so nothing was sent): still name the bound.
         if (!measured_late && a.answered < need && a.first_error &&
             a.first_error->message.find("timed out") != std::string::npos)

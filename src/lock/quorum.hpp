@@ -48,6 +48,9 @@ struct QuorumAttempt {
     std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
     std::vector<long long> holder_pttl;    // per node: a busy reply's bound on the wait, else -1
     std::optional<NodeError> first_error;  // the first node that did not answer, if any
+    // The longest round trip (its give-back's) of a node that answered, but later than the node
+    // timeout allowed: it is far away, not down.
+    std::optional<Millis> late_round_trip;
     std::string why;  // when not acquired after a majority accepted: what went wrong
     // --once-per: the slot (the median of the accepting nodes' clocks' slots), and when a node
     // found the slot's run already done, its record: then the attempt is given up everywhere.
@@ -66,6 +69,10 @@ struct QuorumRelease {
     // finish(): each answering node's record step (nodes that failed have none).
     std::vector<RecordResult> recorded;
 };
+
+// QuorumLock::follow: a node timeout not given is raised to this many times a measured round
+// trip.
+inline constexpr int follow_factor = 3;
 
 class QuorumLock {
   public:
@@ -113,6 +120,12 @@ class QuorumLock {
     void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
     // LockNode::set_restart_guard for every later acquire, on each node's worker.
     void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
+    // With the node timeout not given (ConnectionOptions::node_timeout_given false): after an
+    // attempt in which a node answered only after it (QuorumAttempt::late_round_trip), raises
+    // it for the rest of the run to follow_factor times that round trip, at most a tenth of
+    // `ttl`. Returns whether it raised it (then the attempt is worth repeating at once).
+    void set_follow_round_trip(bool wanted) { follow_round_trip_ = wanted; }
+    bool follow(Millis round_trip, Millis ttl);
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
                       Deadline deadline);
@@ -169,6 +182,7 @@ class QuorumLock {
                                                  const std::vector<char>& wide);
 
     std::vector<std::shared_ptr<Worker>> workers_;
+    bool follow_round_trip_ = false;
     Timeouts timeouts_;
     Timeouts give_back_;
     ReplicaPolicy replicas_;

@@ -117,6 +117,11 @@ QuorumWaitResult quorum_acquire_waiting(QuorumLock& lock, const LockKeys& keys,
         }
         // --once-per: the slot's run is done; the attempt gave back whatever it took.
         if (result.last.slot_done) return result;
+        // Nodes farther away than the default node timeout: at once again, with one that follows
+        // their round trip (QuorumLock::follow says why that is safe).
+        if (!result.last.acquired && result.last.late_round_trip &&
+            lock.follow(*result.last.late_round_trip, ttl))
+            continue;
         if (result.last.acquired) {
             if (attempt > 1)
                 log::verbose("waited {} ({} attempts) for lock '{}'",
@@ -190,7 +195,9 @@ class QuorumBackend final : public LockBackend {
           lock_(conn.quorum, quorum_timeouts(conn), replicas, permits, shared, conn.timeouts),
           identity_(quorum_identity(conn.quorum)),
           permits_(permits),
-          shared_(shared) {}
+          shared_(shared) {
+        lock_.set_follow_round_trip(!conn.node_timeout_given);
+    }
 
     Acquisition acquire(const std::string& token, Millis ttl, const HolderInfo* info, Millis wait,
                         SignalEvents& signals) override {

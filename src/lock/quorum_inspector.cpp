@@ -12,6 +12,7 @@
 #include "lock/inspector.hpp"
 #include "lock/lock_scan.hpp"
 #include "lock/quorum.hpp"
+#include "lock/scripts.hpp"
 #include "lock/shared.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
@@ -71,10 +72,21 @@ class QuorumInspector final : public LockInspector {
         std::vector<Waiters> queues(n);
         quorum_.in_parallel([&](std::size_t i) {
             std::optional<NodeError> error = node_failure([&] {
-                nodes[i].lock = read_lock_state(quorum_.connection(i), keys);
-                permits[i] = holders_of(quorum_.connection(i), *nodes[i].lock);
-                copies[i] = last_runs_or_none(quorum_.connection(i), keys);
-                queues[i] = waiters_or_none(quorum_.connection(i), keys);
+                Connection& conn = quorum_.connection(i);
+                // The lock, its last runs and its waiters are independent reads: one write per
+                // node (the nodes are asked at once), as a single node's status does.
+                std::vector<Reply> replies =
+                    run_read_only(conn,
+                                  {{&scripts::status(), {keys.key, keys.fence, keys.info}, {}},
+                                   {&scripts::last_runs(), {keys.ledger, keys.key, keys.info}, {}},
+                                   {&scripts::waiters(),
+                                    {keys.wait},
+                                    {keys.wake, std::to_string(max_waiters_read)}}},
+                                  BootClock::now() + conn.timeouts().command);
+                nodes[i].lock = checked_lock_state(keys, replies[0]);
+                permits[i] = holders_of(conn, *nodes[i].lock);
+                copies[i] = last_runs_or_none(replies[1], keys);
+                queues[i] = waiters_or_none(replies[2], keys);
             });
             if (error) nodes[i].error = error->message;
         });

@@ -78,6 +78,15 @@ Waiters read_waiters(Connection& conn, const LockKeys& keys) {
         keys.key);
 }
 
+Waiters waiters_or_none(const Reply& reply, const LockKeys& keys) {
+    try {
+        return waiters_from_reply(reply, keys.key);
+    } catch (const Error& e) {
+        log::verbose("could not read the waiters of lock '{}': {}", keys.key, e.what());
+        return {};
+    }
+}
+
 Waiters waiters_or_none(Connection& conn, const LockKeys& keys) {
     try {
         return read_waiters(conn, keys);

@@ -32,6 +32,8 @@ Waiters read_waiters(Connection& conn, const LockKeys& keys);
 // read_waiters, or none when the queue cannot be read: status answers about the lock first
 // (-v says why).
 Waiters waiters_or_none(Connection& conn, const LockKeys& keys);
+// The same from waiters.lua's reply, read in a pipeline with others.
+Waiters waiters_or_none(const Reply& reply, const LockKeys& keys);
 // The pure part, for the unit tests: every number range-checked, anything out of shape refused
 // (RedisError) or, inside a waiter's record, taken as unknown.
 Waiters waiters_from_reply(const Reply& reply, std::string_view key);

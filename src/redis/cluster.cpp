@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <exception>
+#include <thread>
 #include <unordered_map>
 
 #include "redis/cluster_slots.hpp"
@@ -15,6 +18,42 @@
 #include "util/printable.hpp"
 
 namespace redlock {
+namespace {
+
+// Calls fn(0) .. fn(n - 1) at once, each but the first on a thread of its own, and waits for all:
+// masters far away cost one round trip together, not one each. An exception is rethrown once all
+// have ended, the first by index, as a loop would have met it.
+void on_each(std::size_t n, const std::function<void(std::size_t)>& fn) {
+    std::vector<std::exception_ptr> errors(n);
+    auto guarded = [&](std::size_t i) {
+        try {
+            fn(i);
+        } catch (...) {
+            errors[i] = std::current_exception();
+        }
+    };
+    {
+        std::vector<std::jthread> threads;
+        threads.reserve(n);
+        // Started with every signal blocked (threads inherit the mask), as the quorum's workers
+        // are: a signal meant for the run's signalfd must never be taken by one of them.
+        sigset_t all, before;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &before);
+        try {
+            for (std::size_t i = 1; i < n; ++i) threads.emplace_back(guarded, i);
+        } catch (...) {
+            pthread_sigmask(SIG_SETMASK, &before, nullptr);
+            throw;
+        }
+        pthread_sigmask(SIG_SETMASK, &before, nullptr);
+        if (n > 0) guarded(0);
+    }
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
 
 ClusterRouter::ClusterRouter(const Endpoint& cluster, Timeouts timeouts, const int& cancel_fd)
     : cluster_(cluster), timeouts_(timeouts), cancel_fd_(cancel_fd) {
@@ -238,7 +277,7 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
 }
 
 std::vector<Reply> ClusterRouter::pipeline(const std::vector<std::vector<std::string>>& commands,
-                                           Deadline deadline) {
+                                           Deadline deadline, bool read_only) {
     std::map<std::string, std::pair<NodeAddress, std::vector<std::size_t>>> by_node;
     for (std::size_t i = 0; i < commands.size(); ++i) {
         auto key = routing_key(commands[i]);
@@ -247,18 +286,23 @@ std::vector<Reply> ClusterRouter::pipeline(const std::vector<std::vector<std::st
         group.first = target;
         group.second.push_back(i);
     }
+    // Each master's pipeline on its own connection, all at once (on_each). The connections are
+    // made here, on this thread: nodes_ is not for the threads to change.
+    std::vector<std::pair<Connection*, const std::vector<std::size_t>*>> groups;
+    for (auto& [name, group] : by_node) groups.emplace_back(&node(group.first), &group.second);
     std::vector<Reply> replies(commands.size());
-    for (auto& [name, group] : by_node) {
-        std::vector<std::vector<std::string>> batch;
-        for (std::size_t i : group.second) batch.push_back(commands[i]);
-        std::vector<Reply> got;
-        try {
-            got = node(group.first).pipeline(batch, deadline);
-        } catch (const RedisUnavailable&) {
-            stale_ = true;
-            throw;
-        }
-        for (std::size_t j = 0; j < got.size(); ++j) replies[group.second[j]] = std::move(got[j]);
+    try {
+        on_each(groups.size(), [&](std::size_t g) {
+            auto [conn, indexes] = groups[g];
+            std::vector<std::vector<std::string>> batch;
+            for (std::size_t i : *indexes) batch.push_back(commands[i]);
+            std::vector<Reply> got = read_only ? conn->read_only_pipeline(batch, deadline)
+                                               : conn->pipeline(batch, deadline);
+            for (std::size_t j = 0; j < got.size(); ++j) replies[(*indexes)[j]] = std::move(got[j]);
+        });
+    } catch (const RedisUnavailable&) {
+        stale_ = true;
+        throw;
     }
     for (std::size_t i = 0; i < commands.size(); ++i) {
         std::string_view error = error_text(*replies[i]);
@@ -291,13 +335,14 @@ bool ClusterRouter::connected() const {
 void ClusterRouter::for_each_master(
     const std::function<void(Connection&, const NodeAddress&)>& visit) {
     refresh(BootClock::now() + timeouts_.connect + timeouts_.command);
-    for (const NodeAddress& master : std::vector<NodeAddress>(masters_)) {
-        try {
-            visit(node(master), master);
-        } catch (const RedisUnavailable&) {
-            stale_ = true;
-            throw;
-        }
+    const std::vector<NodeAddress> masters = masters_;
+    std::vector<Connection*> conns;
+    for (const NodeAddress& master : masters) conns.push_back(&node(master));
+    try {
+        on_each(masters.size(), [&](std::size_t i) { visit(*conns[i], masters[i]); });
+    } catch (const RedisUnavailable&) {
+        stale_ = true;
+        throw;
     }
 }
 

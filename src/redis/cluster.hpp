@@ -41,15 +41,18 @@ class ClusterRouter {
     // unchanged), and retrying TRYAGAIN until `deadline`; at most max_cluster_redirects
     // redirections. Other error replies are returned.
     Reply command(const std::vector<std::string>& argv, Deadline deadline);
-    // One pipeline per master; a reply that redirects is redone alone with command().
+    // One pipeline per master, all at once (a thread per master); a reply that redirects is redone
+    // alone with command(). `read_only`: commands that change nothing, which may ride in a new
+    // connection's set-up write (Connection::read_only_pipeline).
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
-                                Deadline deadline);
+                                Deadline deadline, bool read_only = false);
     void ensure_connected(std::optional<Deadline> cap);
     void close();
     bool connected() const;
 
     // Calls `visit` with a connection to each master of a freshly read slot map: for commands
-    // that must see the whole keyspace, such as SCAN.
+    // that must see the whole keyspace, such as SCAN. The masters are visited at once, each on
+    // a thread of its own, so `visit` must guard what it shares with the other calls.
     void for_each_master(const std::function<void(Connection&, const NodeAddress&)>& visit);
 
   private:

@@ -88,10 +88,10 @@ void Connection::close() {
 void Connection::ensure_connected(std::optional<Deadline> cap) {
     if (cluster_) return cluster_->ensure_connected(cap);
     if (socket_) return;
-    connect(cap, nullptr);
+    connect(cap, {});
 }
 
-void Connection::connect(std::optional<Deadline> cap, const std::vector<std::string>* first) {
+void Connection::connect(std::optional<Deadline> cap, const Commands& first) {
     Deadline deadline = BootClock::now() + timeouts_.connect;
     if (cap) deadline = std::min(deadline, *cap);
     // A sentinel URL names no server: ask the sentinels on every (re)connect, so that the first
@@ -121,8 +121,7 @@ void Connection::connect(std::optional<Deadline> cap, const std::vector<std::str
 // runs a pipelined command even when the AUTH before it failed (a server that needs no
 // password: an inherited REDISCLI_AUTH) or the SELECT did (a database that does not exist),
 // as the default user or in database 0, and an acquire run there would leave a lock behind.
-void Connection::handshake(const Endpoint& target, Deadline deadline,
-                           const std::vector<std::string>* first) {
+void Connection::handshake(const Endpoint& target, Deadline deadline, const Commands& first) {
     std::string setup;
     if (endpoint_.password) {
         std::vector<std::string> auth{"AUTH"};
@@ -132,7 +131,7 @@ void Connection::handshake(const Endpoint& target, Deadline deadline,
     }
     if (endpoint_.db != 0) setup += format_command({"SELECT", std::to_string(endpoint_.db)});
     if (endpoint_.is_sentinel()) setup += format_command({"ROLE"});
-    if (first) setup += format_command(*first);
+    for (const auto& argv : first) setup += format_command(argv);
     if (setup.empty()) return;
     socket_->write_all(setup, deadline, cancel_fd_);
     if (endpoint_.password) {
@@ -187,9 +186,24 @@ void Connection::follow_master(Deadline cap) {
 Reply Connection::read_only_command(const std::vector<std::string>& argv, Deadline deadline) {
     if (cluster_ || socket_) return command(argv, deadline);
     // Connected by `deadline` at the latest, as refresh() asks of every node it tries.
-    connect(deadline, &argv);
+    connect(deadline, {argv});
+    return std::move(read_replies(1, deadline).front());
+}
+
+std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Deadline deadline) {
+    if (cluster_) return cluster_->pipeline(commands, deadline, true);
+    if (socket_ || commands.empty()) return pipeline(commands, deadline);
+    Deadline start = BootClock::now();
+    connect(std::nullopt, commands);
+    return read_replies(commands.size(), deadline + (BootClock::now() - start));
+}
+
+std::vector<Reply> Connection::read_replies(std::size_t n, Deadline deadline) {
     try {
-        return read_reply(deadline);
+        std::vector<Reply> replies;
+        replies.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) replies.push_back(read_reply(deadline));
+        return replies;
     } catch (const ReplyLost&) {
         close();
         throw;

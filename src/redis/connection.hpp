@@ -51,6 +51,12 @@ class Connection {
     // round trip of its own. Only for such commands: Redis runs a pipelined command even when
     // the AUTH before it failed, as the default user.
     Reply read_only_command(const std::vector<std::string>& argv, Deadline deadline);
+    // As pipeline(), for commands that change nothing (status's reads), with the same rule as
+    // read_only_command: on a connection that is not open yet they go out in the set-up's write,
+    // so that set-up and reads cost one round trip in all. The time the connect takes does not
+    // count against `deadline`. Over Redis Cluster, one such pipeline per master.
+    std::vector<Reply> read_only_pipeline(const std::vector<std::vector<std::string>>& commands,
+                                          Deadline deadline);
     // Sends all `commands` at once, then reads their replies in order: one round trip for many
     // independent commands (list reads every lock this way). Same error handling as command().
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
@@ -101,13 +107,15 @@ class Connection {
     // A timed-out command's connection: kept (its late reply then read and dropped by the next
     // command) unless a blocking command's or too many replies are owed; see connection.cpp.
     void after_timeout(const std::vector<std::vector<std::string>>& sent);
-    // ensure_connected() with `first` (a read-only command) in the set-up's write; its reply is
-    // left for the caller to read.
-    void connect(std::optional<Deadline> cap, const std::vector<std::string>* first);
+    using Commands = std::vector<std::vector<std::string>>;
+    // ensure_connected() with `first` (read-only commands) in the set-up's write; their replies
+    // are left for the caller to read.
+    void connect(std::optional<Deadline> cap, const Commands& first);
     // Logs in, selects the database and (sentinel endpoints) checks that `target` is the master;
-    // `first`, if given, goes out in the same write (its reply is not read here).
-    void handshake(const Endpoint& target, Deadline deadline,
-                   const std::vector<std::string>* first);
+    // `first` goes out in the same write (their replies are not read here).
+    void handshake(const Endpoint& target, Deadline deadline, const Commands& first);
+    // Reads `n` replies, closing the connection on any failure as command() does.
+    std::vector<Reply> read_replies(std::size_t n, Deadline deadline);
 
     struct ReaderDeleter {
         void operator()(redisReader* r) const { redisReaderFree(r); }

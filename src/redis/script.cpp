@@ -102,4 +102,53 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
     return reply;
 }
 
+std::vector<std::string> Script::argv(const std::vector<std::string>& keys,
+                                      const std::vector<std::string>& args, bool body) const {
+    std::vector<std::string> out{body ? "EVAL" : "EVALSHA", body ? body_ : sha1_,
+                                 std::to_string(keys.size())};
+    out.insert(out.end(), keys.begin(), keys.end());
+    out.insert(out.end(), args.begin(), args.end());
+    return out;
+}
+
+void Script::note_reply(Connection& conn, const Reply& reply, Deadline deadline) const {
+    conn.set_script_uncached(sha1_, error_text(*reply).starts_with("NOSCRIPT"));
+    reject_old_server(conn, name_, error_text(*reply), deadline);
+}
+
+std::vector<Reply> run_read_only(Connection& conn, const std::vector<ReadCall>& calls,
+                                 Deadline deadline) {
+    std::vector<std::vector<std::string>> commands;
+    commands.reserve(calls.size());
+    for (const ReadCall& call : calls)
+        commands.push_back(
+            call.script
+                ? call.script->argv(call.keys, call.args, conn.script_uncached(call.script->sha1()))
+                : call.args);
+    std::vector<Reply> replies = conn.read_only_pipeline(commands, deadline);
+    // In order, as Script::run would have met them: a NOSCRIPT for the first script of a
+    // connection marks the whole cache as emptied (Connection::script_uncached).
+    std::vector<std::size_t> missing;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (!calls[i].script) continue;
+        if (commands[i][0] == "EVALSHA" && error_text(*replies[i]).starts_with("NOSCRIPT")) {
+            conn.set_script_uncached(calls[i].script->sha1(), true);
+            missing.push_back(i);
+            continue;
+        }
+        calls[i].script->note_reply(conn, replies[i], deadline);
+    }
+    if (missing.empty()) return replies;
+    std::vector<std::vector<std::string>> again;
+    for (std::size_t i : missing)
+        again.push_back(calls[i].script->argv(calls[i].keys, calls[i].args, true));
+    std::vector<Reply> resent = conn.pipeline(again, deadline);
+    for (std::size_t j = 0; j < missing.size(); ++j) {
+        std::size_t i = missing[j];
+        replies[i] = std::move(resent[j]);
+        calls[i].script->note_reply(conn, replies[i], deadline);
+    }
+    return replies;
+}
+
 }  // namespace redlock

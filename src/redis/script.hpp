@@ -52,6 +52,13 @@ class Script {
     Reply run(Connection& conn, const std::vector<std::string>& keys,
               const std::vector<std::string>& args, ScriptTime time) const;
 
+    // The EVALSHA that runs it, or with `body` the EVAL.
+    std::vector<std::string> argv(const std::vector<std::string>& keys,
+                                  const std::vector<std::string>& args, bool body) const;
+    // After a reply to argv(): tells `conn` whether the server has the script, and refuses a
+    // server too old for it (UnsupportedServer).
+    void note_reply(Connection& conn, const Reply& reply, Deadline deadline) const;
+
     const std::string& name() const { return name_; }
     const std::string& sha1() const { return sha1_; }
 
@@ -61,5 +68,20 @@ class Script {
     std::string sha1_;
     Send send_;
 };
+
+// One command of a read-only batch (run_read_only): a script with its keys and arguments, or,
+// where `script` is null, the plain command `args`.
+struct ReadCall {
+    const Script* script = nullptr;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+};
+
+// Sends every call in one write (on a new connection, in the set-up's write too:
+// Connection::read_only_pipeline), then the scripts the server lacked (NOSCRIPT) with their
+// bodies, in one more write. So only calls that change nothing: status's reads. The replies are
+// in the order of `calls`; error replies are returned for the caller to map.
+std::vector<Reply> run_read_only(Connection& conn, const std::vector<ReadCall>& calls,
+                                 Deadline deadline);
 
 }  // namespace redlock

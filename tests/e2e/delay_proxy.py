@@ -2,12 +2,17 @@
 """A TCP proxy that makes a loopback redis-server look far away: every byte is held MS
 milliseconds in each direction (a round trip of 2 * MS), in order, as a long link would.
 
-    delay_proxy.py PORT_FILE REDIS_PORT MS
+    delay_proxy.py PORT_FILE REDIS_PORT MS [TURNS_FILE]
 
 Listens on a free loopback port (written to PORT_FILE) and forwards each client connection to
 127.0.0.1:REDIS_PORT. The TCP handshake with the proxy itself is not delayed, but nothing the
 client sends reaches Redis before MS, and nothing Redis answers reaches the client before MS.
 Used by the round-trip tests (tests/e2e/rtt.bats) and bench/rtt.
+
+With TURNS_FILE, it counts round trips, whatever the delay: a turn is the first data a client
+sends on a connection, or data it sends after Redis answered something on that connection since
+its last. Commands sent together in one write are one turn, each command sent after the answer to
+the one before is one more. TURNS_FILE holds the total over all connections so far.
 """
 import collections
 import os
@@ -17,10 +22,23 @@ import threading
 import time
 
 port_file, redis_port, delay = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) / 1000.0
+turns_file = sys.argv[4] if len(sys.argv) > 4 else None
+turns = 0
+turns_lock = threading.Lock()
 
 
-def pump(src, dst):
-    """Copies src to dst, each chunk sent `delay` after it arrived; EOF is passed on the same way."""
+def count_turn():
+    global turns
+    with turns_lock:
+        turns += 1
+        with open(turns_file + ".tmp", "w") as f:
+            f.write(str(turns))
+        os.rename(turns_file + ".tmp", turns_file)
+
+
+def pump(src, dst, turn=None):
+    """Copies src to dst, each chunk sent `delay` after it arrived; EOF is passed on the same way.
+    turn(), if given, is called with each chunk as it arrives."""
     queue = collections.deque()
     ready = threading.Condition()
 
@@ -47,6 +65,8 @@ def pump(src, dst):
             data = src.recv(65536)
         except OSError:
             data = b""
+        if data and turn:
+            turn()
         with ready:
             queue.append((time.monotonic() + delay, data or None))
             ready.notify()
@@ -62,8 +82,20 @@ def serve(client):
         return
     for s in (client, upstream):
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
-    threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+    to_redis, to_client = None, None
+    if turns_file:
+        answered = [True]  # the first data on a connection is a turn
+
+        def to_redis():
+            if answered[0]:
+                answered[0] = False
+                count_turn()
+
+        def to_client():
+            answered[0] = True
+
+    threading.Thread(target=pump, args=(client, upstream, to_redis), daemon=True).start()
+    threading.Thread(target=pump, args=(upstream, client, to_client), daemon=True).start()
 
 
 listener = socket.socket()

@@ -47,6 +47,29 @@ far_quorum() {
     assert_output --regexp "answers, but later than --node-timeout 50ms allows: a round trip there took [0-9][0-9.]*m?s .*raise --node-timeout"
 }
 
+@test "a distant quorum runs with the default node timeout, raised to follow its round trip" {
+    far_quorum 100
+    # A 200 ms round trip against the default 50 ms: the first attempt answers too late and is
+    # given back, the next one runs with three times the round trip measured (at most a tenth
+    # of the ttl).
+    run -0 "$RL" -u "$FAR_URL" -v -t 60s distant -- touch "$BATS_TEST_TMPDIR/ran"
+    [ -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_output --partial "(--node-timeout not given)"
+    q_nothing_left distant
+}
+
+@test "a node timeout given is kept, and a round trip beyond a tenth of the ttl is not followed" {
+    far_quorum 100
+    run -69 "$RL" -u "$FAR_URL" --node-timeout 50ms -t 60s given -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # A tenth of 1s is 100ms, below the 200 ms round trip: the message names --node-timeout.
+    run -69 "$RL" -u "$FAR_URL" -t 1s capped -- touch "$BATS_TEST_TMPDIR/ran"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_output --partial "raise --node-timeout above that"
+    q_nothing_left given
+    q_nothing_left capped
+}
+
 @test "a quorum give-back reaches nodes whose script cache is empty" {
     far_quorum 100
     local i
@@ -91,4 +114,66 @@ far_quorum() {
     assert_output --partial "timed out"
     assert_output --partial "(--node-timeout 50ms bounds each node's connect and command)"
     q_nothing_left silent
+}
+
+# counting_proxy PORT: a proxy with no delay in front of PORT that counts round trips
+# (delay_proxy.py's turns); sets PROXY_PORT and TURNS (the file with the count).
+counting_proxy() {
+    local port_file="$BATS_TEST_TMPDIR/count.$1.port"
+    TURNS="$BATS_TEST_TMPDIR/count.$1.turns"
+    /usr/bin/python3 "$BATS_TEST_DIRNAME/delay_proxy.py" "$port_file" "$1" 0 "$TURNS" 3>&- &
+    DELAY_PIDS+=($!)
+    wait_for 5 file_exists "$port_file"
+    PROXY_PORT=$(cat "$port_file")
+}
+
+turns() { cat "$TURNS" 2>/dev/null || echo 0; }
+
+@test "status with a password and a database is one round trip, set-up included" {
+    cli "${Q_PORT[0]}" ACL SETUSER rtt on '>pw' '~*' '&*' '+@all' >/dev/null
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:${Q_PORT[0]}/2" -t 60s --ledger-size 5 st -- true
+    cli "${Q_PORT[0]}" -n 2 SET st someone-else PX 60000 >/dev/null
+    # The scripts cached (a cold cache costs one more round trip: their bodies).
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:${Q_PORT[0]}/2" status st
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:$PROXY_PORT/2" status st
+    assert_output --partial "holder:   unknown"
+    assert_output --partial "last run:"
+    # AUTH, SELECT, the lock, the eviction policy, the waiters and the last runs in one write
+    # (each of the four reads in its own round trip after the set-up's made 5).
+    [ "$(turns)" -eq 1 ]
+    # A cache emptied: the three scripts' bodies follow in one more write, not one each.
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:$PROXY_PORT/2" status st
+    [ "$(turns)" -eq 3 ]
+}
+
+@test "status over a quorum is one round trip per node" {
+    local i urls="" total=0 turn_files=()
+    run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 qst -- true
+    # The scripts cached on every node (a cold cache costs one more round trip: their bodies).
+    run -1 "$RL" -u "$QUORUM_URL" status qst
+    for i in 0 1 2; do
+        counting_proxy "${Q_PORT[i]}"
+        turn_files+=("$TURNS")
+        urls+="${urls:+,}redis://127.0.0.1:$PROXY_PORT"
+    done
+    run -1 "$RL" -u "$urls" status qst
+    assert_output --partial "last run:"
+    # The lock, its last runs and its waiters in one write to each node (three round trips
+    # each before).
+    for i in 0 1 2; do total=$((total + $(cat "${turn_files[i]}" 2>/dev/null || echo 0))); done
+    [ "$total" -eq 3 ]
+}
+
+@test "list on a server whose script cache was flushed sends the bodies for all its locks at once" {
+    local i
+    for i in 1 2 3 4; do cli "${Q_PORT[0]}" SET "cold$i" someone-else PX 60000 >/dev/null; done
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list 'cold*'
+    assert_line --partial cold4
+    # SCAN, the four reads, the four again with the script's body: one round trip each (7
+    # before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
+    [ "$(turns)" -eq 3 ]
 }

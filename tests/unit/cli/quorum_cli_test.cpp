@@ -64,3 +64,21 @@ TEST(QuorumCli, NodeTimeoutIsValidated) {
     EXPECT_THROW(with({"-t", "1s", "--node-timeout", "101ms", "job", "true"}), UsageError);
     EXPECT_NO_THROW(with({"-t", "1s", "--node-timeout", "100ms", "job", "true"}));
 }
+
+// Only a node timeout nobody gave follows the round trip (QuorumLock::follow): one given on the
+// command line or in the environment is kept as it is.
+TEST(QuorumCli, NodeTimeoutGivenIsKnown) {
+    std::vector<std::string> three{"-u", "redis://a", "-u", "redis://b", "-u", "redis://c"};
+    auto with = [&](std::vector<std::string> more) {
+        std::vector<std::string> w = three;
+        w.insert(w.end(), more.begin(), more.end());
+        return parse(w);
+    };
+    EXPECT_FALSE(with({"job", "true"}).run.conn.node_timeout_given);
+    EXPECT_TRUE(with({"--node-timeout", "50ms", "job", "true"}).run.conn.node_timeout_given);
+    ::setenv("REDLOCK_NODE_TIMEOUT", "80ms", 1);
+    Invocation inv = with({"job", "true"});
+    ::unsetenv("REDLOCK_NODE_TIMEOUT");
+    EXPECT_TRUE(inv.run.conn.node_timeout_given);
+    EXPECT_EQ(inv.run.conn.node_timeout, milliseconds(80));
+}
