@@ -16,9 +16,7 @@ namespace {
 
 // `text` as a decimal within [0, hi], or nullopt.
 std::optional<long long> in_range(std::string_view text, long long hi) {
-    std::optional<long long> v = parse_integer(text);
-    if (!v || *v < 0 || *v > hi) return std::nullopt;
-    return v;
+    return parse_integer(text, 0, hi);
 }
 
 // '<since_ms> <pid> <host>' as lib/queue.lua writes it. A record out of shape, or a number out
