@@ -22,14 +22,11 @@ inline constexpr Millis max_server_ttl{100LL * 366 * 24 * 3600 * 1000};
 // TIME's seconds beyond this (about year 36812) would overflow the product in milliseconds.
 inline constexpr long long max_unix_seconds = 1LL << 40;
 
-// A string reply's bytes; empty for a reply that carries none.
-std::string reply_text(const redisReply& r);
-
 // `fence`, or DataError naming lock `key` when it is outside 1..fence_limit-1.
 long long checked_fence(long long fence, std::string_view key);
 
-// Each maps an error reply as check() does and throws RedisError for a reply of the wrong shape;
-// `key` names the lock in the messages.
+// Each maps an error reply as check() does and throws UnexpectedReply (a RedisError) for a reply
+// of the wrong shape; `key` names the lock in the messages.
 // Acquired: {1, fence[, 'slot', slot]} (permits.lua adds 'permit', n, read by LockNode); busy:
 // {0, pttl, holder info...}; --once-per's skip: {2, slot, the slot record's fields...}.
 AcquireResult acquire_result(const Reply& reply, std::string_view key);

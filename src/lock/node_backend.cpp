@@ -159,17 +159,18 @@ class NodeBackend final : public LockBackend {
 
     bool holds(const std::string& token) override {
         Reply reply = conn_.command({"GET", keys().key});
-        const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}' on {}",
-                                                       keys().key, node_.describe()));
-        if (r.type != REDIS_REPLY_STRING) return false;
-        std::string value(r.str, r.len);
+        std::optional<std::string_view> value =
+            check(reply, fmt::format("checking the inherited lock '{}' on {}", keys().key,
+                                     node_.describe()))
+                .string();
+        if (!value) return false;
         // A permits lock (--permits N): the parent holds one of the permits, whatever N this
         // nested run was given.
-        if (permits_of(value)) return node_.holds_permit(keys(), token);
+        if (permits_of(*value)) return node_.holds_permit(keys(), token);
         // A shared lock: the parent is one of its shared holders, whatever mode this nested
         // run asked for.
-        if (value == shared_marker) return node_.holds_shared(keys(), token);
-        return value == token;
+        if (*value == shared_marker) return node_.holds_shared(keys(), token);
+        return *value == token;
     }
 
     std::string identity() const override { return redis_identity(conn_.endpoint()); }

@@ -500,8 +500,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
                 if (!accepted[i]) return false;
                 Reply r = scripts::raise_fence().run(conn, {held_key, keys.fence, held_info},
                                                      {token, std::to_string(fence)}, command);
-                const redisReply& reply = check(r, "raising the fence");
-                return reply.type == REDIS_REPLY_INTEGER && reply.integer == 1;
+                return check(r, "raising the fence").integer(1, 1).has_value();
             },
             [need](const Answers<bool>& seen) {
                 return count_if(seen, [](bool b) { return b; }) >= need;
@@ -857,9 +856,10 @@ bool QuorumLock::holds(const LockKeys& keys, const std::string& token) {
         workers_, cancel_fd_, BootClock::now() + timeouts_.connect + timeouts_.command,
         [keys, token](std::size_t, LockNode& node, Connection& conn) {
             Reply reply = conn.command({"GET", keys.key});
-            const redisReply& r = check(reply, fmt::format("checking lock '{}'", keys.key));
-            if (r.type != REDIS_REPLY_STRING) return false;
-            std::string value(r.str, r.len);
+            std::optional<std::string_view> found =
+                check(reply, fmt::format("checking lock '{}'", keys.key)).string();
+            if (!found) return false;
+            std::string value(*found);
             // A permits lock: the parent holds one of its permits, whatever N this run has; a
             // shared lock: the parent is one of its shared holders, whatever mode this run has.
             if (permits_of(value)) return node.holds_permit(keys, token);

@@ -141,7 +141,8 @@ Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Dead
                 conn.command({"SENTINEL", "get-master-addr-by-name", endpoint.master_name}, share);
             const redisReply& r =
                 check(reply, fmt::format("asking the sentinel at {} for master '{}'",
-                                         sentinel.describe(), endpoint.master_name));
+                                         sentinel.describe(), endpoint.master_name))
+                    .raw();
             if (r.type != REDIS_REPLY_ARRAY || r.elements != 2) {
                 failures.push_back(fmt::format("the sentinel at {} does not know master '{}'",
                                                sentinel.describe(), endpoint.master_name));
