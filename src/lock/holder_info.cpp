@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "lock/lock_replies.hpp"
+#include "lock/results.hpp"
 #include "util/number.hpp"
 
 namespace redlock {
