@@ -156,9 +156,7 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
     ReplyView r =
         check(reply, fmt::format("reading the ledger of lock '{}'", key)).as_array(2, 2, [&] {
             return fmt::format(
-                "unexpected reply reading the last runs of lock '{}' (is this "
-                "Redis?)",
-                key);
+                "unexpected reply reading the last runs of lock '{}' (is this Redis?)", key);
         });
     auto entry = [&](ReplyView e) -> std::optional<LedgerEntry> {
         std::optional<std::string_view> stored = e.string();

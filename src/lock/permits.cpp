@@ -114,7 +114,7 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
     ReplyView r = *reply;
     long long permit = r.size() >= 4 ? integer_or(r[3], 0) : 0;
     if (permit < 1 || permit > permits_)
-        throw RedisError(
+        throw UnexpectedReply(
             fmt::format("unexpected reply from the permits script: permit {} of {} for lock '{}'",
                         permit, permits_, keys.key));
     result.permit = permit_ = static_cast<int>(permit);
@@ -124,7 +124,7 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
         std::string_view map = r[5].text();
         if (map.size() != static_cast<std::size_t>(permits_) ||
             map.find_first_not_of("01") != std::string_view::npos)
-            throw RedisError(
+            throw UnexpectedReply(
                 fmt::format("unexpected reply from the permits script: a map of free permits of {} "
                             "characters for --permits {} of lock '{}'",
                             map.size(), permits_, keys.key));
