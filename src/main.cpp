@@ -57,9 +57,8 @@ int handover_main(const char* group_text) {
     sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
     alarm(static_cast<unsigned>(std::chrono::ceil<std::chrono::seconds>(handover_bound).count()));
     constexpr int state_fd = 6;  // run/watch_loop.hpp's handover_fd
-    std::optional<long long> group = parse_integer(group_text);
-    if (!group || *group < 2 || *group > INT32_MAX)
-        throw UsageError("rl-handover is started by redlock-run's watchdog only");
+    std::optional<long long> group = parse_integer(group_text, 2, INT32_MAX);
+    if (!group) throw UsageError("rl-handover is started by redlock-run's watchdog only");
     HandoverState state = read_handover(state_fd);
     // Nothing else of the watchdog's (its pipe, the lease's file, our binary) is ours to keep.
     close_range(3, ~0U, 0);

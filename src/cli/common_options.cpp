@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <optional>
 
 #include "redis/secrets.hpp"
@@ -11,6 +10,7 @@
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
 #include "util/log.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -70,12 +70,11 @@ Millis duration_option(const std::string& text, const std::string& option) {
 }
 
 int int_option(const std::string& text, const std::string& option, int min, int max) {
-    int v = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
+    std::optional<long long> v = parse_integer(text, min, max);
+    if (!v)
         throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
                                      option, min, max));
-    return v;
+    return static_cast<int>(*v);
 }
 
 ConnectionOptions connection_options(const CommonRawOptions& raw, const Scan& scan) {

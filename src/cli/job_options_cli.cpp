@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <optional>
 
 #include "run/metrics.hpp"
 #include "run/ping.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
+#include "util/number.hpp"
 #include "util/regular_file.hpp"
 
 namespace redlock {
@@ -16,12 +17,11 @@ namespace {
 
 long long count_option(const std::string& text, const std::string& option, long long min,
                        long long max) {
-    long long v = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max)
+    std::optional<long long> v = parse_integer(text, min, max);
+    if (!v)
         throw UsageError(fmt::format("invalid value '{}' for {}: expected {}-{}", excerpt(text),
                                      option, min, max));
-    return v;
+    return *v;
 }
 
 }  // namespace

@@ -27,10 +27,8 @@ std::vector<std::string> eviction_policy_query() {
 
 void warn_if_evicting(const Connection& conn, const Reply& reply) {
     // A refused CONFIG is an error reply; an unknown parameter is an empty array.
-    const redisReply& r = *reply;
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2 || r.element[1]->type != REDIS_REPLY_STRING)
-        return;
-    std::string_view policy(r.element[1]->str, r.element[1]->len);
+    if (reply->size() < 2 || !(*reply)[1].is_string()) return;  // size() is 0 for a non-array
+    std::string_view policy = (*reply)[1].text();
     if (policy == "noeviction") return;
     log::warning(
         "Redis at {} has maxmemory-policy {}{}: under memory pressure it may evict a lock key, "

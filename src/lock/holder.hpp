@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "lock/holder_info.hpp"
-#include "lock/lock.hpp"
+#include "lock/results.hpp"
 
 namespace redlock {
 

@@ -1,10 +1,9 @@
 #include "lock/holder_info.hpp"
 
-#include <cerrno>
 #include <climits>
-#include <cstdlib>
 
-#include "lock/lock_replies.hpp"
+#include "lock/results.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 
@@ -22,11 +21,7 @@ HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {
     // 0 (unknown) for anything but a decimal in [0, hi]: the values come from the server, and
     // "held for" subtracts them.
     auto number = [](const std::string& s, long long hi = max_unix_seconds * 1000) {
-        char* end = nullptr;
-        errno = 0;
-        long long v = std::strtoll(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || errno == ERANGE || v < 0 || v > hi) return 0LL;
-        return v;
+        return parse_integer(s, 0, hi).value_or(0);
     };
     for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
         const std::string& k = flat[i];
@@ -53,12 +48,10 @@ HolderInfo HolderInfo::from_fields(const std::vector<std::string>& flat) {
     return info;
 }
 
-std::optional<HolderInfo> holder_from_reply(const redisReply& r, std::size_t first) {
-    if (r.type != REDIS_REPLY_ARRAY || r.elements <= first) return std::nullopt;
+std::optional<HolderInfo> holder_from_reply(ReplyView r, std::size_t first) {
+    if (r.size() <= first) return std::nullopt;  // size() is 0 for a reply that is no array
     std::vector<std::string> flat;
-    for (std::size_t i = first; i < r.elements; ++i)
-        flat.push_back(r.element[i]->str ? std::string(r.element[i]->str, r.element[i]->len)
-                                         : std::string());
+    for (std::size_t i = first; i < r.size(); ++i) flat.emplace_back(r[i].text());
     return HolderInfo::from_fields(flat);
 }
 

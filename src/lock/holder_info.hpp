@@ -4,13 +4,13 @@
 // (ledger_size below).
 #pragma once
 
-#include <hiredis/hiredis.h>
-
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "redis/reply.hpp"
 
 namespace redlock {
 
@@ -36,6 +36,6 @@ struct HolderInfo {
 
 // The holder-info field/value list that the acquire, status and force_release scripts append to
 // their replies, read from element `first` on; nullopt when there is none.
-std::optional<HolderInfo> holder_from_reply(const redisReply& r, std::size_t first);
+std::optional<HolderInfo> holder_from_reply(ReplyView r, std::size_t first);
 
 }  // namespace redlock

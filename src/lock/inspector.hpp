@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "lock/ledger.hpp"
-#include "lock/lock.hpp"
 #include "lock/lock_state.hpp"
 #include "lock/options.hpp"
 #include "lock/permits.hpp"
+#include "lock/results.hpp"
 #include "lock/waiters.hpp"
 
 namespace redlock {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "lock/lock_replies.hpp"
 #include "lock/permits.hpp"
 #include "lock/scripts.hpp"
@@ -123,9 +125,9 @@ namespace {
 
 // One stored entry, or none when it is out of range (decode_entry): left out with a warning, so
 // that one bad entry neither hides the others nor passes for a run.
-std::optional<LedgerEntry> checked_entry(const redisReply& stored, std::string_view key) {
+std::optional<LedgerEntry> checked_entry(std::string_view stored, std::string_view key) {
     try {
-        return decode_entry(std::string_view(stored.str, stored.len));
+        return decode_entry(stored);
     } catch (const DataError& e) {
         log::warning("lock '{}': left out a ledger entry: {}", key, e.what());
         return std::nullopt;
@@ -149,25 +151,29 @@ std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std
     Reply reply = scripts::history().run(conn, abandoned_run_keys(keys),
                                          {std::to_string(limit), permit_key_prefix(keys)},
                                          conn.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("reading the ledger of lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY)
-        throw RedisError(fmt::format("unexpected reply reading the ledger of lock '{}'", keys.key));
-    for (std::size_t i = 0; i < r.elements && i < limit; ++i)
-        if (r.element[i]->type == REDIS_REPLY_STRING)
-            if (auto e = checked_entry(*r.element[i], keys.key)) out.push_back(std::move(*e));
+    ReplyView r =
+        check(reply, fmt::format("reading the ledger of lock '{}'", keys.key))
+            .as_array(0, SIZE_MAX, [&] {
+                return fmt::format("unexpected reply reading the ledger of lock '{}'", keys.key);
+            });
+    for (std::size_t i = 0; i < r.size() && i < limit; ++i)
+        if (auto stored = r[i].string())
+            if (auto e = checked_entry(*stored, keys.key)) out.push_back(std::move(*e));
     return out;
 }
 
 LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("reading the ledger of lock '{}'", key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements != 2)
-        throw RedisError(fmt::format(
-            "unexpected reply reading the last runs of lock '{}' (is this Redis?)", key));
-    auto entry = [&](const redisReply& e) -> std::optional<LedgerEntry> {
-        if (e.type != REDIS_REPLY_STRING) return std::nullopt;  // false: none
-        return checked_entry(e, key);
+    ReplyView r =
+        check(reply, fmt::format("reading the ledger of lock '{}'", key)).as_array(2, 2, [&] {
+            return fmt::format(
+                "unexpected reply reading the last runs of lock '{}' (is this Redis?)", key);
+        });
+    auto entry = [&](ReplyView e) -> std::optional<LedgerEntry> {
+        std::optional<std::string_view> stored = e.string();
+        if (!stored) return std::nullopt;  // false: none
+        return checked_entry(*stored, key);
     };
-    return {entry(*r.element[0]), entry(*r.element[1])};
+    return {entry(r[0]), entry(r[1])};
 }
 
 LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {

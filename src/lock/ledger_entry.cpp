@@ -99,8 +99,8 @@ LedgerEntry decode_entry(std::string_view stored) {
     // One bad field rejects the whole entry: a row half made of defaults would look real.
     std::set<std::string_view> seen;
     auto number = [&](std::string_view name, std::string_view value, long long min, long long max) {
-        std::optional<long long> n = parse_integer(value);
-        if (!n || *n < min || *n > max)
+        std::optional<long long> n = parse_integer(value, min, max);
+        if (!n)
             throw DataError(fmt::format("ledger entry: {} '{}' is not a number in {}..{}", name,
                                         excerpt(printable(value), 30), min, max));
         return *n;

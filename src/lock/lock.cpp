@@ -159,10 +159,11 @@ FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Mi
 
 bool LockNode::holds(const LockKeys& keys, const std::string& token) {
     Reply reply = conn_.command({"GET", keys.key});
-    const redisReply& r =
-        check(reply, fmt::format("checking the inherited lock '{}' on {}", keys.key, describe()));
-    if (r.type != REDIS_REPLY_STRING) return false;
-    std::string value(r.str, r.len);
+    std::optional<std::string_view> found =
+        check(reply, fmt::format("checking the inherited lock '{}' on {}", keys.key, describe()))
+            .string();
+    if (!found) return false;
+    std::string value(*found);
     // A permits lock (--permits N): the parent holds one of the permits, whatever N this nested
     // run was given.
     if (permits_of(value)) return holds_permit(keys, token);

@@ -12,38 +12,11 @@
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
 #include "lock/ledger.hpp"
+#include "lock/results.hpp"
 #include "redis/connection.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {
-
-struct AcquireResult {
-    bool acquired = false;
-    long long fence = 0;               // when acquired: the fencing token
-    long long holder_pttl = -1;        // when busy: the holder's remaining TTL in ms (-1: none set)
-    std::optional<HolderInfo> holder;  // when busy: the holder's recorded info, if any
-    // When busy: shared holders (--shared runs) hold it, not one exclusive holder. How many were
-    // in when read (0: not known), and `holder` is one of them when one recorded its info.
-    bool shared = false;
-    long long shared_holders = 0;
-    int permit = 1;  // when acquired: which of the --permits (1: a plain lock)
-    // When a re-sent permits acquire found its permit already taken by this token: the node's
-    // counter now, which other holders may have moved past `fence` (the one this token drew). A
-    // quorum counts this, not `fence`, toward its own fence (quorum.cpp says why).
-    std::optional<long long> counter;
-    // --once-per: the slot this attempt belongs to, by the node's clock (acquired or skipped).
-    std::optional<long long> slot;
-    // --once-per: the lock was free but the slot's run is already done, so it was not taken.
-    std::optional<SlotRecord> slot_done;
-    // Permits, when acquired: which permits were free on the node before it gave one (element
-    // i-1 for permit i). A quorum whose nodes gave a run different permits asks next for the
-    // permit most of them had free (QuorumLock::acquire).
-    std::vector<bool> free_permits;
-    // When busy: the lock was free, but the node lost its data (no fence counter) less than the
-    // restart guard ago, so it is held back (holder_pttl: how long still); the node's uptime in
-    // seconds. See restart_guard_left in src/lock/scripts/lib/queue.lua.
-    std::optional<long long> restart_uptime_s;
-};
 
 // What a held-back acquire says of it: "Redis on X restarted 3s ago without the lock's data; a
 // holder from before may still run, so it is held back for 7s more (--restart-guard)".
@@ -51,21 +24,12 @@ std::string restart_guard_text(const AcquireResult& busy, std::string_view where
 // "3s ago", or "under 1s ago" for an uptime of 0 whole seconds.
 std::string restarted_ago(long long uptime_s);
 
-enum class RenewResult { renewed, not_owner };
-
 // Whether a failed acquire joins (or keeps its place in) the waiters' queue (see waiter.hpp).
 enum class Queueing { none, wait };
 
 // How long a waiter blocks when the holder's key has no TTL (a foreign client's lock): there is
 // no expiry to wait for, so it looks again this often.
 inline constexpr Millis no_ttl_recheck{1'000};
-enum class ReleaseResult { released, absent, not_owner };
-
-// A run's last round trip (ledger.lua): its record written and its lock released in one step.
-struct FinishResult {
-    ReleaseResult release = ReleaseResult::released;
-    RecordResult record;
-};
 
 // How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a
 // round trip, and one that died never claims it.

@@ -3,59 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstdlib>
+#include <cstdint>
 
 #include "util/errors.hpp"
 
 namespace redlock {
 namespace {
 
-// Words for hiredis's reply type numbers: "type 4" would tell the operator nothing.
-std::string_view type_name(int type) {
-    switch (type) {
-        case REDIS_REPLY_STRING:
-            return "a string";
-        case REDIS_REPLY_ARRAY:
-            return "an array";
-        case REDIS_REPLY_INTEGER:
-            return "an integer";
-        case REDIS_REPLY_NIL:
-            return "nil";
-        case REDIS_REPLY_STATUS:
-            return "a status";
-        case REDIS_REPLY_ERROR:
-            return "an error";
-    }
-    return "an unknown type";
-}
-
-long long integer(const redisReply& r, std::string_view what) {
-    if (r.type != REDIS_REPLY_INTEGER)
-        throw RedisError(fmt::format(
+long long integer(ReplyView r, std::string_view what) {
+    return r.as_int(LLONG_MIN, LLONG_MAX, [&] {
+        return fmt::format(
             "unexpected reply from the {} script: {} where an integer belongs (is this Redis?)",
-            what, type_name(r.type)));
-    return r.integer;
-}
-
-// A number in [lo, hi], from an integer or a decimal string; nullopt for anything else (text,
-// a value strtoll saturates, one out of range), so no caller does arithmetic on a wild value.
-std::optional<long long> number(const redisReply& r, long long lo, long long hi) {
-    long long v = 0;
-    if (r.type == REDIS_REPLY_INTEGER) {
-        v = r.integer;
-    } else if (r.type == REDIS_REPLY_STRING) {
-        std::string s = reply_text(r);
-        char* end = nullptr;
-        errno = 0;
-        v = std::strtoll(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || errno == ERANGE) return std::nullopt;
-    } else {
-        return std::nullopt;
-    }
-    if (v < lo || v > hi) return std::nullopt;
-    return v;
+            what, r.type_name());
+    });
 }
 
 // A TTL as PTTL reports it (-2 no key, -1 no expiry), capped at max_server_ttl: Redis accepts
@@ -64,54 +25,47 @@ long long pttl_value(long long pttl) {
     return std::clamp<long long>(pttl, -2, max_server_ttl.count());
 }
 
-// --once-per's slot as the acquire script computed it, or RedisError: no real clock gives any
-// other.
-long long checked_slot(const redisReply& r, std::string_view key) {
-    std::optional<long long> slot = number(r, -1, max_slot);
-    if (!slot)
-        throw RedisError(fmt::format(
+// --once-per's slot as the acquire script computed it, or UnexpectedReply: no real clock gives
+// any other.
+long long checked_slot(ReplyView r, std::string_view key) {
+    return r.as_number(-1, max_slot, [&] {
+        return fmt::format(
             "unexpected reply from the acquire script for lock '{}': {} where a --once-per slot "
             "belongs (is this Redis?)",
-            key,
-            r.type == REDIS_REPLY_STRING ? fmt::format("'{}'", reply_text(r))
-                                         : std::string(type_name(r.type))));
-    return *slot;
+            key, r.is_string() ? fmt::format("'{}'", r.text()) : std::string(r.type_name()));
+    });
 }
 
 // The record of the run that completed a slot, from its field/value list (element `first`
 // on). A field out of its range is left out, as an unknown one is: the skip message only
 // shows them.
-SlotRecord slot_record_from_reply(const redisReply& r, std::size_t first, long long slot) {
+SlotRecord slot_record_from_reply(ReplyView r, std::size_t first, long long slot) {
     SlotRecord rec;
     rec.slot = slot;
-    for (std::size_t i = first; i + 1 < r.elements; i += 2) {
-        std::string name = reply_text(*r.element[i]);
-        const redisReply& v = *r.element[i + 1];
+    for (std::size_t i = first; i + 1 < r.size(); i += 2) {
+        std::string_view name = r[i].text();
+        ReplyView v = r[i + 1];
         if (name == "end_ms")
-            rec.end_ms = number(v, 0, max_time_ms).value_or(0);
+            rec.end_ms = v.number(0, max_time_ms).value_or(0);
         else if (name == "host")
-            rec.host = reply_text(v);
+            rec.host = v.text();
         else if (name == "pid")
-            rec.pid = number(v, 0, INT_MAX).value_or(0);
+            rec.pid = v.number(0, INT_MAX).value_or(0);
         else if (name == "fence")
-            rec.fence = number(v, 0, fence_limit - 1).value_or(0);
+            rec.fence = v.number(0, fence_limit - 1).value_or(0);
         else if (name == "outcome")
-            rec.outcome = reply_text(v);
+            rec.outcome = v.text();
         else if (name == "exit") {
-            if (auto x = number(v, 0, 255)) rec.exit_status = static_cast<int>(*x);
+            if (auto x = v.number(0, 255)) rec.exit_status = static_cast<int>(*x);
         } else if (name == "restart_s") {
             // Not a record: the restart guard skipped a slot that began before the data was lost.
-            rec.restart_s = number(v, 0, max_unix_seconds).value_or(0);
+            rec.restart_s = v.number(0, max_unix_seconds).value_or(0);
         }
     }
     return rec;
 }
 
 }  // namespace
-
-std::string reply_text(const redisReply& r) {
-    return r.str ? std::string(r.str, r.len) : std::string();
-}
 
 long long checked_fence(long long fence, std::string_view key) {
     if (fence < 1 || fence >= fence_limit)
@@ -123,25 +77,25 @@ long long checked_fence(long long fence, std::string_view key) {
 }
 
 AcquireResult acquire_result(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("acquiring lock '{}'", key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
-        throw RedisError(fmt::format(
+    ReplyView r = check(reply, fmt::format("acquiring lock '{}'", key));
+    r.as_array(2, SIZE_MAX, [&] {
+        return fmt::format(
             "unexpected reply from the acquire script: {} where an array of two belongs (is "
             "this Redis?)",
-            r.type == REDIS_REPLY_ARRAY ? fmt::format("an array of {}", r.elements)
-                                        : std::string(type_name(r.type))));
+            r.is_array() ? fmt::format("an array of {}", r.size()) : std::string(r.type_name()));
+    });
     AcquireResult result;
-    long long status = integer(*r.element[0], "acquire");
+    long long status = integer(r[0], "acquire");
     if (status == 3) {
         // The restart guard: {3, left_ms, uptime_s}. Busy, with the time left as the bound.
-        if (r.elements < 3)
-            throw RedisError(
+        if (r.size() < 3)
+            throw UnexpectedReply(
                 "unexpected reply from the acquire script: a held-back reply without the "
                 "server's uptime (is this Redis?)");
-        std::optional<long long> left = number(*r.element[1], 0, max_server_ttl.count());
-        std::optional<long long> uptime = number(*r.element[2], 0, max_unix_seconds);
+        std::optional<long long> left = r[1].number(0, max_server_ttl.count());
+        std::optional<long long> uptime = r[2].number(0, max_unix_seconds);
         if (!left || !uptime)
-            throw RedisError(fmt::format(
+            throw UnexpectedReply(fmt::format(
                 "unexpected reply from the acquire script for lock '{}': a held-back reply "
                 "whose time left or uptime is out of range (is this Redis?)",
                 key));
@@ -151,39 +105,40 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
     }
     if (status == 2) {
         // --once-per: the slot's run is already done; the lock was not taken.
-        result.slot = checked_slot(*r.element[1], key);
+        result.slot = checked_slot(r[1], key);
         result.slot_done = slot_record_from_reply(r, 2, *result.slot);
         return result;
     }
     result.acquired = status == 1;
     if (result.acquired) {
         // A decimal string (exact above 2^53, unlike a Lua number) or an integer.
-        std::optional<long long> fence = number(*r.element[1], LLONG_MIN, LLONG_MAX);
-        if (!fence)
-            throw RedisError(fmt::format(
+        // Range-checked by checked_fence, which says what is wrong with the number (DataError).
+        long long fence = r[1].as_number(LLONG_MIN, LLONG_MAX, [&] {
+            return fmt::format(
                 "unexpected reply from the acquire script: {} where a fence belongs (is this "
                 "Redis?)",
-                type_name(r.element[1]->type)));
-        result.fence = checked_fence(*fence, key);
+                r[1].type_name());
+        });
+        result.fence = checked_fence(fence, key);
         // Then field/value pairs: 'slot' (--once-per) here, 'permit' for LockNode's permits.
         // 'counter' for a re-sent permits acquire (AcquireResult::counter).
-        for (std::size_t i = 2; i + 1 < r.elements; i += 2) {
-            std::string field = reply_text(*r.element[i]);
-            if (field == "slot") result.slot = checked_slot(*r.element[i + 1], key);
+        for (std::size_t i = 2; i + 1 < r.size(); i += 2) {
+            std::string_view field = r[i].text();
+            if (field == "slot") result.slot = checked_slot(r[i + 1], key);
             if (field == "counter") {
-                std::optional<long long> c = number(*r.element[i + 1], LLONG_MIN, LLONG_MAX);
-                if (!c)
-                    throw RedisError(fmt::format(
+                long long c = r[i + 1].as_number(LLONG_MIN, LLONG_MAX, [&] {
+                    return fmt::format(
                         "unexpected reply from the acquire script: {} where a counter belongs",
-                        type_name(r.element[i + 1]->type)));
-                result.counter = checked_fence(*c, key);
+                        r[i + 1].type_name());
+                });
+                result.counter = checked_fence(c, key);
             }
         }
         return result;
     }
-    result.holder_pttl = pttl_value(integer(*r.element[1], "acquire"));
+    result.holder_pttl = pttl_value(integer(r[1], "acquire"));
     // {0, pttl, 'shared', '1'}: shared holders hold it, whom LockNode::acquire reads apart.
-    if (r.elements == 4 && reply_text(*r.element[2]) == "shared") {
+    if (r.size() == 4 && r[2].text() == "shared") {
         result.shared = true;
         return result;
     }
@@ -192,48 +147,45 @@ AcquireResult acquire_result(const Reply& reply, std::string_view key) {
 }
 
 FinishResult finish_result(const Reply& reply, std::string_view key, bool released) {
-    const redisReply& r = check(reply, fmt::format("recording the run of lock '{}'", key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements != 5)
-        throw RedisError(fmt::format(
-            "unexpected reply from the ledger script for lock '{}' (is this Redis?)", key));
+    ReplyView r = check(reply, fmt::format("recording the run of lock '{}'", key));
+    r.as_array(5, 5, [&] {
+        return fmt::format("unexpected reply from the ledger script for lock '{}' (is this Redis?)",
+                           key);
+    });
     auto flag = [&](std::size_t i) {
-        std::optional<long long> v = number(*r.element[i], 0, 1);
-        if (!v)
-            throw RedisError(fmt::format(
+        return r[i].as_number(0, 1, [&] {
+            return fmt::format(
                 "unexpected reply from the ledger script for lock '{}': element {} is not 0 or 1",
-                key, i + 1));
-        return *v == 1;
+                key, i + 1);
+        }) == 1;
     };
     FinishResult out;
-    std::optional<long long> now = number(*r.element[0], 0, max_time_ms);
-    if (!now)
-        throw RedisError(fmt::format(
-            "unexpected reply from the ledger script for lock '{}': no time (is this Redis?)",
-            key));
-    out.record.end_ms = *now;
+    out.record.end_ms = r[0].as_number(0, max_time_ms, [&] {
+        return fmt::format(
+            "unexpected reply from the ledger script for lock '{}': no time (is this Redis?)", key);
+    });
     out.record.still_held = flag(1);
     out.record.slot_written = flag(2);
     // 2: no release was asked for; else release.lua's own answer.
-    std::optional<long long> release = number(*r.element[3], -1, 2);
+    std::optional<long long> release = r[3].number(-1, 2);
     if (!release || (*release == 2) == released)
-        throw RedisError(fmt::format(
+        throw UnexpectedReply(fmt::format(
             "unexpected reply from the ledger script for lock '{}': release {} (is this Redis?)",
             key, released ? "missing" : "not asked for"));
     out.release = *release == 0    ? ReleaseResult::absent
                   : *release == -1 ? ReleaseResult::not_owner
                                    : ReleaseResult::released;
-    if (r.element[4]->type == REDIS_REPLY_STRING) out.record.problem = reply_text(*r.element[4]);
+    if (auto problem = r[4].string()) out.record.problem = *problem;
     return out;
 }
 
 WaitStatus wait_status_result(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("reading the waiters of lock '{}'", key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2)
-        throw RedisError("unexpected reply from the wait_status script");
+    ReplyView r = check(reply, fmt::format("reading the waiters of lock '{}'", key));
+    r.as_array(2, SIZE_MAX, "unexpected reply from the wait_status script");
     WaitStatus s;
-    s.busy.holder_pttl = pttl_value(number(*r.element[0], LLONG_MIN, LLONG_MAX).value_or(-2));
-    s.place = number(*r.element[1], 0, max_queue_place).value_or(0);
-    if (r.elements == 4 && reply_text(*r.element[2]) == "shared") {
+    s.busy.holder_pttl = pttl_value(r[0].number(LLONG_MIN, LLONG_MAX).value_or(-2));
+    s.place = r[1].number(0, max_queue_place).value_or(0);
+    if (r.size() == 4 && r[2].text() == "shared") {
         s.busy.shared = true;  // shared holders: the count comes from the waiter's attempts
         return s;
     }
@@ -242,17 +194,17 @@ WaitStatus wait_status_result(const Reply& reply, std::string_view key) {
 }
 
 RenewResult renew_result(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("renewing lock '{}'", key));
+    ReplyView r = check(reply, fmt::format("renewing lock '{}'", key));
     return integer(r, "renew") == 1 ? RenewResult::renewed : RenewResult::not_owner;
 }
 
 bool abandon_result(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("giving up lock '{}'", key));
+    ReplyView r = check(reply, fmt::format("giving up lock '{}'", key));
     return integer(r, "abandon") == 1;
 }
 
 ReleaseResult release_result(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("releasing lock '{}'", key));
+    ReplyView r = check(reply, fmt::format("releasing lock '{}'", key));
     switch (integer(r, "release")) {
         case 1:
             return ReleaseResult::released;
@@ -264,20 +216,19 @@ ReleaseResult release_result(const Reply& reply, std::string_view key) {
 }
 
 LockState lock_state_from_reply(const LockKeys& keys, const Reply& reply) {
-    const redisReply& r = check(reply, fmt::format("reading lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 6)
-        throw RedisError("unexpected reply from the status script");
+    ReplyView r = check(reply, fmt::format("reading lock '{}'", keys.key));
+    r.as_array(6, SIZE_MAX, "unexpected reply from the status script");
     LockState s;
     s.keys = keys;
-    s.type = reply_text(*r.element[0]);
-    if (r.element[1]->type == REDIS_REPLY_STRING) s.token = reply_text(*r.element[1]);
-    s.pttl_ms = pttl_value(number(*r.element[2], LLONG_MIN, LLONG_MAX).value_or(-2));
+    s.type = r[0].text();
+    if (auto token = r[1].string()) s.token = *token;
+    s.pttl_ms = pttl_value(r[2].number(LLONG_MIN, LLONG_MAX).value_or(-2));
     // A counter at or past the fence limit (or negative) is shown as none: no fence will be
     // handed out from it (acquire.lua refuses it).
-    s.fence = number(*r.element[3], 0, fence_limit - 1);
+    s.fence = r[3].number(0, fence_limit - 1);
     // TIME: seconds and microseconds. Seconds beyond year ~2^40 ms would overflow the product.
-    s.redis_now_ms = number(*r.element[4], 0, max_unix_seconds).value_or(0) * 1000 +
-                     number(*r.element[5], 0, 999'999).value_or(0) / 1000;
+    s.redis_now_ms = r[4].number(0, max_unix_seconds).value_or(0) * 1000 +
+                     r[5].number(0, 999'999).value_or(0) / 1000;
     s.holder = holder_from_reply(r, 6);
     if (s.holder) s.holder->now_ms = s.redis_now_ms;
     return s;

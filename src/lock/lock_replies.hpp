@@ -6,30 +6,17 @@
 #include <string_view>
 
 #include "lock/keys.hpp"
-#include "lock/lock.hpp"
 #include "lock/lock_state.hpp"
-#include "redis/connection.hpp"
+#include "lock/results.hpp"
+#include "redis/reply.hpp"
 
 namespace redlock {
-
-// Fences are below 2^62: far above any counter Redis's clock seeds (microseconds, ~2^51), and
-// far enough below INCR's limit (2^63-1) that neither INCR nor the quorum's max + 1 overflows.
-// A server that hands out or keeps a fence at or past it is refused with DataError.
-inline constexpr long long fence_limit = 1LL << 62;
-// The longest TTL taken from a reply: ~100 years. Longer ones are legal in Redis, but a Millis
-// that large overflows when added to a clock (nanoseconds); every wait is far shorter anyway.
-inline constexpr Millis max_server_ttl{100LL * 366 * 24 * 3600 * 1000};
-// TIME's seconds beyond this (about year 36812) would overflow the product in milliseconds.
-inline constexpr long long max_unix_seconds = 1LL << 40;
-
-// A string reply's bytes; empty for a reply that carries none.
-std::string reply_text(const redisReply& r);
 
 // `fence`, or DataError naming lock `key` when it is outside 1..fence_limit-1.
 long long checked_fence(long long fence, std::string_view key);
 
-// Each maps an error reply as check() does and throws RedisError for a reply of the wrong shape;
-// `key` names the lock in the messages.
+// Each maps an error reply as check() does and throws UnexpectedReply (a RedisError) for a reply
+// of the wrong shape; `key` names the lock in the messages.
 // Acquired: {1, fence[, 'slot', slot]} (permits.lua adds 'permit', n, read by LockNode); busy:
 // {0, pttl, holder info...}; --once-per's skip: {2, slot, the slot record's fields...}.
 AcquireResult acquire_result(const Reply& reply, std::string_view key);

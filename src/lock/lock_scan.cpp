@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -42,18 +43,14 @@ void scan_each(Connection& conn, const std::string& match,
     std::string cursor = "0";
     do {
         Reply reply = conn.command({"SCAN", cursor, "MATCH", match, "COUNT", scan_count});
-        const redisReply& r = check(reply, fmt::format("scanning for '{}'", match));
-        if (r.type != REDIS_REPLY_ARRAY || r.elements != 2 ||
-            r.element[0]->type != REDIS_REPLY_STRING || r.element[1]->type != REDIS_REPLY_ARRAY)
-            throw RedisError("unexpected reply to SCAN");
-        cursor.assign(r.element[0]->str, r.element[0]->len);
-        const redisReply& batch = *r.element[1];
+        constexpr std::string_view bad = "unexpected reply to SCAN";
+        ReplyView r = check(reply, fmt::format("scanning for '{}'", match)).as_array(2, 2, bad);
+        // The reply reader bounds the batch (max_reply_elements); COUNT only hints at its size.
+        ReplyView batch = r[1].as_array(0, SIZE_MAX, bad);
+        cursor = r[0].as_string(bad);
         bool more = true;
-        for (std::size_t i = 0; i < batch.elements; ++i) {
-            const redisReply& key = *batch.element[i];
-            if (key.type != REDIS_REPLY_STRING) throw RedisError("unexpected reply to SCAN");
-            more = take(std::string(key.str, key.len)) && more;
-        }
+        for (std::size_t i = 0; i < batch.size(); ++i)
+            more = take(std::string(batch[i].as_string(bad))) && more;
         if (!more) return;
     } while (cursor != "0");
 }

@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
+#include <climits>
+#include <cstdint>
 
 #include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
@@ -52,19 +53,17 @@ std::optional<LockState> force_release_lock(Connection& conn, const LockKeys& ke
     Reply reply = scripts::force_release().run(conn, {keys.key, keys.info, keys.wait},
                                                {std::to_string(wake_linger.count()), keys.wake},
                                                conn.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("force-releasing lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.element[0]->type != REDIS_REPLY_INTEGER)
-        throw RedisError("unexpected reply from the force_release script");
-    if (r.element[0]->integer == 0) return std::nullopt;
+    constexpr std::string_view bad = "unexpected reply from the force_release script";
+    ReplyView r = check(reply, fmt::format("force-releasing lock '{}'", keys.key));
+    r.as_array(1, SIZE_MAX, bad);
+    if (r[0].as_int(LLONG_MIN, LLONG_MAX, bad) == 0) return std::nullopt;
     // {1, token, pttl, info...}: a PTTL below -1 (no key) cannot follow a key just read.
-    if (r.elements < 3 || r.element[1]->type != REDIS_REPLY_STRING ||
-        r.element[2]->type != REDIS_REPLY_INTEGER || r.element[2]->integer < -1)
-        throw RedisError("unexpected reply from the force_release script");
+    r.as_array(3, SIZE_MAX, bad);
     LockState was;
     was.keys = keys;
     was.type = "string";
-    was.token.assign(r.element[1]->str, r.element[1]->len);
-    was.pttl_ms = r.element[2]->integer;
+    was.token = r[1].as_string(bad);
+    was.pttl_ms = r[2].as_int(-1, LLONG_MAX, bad);
     was.holder = holder_from_reply(r, 3);
     return was;
 }

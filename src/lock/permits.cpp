@@ -5,13 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
+#include <climits>
+#include <cstdint>
 
 #include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -19,8 +20,9 @@ namespace {
 constexpr std::string_view record_prefix = "redlock-permits/";
 constexpr std::string_view mismatch_prefix = "PERMITS ";
 
-long long integer_or(const redisReply& r, long long otherwise) {
-    return r.type == REDIS_REPLY_INTEGER ? r.integer : otherwise;
+// An integer reply's value, `otherwise` for any other reply; each caller clamps it to its range.
+long long integer_or(ReplyView r, long long otherwise) {
+    return r.integer(LLONG_MIN, LLONG_MAX).value_or(otherwise);
 }
 
 // Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them (the
@@ -38,22 +40,19 @@ Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
 
 // {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
 // shared.lua return each holder (shared.lua's permit is 0).
-std::vector<PermitHolder> holders_from(const redisReply& r, std::size_t first,
-                                       long long redis_now_ms, std::string_view what) {
+std::vector<PermitHolder> holders_from(ReplyView r, std::size_t first, long long redis_now_ms,
+                                       std::string_view what) {
+    auto bad = [&] {
+        return fmt::format("unexpected reply from the {} script (is this Redis?)", what);
+    };
     std::vector<PermitHolder> holders;
-    for (std::size_t i = first; i < r.elements; ++i) {
-        const redisReply& h = *r.element[i];
-        if (h.type != REDIS_REPLY_ARRAY || h.elements < 4 ||
-            h.element[1]->type != REDIS_REPLY_STRING)
-            throw RedisError(
-                fmt::format("unexpected reply from the {} script (is this Redis?)", what));
+    for (std::size_t i = first; i < r.size(); ++i) {
+        ReplyView h = r[i].as_array(4, SIZE_MAX, bad);
         PermitHolder p;
-        p.permit =
-            static_cast<int>(std::clamp<long long>(integer_or(*h.element[0], 0), 0, max_permits));
-        p.token = reply_text(*h.element[1]);
-        p.pttl_ms =
-            std::clamp<long long>(integer_or(*h.element[2], -2), -2, max_server_ttl.count());
-        p.holder = holder_from_reply(*h.element[3], 0);
+        p.token = h[1].as_string(bad);
+        p.permit = static_cast<int>(std::clamp<long long>(integer_or(h[0], 0), 0, max_permits));
+        p.pttl_ms = std::clamp<long long>(integer_or(h[2], -2), -2, max_server_ttl.count());
+        p.holder = holder_from_reply(h[3], 0);
         if (p.holder && p.holder->token != p.token) p.holder.reset();
         if (p.holder) p.holder->now_ms = redis_now_ms;
         holders.push_back(std::move(p));
@@ -69,12 +68,9 @@ std::string permits_record(int permits) {
 
 std::optional<int> permits_of(std::string_view value) {
     if (!value.starts_with(record_prefix)) return std::nullopt;
-    std::string_view digits = value.substr(record_prefix.size());
-    int n = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (ec != std::errc() || end != digits.data() + digits.size() || n < 1 || n > max_permits)
-        return std::nullopt;
-    return n;
+    std::optional<long long> n = parse_integer(value.substr(record_prefix.size()), 1, max_permits);
+    if (!n) return std::nullopt;
+    return static_cast<int>(*n);
 }
 
 std::string permit_key_prefix(const LockKeys& keys) {
@@ -113,20 +109,20 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
     throw_if_permits_mismatch(reply, keys);
     AcquireResult result = acquire_result(reply, keys.key);
     if (!result.acquired) return result;
-    const redisReply& r = *reply;
-    long long permit = r.elements >= 4 ? integer_or(*r.element[3], 0) : 0;
+    ReplyView r = *reply;
+    long long permit = r.size() >= 4 ? integer_or(r[3], 0) : 0;
     if (permit < 1 || permit > permits_)
-        throw RedisError(
+        throw UnexpectedReply(
             fmt::format("unexpected reply from the permits script: permit {} of {} for lock '{}'",
                         permit, permits_, keys.key));
     result.permit = permit_ = static_cast<int>(permit);
     result.holder.reset();  // the reply's tail is the permit number, not holder info
     // 'free' (a new acquire; a re-sent one says 'counter' instead): one '0' or '1' per permit.
-    if (r.elements >= 6 && reply_text(*r.element[4]) == "free") {
-        std::string map = reply_text(*r.element[5]);
+    if (r.size() >= 6 && r[4].text() == "free") {
+        std::string_view map = r[5].text();
         if (map.size() != static_cast<std::size_t>(permits_) ||
-            map.find_first_not_of("01") != std::string::npos)
-            throw RedisError(
+            map.find_first_not_of("01") != std::string_view::npos)
+            throw UnexpectedReply(
                 fmt::format("unexpected reply from the permits script: a map of free permits of {} "
                             "characters for --permits {} of lock '{}'",
                             map.size(), permits_, keys.key));
@@ -175,27 +171,25 @@ void LockNode::settle_permit(const LockKeys& keys, const std::string& token, int
 
 bool LockNode::holds_permit(const LockKeys& keys, const std::string& token) {
     Reply reply = run_permits(conn_, keys, "holds", {token}, conn_.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
-    return r.type == REDIS_REPLY_INTEGER && r.integer == 1;
+    ReplyView r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
+    return r.integer(1, 1).has_value();
 }
 
 PermitsState holders_status(const Reply& reply, const LockKeys& keys, std::string_view what) {
-    const redisReply& r = check(reply, fmt::format("reading the holders of lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 4)
-        throw RedisError(fmt::format("unexpected reply from the {} script (is this Redis?)", what));
+    ReplyView r =
+        check(reply, fmt::format("reading the holders of lock '{}'", keys.key))
+            .as_array(4, SIZE_MAX, [&] {
+                return fmt::format("unexpected reply from the {} script (is this Redis?)", what);
+            });
     PermitsState s;
-    s.permits = static_cast<int>(std::clamp<long long>(integer_or(*r.element[0], 0), 0, 1 << 30));
-    if (r.element[1]->type == REDIS_REPLY_STRING) {
-        long long fence = 0;
-        std::string f = reply_text(*r.element[1]);
-        auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), fence);
-        if (ec == std::errc() && end == f.data() + f.size() && fence >= 0 && fence < fence_limit)
-            s.fence = fence;
-    }
+    s.permits = static_cast<int>(std::clamp<long long>(integer_or(r[0], 0), 0, 1 << 30));
+    if (r[1].is_string())
+        if (auto fence = parse_integer(r[1].text(), 0, fence_limit - 1)) s.fence = *fence;
+    // TIME's seconds and microseconds, clamped as they always were.
     long long seconds =
-        std::clamp<long long>(std::atoll(reply_text(*r.element[2]).c_str()), 0, max_unix_seconds);
+        std::clamp<long long>(r[2].number(LLONG_MIN, LLONG_MAX).value_or(0), 0, max_unix_seconds);
     long long micros =
-        std::clamp<long long>(std::atoll(reply_text(*r.element[3]).c_str()), 0, 999'999);
+        std::clamp<long long>(r[3].number(LLONG_MIN, LLONG_MAX).value_or(0), 0, 999'999);
     s.redis_now_ms = seconds * 1000 + micros / 1000;
     s.holders = holders_from(r, 4, s.redis_now_ms, what);
     return s;
@@ -203,10 +197,11 @@ PermitsState holders_status(const Reply& reply, const LockKeys& keys, std::strin
 
 std::vector<PermitHolder> removed_holders(const Reply& reply, const LockKeys& keys,
                                           std::string_view what) {
-    const redisReply& r =
-        check(reply, fmt::format("force-releasing the holders of lock '{}'", keys.key));
-    if (r.type != REDIS_REPLY_ARRAY)
-        throw RedisError(fmt::format("unexpected reply from the {} script (is this Redis?)", what));
+    ReplyView r =
+        check(reply, fmt::format("force-releasing the holders of lock '{}'", keys.key))
+            .as_array(0, SIZE_MAX, [&] {
+                return fmt::format("unexpected reply from the {} script (is this Redis?)", what);
+            });
     return holders_from(r, 0, 0, what);
 }
 

@@ -51,8 +51,7 @@ class RedisQuorumNode final : public QuorumNode {
         }
         Reply r = scripts::raise_fence().run(conn_, {held_key, keys.fence, held_info},
                                              {token, std::to_string(fence)}, command_);
-        const redisReply& reply = check(r, "raising the fence");
-        return reply.type == REDIS_REPLY_INTEGER && reply.integer == 1;
+        return check(r, "raising the fence").integer(1, 1).has_value();
     }
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl, Deadline deadline,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 
 #include "lock/lock.hpp"
 #include "util/duration.hpp"
@@ -18,17 +19,19 @@ void confirm_replicated(Connection& conn, const ReplicaPolicy& policy, std::stri
     Reply reply = conn.command(
         {"WAIT", std::to_string(policy.min_replicas), std::to_string(policy.timeout.count())},
         deadline);
-    const redisReply& r = check(reply, fmt::format("waiting for replicas to acknowledge {}", what));
-    if (r.type != REDIS_REPLY_INTEGER) throw RedisError("unexpected reply type from WAIT");
-    if (r.integer >= policy.min_replicas) {
-        log::verbose("{} replica(s) acknowledged {} in {}", r.integer, what,
+    // Any integer: one below --min-replicas (a negative one from a broken server too) is too few.
+    long long acknowledged =
+        check(reply, fmt::format("waiting for replicas to acknowledge {}", what))
+            .as_int(LLONG_MIN, LLONG_MAX, "unexpected reply type from WAIT");
+    if (acknowledged >= policy.min_replicas) {
+        log::verbose("{} replica(s) acknowledged {} in {}", acknowledged, what,
                      format_duration(std::chrono::duration_cast<Millis>(BootClock::now() - start)));
         return;
     }
     throw TooFewReplicas(fmt::format(
         "only {} of the {} replica(s) that --min-replicas asks for acknowledged {} on {} within "
         "{} (--replica-timeout)",
-        r.integer, policy.min_replicas, what, conn.endpoint().describe(),
+        acknowledged, policy.min_replicas, what, conn.endpoint().describe(),
         format_duration(policy.timeout)));
 }
 

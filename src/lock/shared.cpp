@@ -92,8 +92,8 @@ bool LockNode::abandon_shared(const LockKeys& keys, const std::string& token,
 
 bool LockNode::holds_shared(const LockKeys& keys, const std::string& token) {
     Reply reply = run_shared(conn_, keys, "holds", {token}, conn_.timeouts().command);
-    const redisReply& r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
-    return r.type == REDIS_REPLY_INTEGER && r.integer == 1;
+    ReplyView r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
+    return r.integer(1, 1).has_value();
 }
 
 PermitsState read_shared(Connection& conn, const LockKeys& keys) {

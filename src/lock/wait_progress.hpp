@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "lock/lock.hpp"
+#include "lock/results.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {

@@ -47,8 +47,8 @@ class NodeTarget final : public WaitTarget {
             Reply r = conn.command(
                 {"BLPOP", keys_.wake_key(token_), fmt::format("{:.3f}", block.count() / 1000.0)},
                 BootClock::now() + block + conn.timeouts().command);
-            const redisReply& reply = check(r, fmt::format("waiting for lock '{}'", keys_.key));
-            return reply.type == REDIS_REPLY_NIL ? Blocked::timed_out : Blocked::woken;
+            ReplyView reply = check(r, fmt::format("waiting for lock '{}'", keys_.key));
+            return reply.is_nil() ? Blocked::timed_out : Blocked::woken;
         } catch (const Cancelled&) {
             return Blocked::cancelled;
         }
@@ -63,11 +63,10 @@ class NodeTarget final : public WaitTarget {
     bool key_exists() override {
         Connection& conn = node_.connection();
         Reply r = conn.command({"EXISTS", keys_.key}, BootClock::now() + conn.timeouts().command);
-        const redisReply& reply = check(r, fmt::format("looking at lock '{}'", keys_.key));
-        if (reply.type != REDIS_REPLY_INTEGER || reply.integer < 0 || reply.integer > 1)
-            throw RedisError(fmt::format(
-                "unexpected reply to EXISTS for lock '{}' (is this Redis?)", keys_.key));
-        return reply.integer == 1;
+        return check(r, fmt::format("looking at lock '{}'", keys_.key)).as_int(0, 1, [&] {
+            return fmt::format("unexpected reply to EXISTS for lock '{}' (is this Redis?)",
+                               keys_.key);
+        }) == 1;
     }
     bool abandon() override {
         // First on the connection that lost the acquire's reply, so that it runs after that

@@ -14,13 +14,6 @@
 namespace redlock {
 namespace {
 
-// `text` as a decimal within [0, hi], or nullopt.
-std::optional<long long> in_range(std::string_view text, long long hi) {
-    std::optional<long long> v = parse_integer(text);
-    if (!v || *v < 0 || *v > hi) return std::nullopt;
-    return v;
-}
-
 // '<since_ms> <pid> <host>' as lib/queue.lua writes it. A record out of shape, or a number out
 // of range, leaves the fields it spoils unknown: the waiter still shows, in its place.
 void read_record(std::string_view who, Waiter& w) {
@@ -28,8 +21,8 @@ void read_record(std::string_view who, Waiter& w) {
     if (a == std::string_view::npos) return;
     std::size_t b = who.find(' ', a + 1);
     if (b == std::string_view::npos) return;
-    w.since_ms = in_range(who.substr(0, a), max_unix_seconds * 1000).value_or(0);
-    w.pid = in_range(who.substr(a + 1, b - a - 1), INT_MAX).value_or(0);
+    w.since_ms = parse_integer(who.substr(0, a), 0, max_unix_seconds * 1000).value_or(0);
+    w.pid = parse_integer(who.substr(a + 1, b - a - 1), 0, INT_MAX).value_or(0);
     // Cut as the script cuts it: a longer one is not from our script.
     w.host = std::string(who.substr(b + 1, 255));
 }
@@ -37,32 +30,29 @@ void read_record(std::string_view who, Waiter& w) {
 }  // namespace
 
 Waiters waiters_from_reply(const Reply& reply, std::string_view key) {
-    const redisReply& r = check(reply, fmt::format("reading the waiters of lock '{}'", key));
+    ReplyView r = check(reply, fmt::format("reading the waiters of lock '{}'", key));
     auto bad = [&] {
-        return RedisError(fmt::format(
-            "unexpected reply from the waiters script for lock '{}' (is this Redis?)", key));
+        return fmt::format(
+            "unexpected reply from the waiters script for lock '{}' (is this Redis?)", key);
     };
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 2 || r.elements % 2 != 0) throw bad();
     // Both the count and the entries are bounded by what the script reads.
-    if (r.elements - 2 > 2 * max_waiters_read) throw bad();
-    const redisReply& now = *r.element[0];
-    const redisReply& total = *r.element[1];
-    if (now.type != REDIS_REPLY_STRING || total.type != REDIS_REPLY_INTEGER) throw bad();
-    std::optional<long long> now_ms = in_range(reply_text(now), max_unix_seconds * 1000);
-    if (!now_ms || total.integer < 0) throw bad();
+    r.as_array(2, 2 + 2 * max_waiters_read, bad);
+    if (r.size() % 2 != 0) throw UnexpectedReply(bad());
+    // A string (the script's TIME arithmetic), not any number: as_number takes integers too.
+    std::optional<long long> now_ms =
+        parse_integer(r[0].as_string(bad), 0, max_unix_seconds * 1000);
+    if (!now_ms) throw UnexpectedReply(bad());
     Waiters out;
     out.redis_now_ms = *now_ms;
-    out.total = static_cast<std::size_t>(total.integer);
-    for (std::size_t i = 2; i + 1 < r.elements; i += 2) {
-        const redisReply& mark = *r.element[i];
-        const redisReply& who = *r.element[i + 1];
-        if (mark.type != REDIS_REPLY_STRING) throw bad();
+    out.total = static_cast<std::size_t>(r[1].as_int(0, LLONG_MAX, bad));
+    for (std::size_t i = 2; i + 1 < r.size(); i += 2) {
+        ReplyView who = r[i + 1];
         Waiter w;
-        w.shared = reply_text(mark) == "shared";
-        if (who.type == REDIS_REPLY_STRING)
-            read_record(reply_text(who), w);
-        else if (who.type != REDIS_REPLY_NIL)
-            throw bad();
+        w.shared = r[i].as_string(bad) == "shared";
+        if (who.is_string())
+            read_record(who.text(), w);
+        else if (!who.is_nil())
+            throw UnexpectedReply(bad());
         out.waiting.push_back(std::move(w));
     }
     // A queue shorter than the waiters listed is no queue Redis keeps.

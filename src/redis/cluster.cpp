@@ -120,7 +120,7 @@ void ClusterRouter::refresh(Deadline deadline) {
                     "Redis at {} is not a Redis Cluster node ({}); use redis:// for a single "
                     "server",
                     address.describe(), error));
-            ranges = parse_cluster_slots(check(reply, "reading the Redis Cluster slot map"),
+            ranges = parse_cluster_slots(check(reply, "reading the Redis Cluster slot map").raw(),
                                          address.host);
         } catch (const RedisUnavailable& e) {
             // A seed or master that is down: the next one may know the map.

@@ -93,14 +93,13 @@ std::optional<Redirect> parse_redirect(std::string_view error) {
     std::string_view rest = error.substr(error.find(' ') + 1);
     auto space = rest.find(' ');
     if (space == std::string_view::npos) return std::nullopt;
-    auto slot = parse_integer(rest.substr(0, space));
+    auto slot = parse_integer(rest.substr(0, space), 0, cluster_slots - 1);
     std::string_view address = rest.substr(space + 1);
     // The host may be an IPv6 address with colons of its own: the port follows the last one.
     auto colon = address.rfind(':');
-    if (!slot || *slot < 0 || *slot >= cluster_slots || colon == std::string_view::npos)
-        return std::nullopt;
-    auto port = parse_integer(address.substr(colon + 1));
-    if (!port || *port <= 0 || *port > 65535) return std::nullopt;
+    if (!slot || colon == std::string_view::npos) return std::nullopt;
+    auto port = parse_integer(address.substr(colon + 1), 1, 65535);
+    if (!port) return std::nullopt;
     r.slot = static_cast<unsigned>(*slot);
     r.to.host = std::string(address.substr(0, colon));
     r.to.port = static_cast<int>(*port);
@@ -114,8 +113,8 @@ std::optional<std::string_view> routing_key(const std::vector<std::string>& argv
     const std::string& name = argv[0];
     if (iequals(name, "EVAL") || iequals(name, "EVALSHA") || iequals(name, "EVAL_RO") ||
         iequals(name, "EVALSHA_RO") || iequals(name, "FCALL") || iequals(name, "FCALL_RO")) {
-        auto numkeys = argv.size() > 2 ? parse_integer(argv[2]) : std::nullopt;
-        if (!numkeys || *numkeys <= 0 || argv.size() < 4) return std::nullopt;
+        auto numkeys = argv.size() > 2 ? parse_integer(argv[2], 1, LLONG_MAX) : std::nullopt;
+        if (!numkeys || argv.size() < 4) return std::nullopt;
         return argv[3];
     }
     for (std::string_view keyless : {"SCAN", "PING", "INFO", "CLUSTER", "SCRIPT", "TIME", "AUTH",

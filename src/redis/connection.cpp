@@ -1,5 +1,7 @@
 #include "redis/connection.hpp"
 
+#include <hiredis/hiredis.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +45,10 @@ Connection::Connection(Endpoint endpoint, Timeouts timeouts)
 }
 
 Connection::~Connection() = default;
+
+void Connection::ReaderDeleter::operator()(redisReader* r) const noexcept {
+    redisReaderFree(r);
+}
 
 bool Connection::connected() const {
     return cluster_ ? cluster_->connected() : socket_.has_value();
@@ -136,7 +142,7 @@ void Connection::handshake(const Endpoint& target, Deadline deadline, const Comm
     socket_->write_all(setup, deadline, cancel_fd_);
     if (endpoint_.password) {
         Reply r = read_reply(deadline);
-        if (r->type == REDIS_REPLY_ERROR) {
+        if (r->is_error()) {
             std::string_view text = error_text(*r);
             // Redis < 6 has no ACL users; say so instead of a confusing syntax error.
             if (text.find("wrong number of arguments") != std::string_view::npos)
@@ -163,8 +169,9 @@ void Connection::handshake(const Endpoint& target, Deadline deadline, const Comm
     }
     if (endpoint_.is_sentinel()) {
         Reply role = read_reply(deadline);
-        check_role_is_master(check(role, fmt::format("asking {} for its ROLE", target.describe())),
-                             target, endpoint_);
+        check_role_is_master(
+            check(role, fmt::format("asking {} for its ROLE", target.describe())).raw(), target,
+            endpoint_);
         master_ = target.describe();
     }
 }
@@ -365,44 +372,6 @@ Reply Connection::read_reply(Deadline deadline) {
         if (head.size() < 256) head.append(buf, std::min(n, 256 - head.size()));
         if (feed_reader(*reader_, buf, n) != REDIS_OK) throw protocol_error();
     }
-}
-
-std::string_view error_text(const redisReply& r) {
-    if (r.type != REDIS_REPLY_ERROR) return {};
-    return std::string_view(r.str, r.len);
-}
-
-const redisReply& check(const Reply& reply, std::string_view context) {
-    std::string_view text = error_text(*reply);
-    if (reply->type != REDIS_REPLY_ERROR) return *reply;
-    std::string_view code = text.substr(0, text.find(' '));
-    std::string message = fmt::format("{}: {}", context, text);
-    if (code == "NOAUTH" || code == "WRONGPASS" || code == "NOPERM") throw AuthError(message);
-    // Before AUTH, Redis refuses commands with many arguments this way instead of with NOAUTH.
-    if (text.find("Protocol error: unauthenticated") != std::string_view::npos)
-        throw AuthError(
-            fmt::format("{}: NOAUTH Redis requires a password ({}); give it with "
-                        "REDISCLI_AUTH, --password-file or the URL",
-                        context, text));
-    if (code == "WRONGTYPE") throw DataError(message);
-    // A redis:// URL that names one node of a Cluster works for the names whose slot that node
-    // serves and fails with this for the others: say what it means. (In Cluster mode the router
-    // follows MOVED before any reply reaches here.)
-    if (code == "MOVED")
-        throw RedisUnavailable(fmt::format(
-            "{} (this Redis is a node of a Redis Cluster: use a redis-cluster://HOST:PORT URL)",
-            message));
-    // UNBLOCKED: a blocking command ended because the server changed role (a failover demoted
-    // it), or by CLIENT UNBLOCK ... ERROR; the server is not the master to wait on any more.
-    if (code == "READONLY" || code == "LOADING" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
-        code == "CLUSTERDOWN" || code == "BUSY" || code == "MOVED" || code == "ASK" ||
-        code == "OOM" || code == "NOREPLICAS" || code == "UNBLOCKED")
-        throw RedisUnavailable(message);
-    // A server at its maxclients answers a new connection with this, and closes it: it cannot
-    // serve us now (a herd at the top of the minute, say), the same as LOADING, not a fault of
-    // the program (70); a waiter retries it.
-    if (text.starts_with("ERR max number of clients reached")) throw RedisUnavailable(message);
-    throw RedisError(message);
 }
 
 }  // namespace redlock

@@ -1,9 +1,7 @@
 // One connection to one Redis node: RESP encoding and decoding by hiredis, I/O by our Socket so
-// every command has a deadline. All hiredis calls and the mapping of Redis error replies to the
-// program's exceptions live here.
+// every command has a deadline. Its replies are Reply objects (reply.hpp, which also maps Redis
+// error replies to the program's exceptions): hiredis itself is not visible from here up.
 #pragma once
-
-#include <hiredis/hiredis.h>
 
 #include <memory>
 #include <optional>
@@ -12,15 +10,13 @@
 #include <vector>
 
 #include "redis/redis_url.hpp"
+#include "redis/reply.hpp"
 #include "redis/socket.hpp"
 #include "util/clock.hpp"
 
-namespace redlock {
+struct redisReader;  // hiredis
 
-struct ReplyDeleter {
-    void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+namespace redlock {
 
 class ClusterRouter;  // cluster.hpp: what a redis-cluster:// Connection delegates to
 
@@ -118,7 +114,7 @@ class Connection {
     std::vector<Reply> read_replies(std::size_t n, Deadline deadline);
 
     struct ReaderDeleter {
-        void operator()(redisReader* r) const { redisReaderFree(r); }
+        void operator()(redisReader* r) const noexcept;
     };
 
     Endpoint endpoint_;
@@ -139,13 +135,5 @@ class Connection {
     bool script_cache_emptied_ = false;     // the first script of a connection met NOSCRIPT
     std::vector<std::string> ran_scripts_;  // since then: scripts that ran
 };
-
-// Throws the exception that matches an error reply (AuthError for NOAUTH/WRONGPASS/NOPERM,
-// RedisUnavailable for READONLY/LOADING/MASTERDOWN/..., DataError for WRONGTYPE, RedisError
-// otherwise); `context` says what we were doing. Returns the reply for chaining when it is fine.
-const redisReply& check(const Reply& reply, std::string_view context);
-
-// The error text of an error reply, or "" for any other reply.
-std::string_view error_text(const redisReply& r);
 
 }  // namespace redlock

@@ -7,12 +7,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
+#include <optional>
 
 #include "redis/cluster_url.hpp"
 #include "redis/sentinel.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -65,11 +66,9 @@ std::optional<std::string> percent_decode(std::string_view s, bool& nul) {
 }
 
 bool parse_int(std::string_view s, int min, int max, int& out) {
-    if (s.empty()) return false;
-    int v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || v < min || v > max) return false;
-    out = v;
+    std::optional<long long> v = parse_integer(s, min, max);
+    if (!v) return false;
+    out = static_cast<int>(*v);
     return true;
 }
 

@@ -18,8 +18,9 @@ constexpr int min_version[3] = {6, 0, 6};
 std::string server_version(Connection& conn, Deadline deadline) {
     try {
         Reply info = conn.command({"INFO", "server"}, deadline);
-        if (info->type != REDIS_REPLY_STRING) return {};
-        std::string_view text(info->str, info->len);
+        std::optional<std::string_view> found = info->string();
+        if (!found) return {};
+        std::string_view text = *found;
         constexpr std::string_view field = "redis_version:";
         auto at = text.find(field);
         if (at == std::string_view::npos) return {};

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <climits>
+#include <optional>
 #include <vector>
 
 #include "redis/connection.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -141,7 +143,8 @@ Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Dead
                 conn.command({"SENTINEL", "get-master-addr-by-name", endpoint.master_name}, share);
             const redisReply& r =
                 check(reply, fmt::format("asking the sentinel at {} for master '{}'",
-                                         sentinel.describe(), endpoint.master_name));
+                                         sentinel.describe(), endpoint.master_name))
+                    .raw();
             if (r.type != REDIS_REPLY_ARRAY || r.elements != 2) {
                 failures.push_back(fmt::format("the sentinel at {} does not know master '{}'",
                                                sentinel.describe(), endpoint.master_name));
@@ -149,13 +152,15 @@ Endpoint resolve_master(const Endpoint& endpoint, const Timeouts& timeouts, Dead
             }
             Endpoint master;
             master.host = reply_string(*r.element[0]);
-            std::string port = reply_string(*r.element[1]);
-            auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), master.port);
-            if (master.host.empty() || ec != std::errc() || ptr != port.data() + port.size()) {
+            // Any int here, so that the range is refused below in words of its own.
+            std::optional<long long> port =
+                parse_integer(reply_string(*r.element[1]), INT_MIN, INT_MAX);
+            if (master.host.empty() || !port) {
                 failures.push_back(fmt::format("the sentinel at {} gave a malformed address",
                                                sentinel.describe()));
                 continue;
             }
+            master.port = static_cast<int>(*port);
             // A port outside 1-65535 would be logged as given and then cut to 16 bits by the
             // socket address: port 99999 connects to 34463.
             if (master.port < 1 || master.port > 65535) {

@@ -43,17 +43,16 @@ class Reader {
     std::string_view item() {
         std::size_t colon = in_.find(':');
         if (colon == std::string_view::npos) throw DataError("hand-over state: cut short");
-        std::optional<long long> n = parse_integer(in_.substr(0, colon));
-        if (!n || *n < 0 || static_cast<unsigned long long>(*n) > in_.size() - colon - 1)
+        std::optional<long long> n = parse_integer(in_.substr(0, colon), 0, LLONG_MAX);
+        if (!n || static_cast<unsigned long long>(*n) > in_.size() - colon - 1)
             throw DataError("hand-over state: an item's length is out of range");
         std::string_view out = in_.substr(colon + 1, static_cast<std::size_t>(*n));
         in_.remove_prefix(colon + 1 + out.size());
         return out;
     }
     long long number(const char* what, long long min, long long max) {
-        std::optional<long long> n = parse_integer(item());
-        if (!n || *n < min || *n > max)
-            throw DataError(fmt::format("hand-over state: {} is out of range", what));
+        std::optional<long long> n = parse_integer(item(), min, max);
+        if (!n) throw DataError(fmt::format("hand-over state: {} is out of range", what));
         return *n;
     }
     std::vector<std::string> list(const char* what) {
@@ -107,9 +106,8 @@ HandoverState decode_handover(std::string_view stored) {
     s.acquired_boot_ns = r.number("the acquire time", 0, LLONG_MAX);
     s.started_unix_ms = r.number("the start time", 0, max_time_ms);
     if (std::string_view slot = r.item(); !slot.empty()) {
-        std::optional<long long> n = parse_integer(slot);
-        if (!n || *n < -max_slot || *n > max_slot)
-            throw DataError("hand-over state: the slot is out of range");
+        std::optional<long long> n = parse_integer(slot, -max_slot, max_slot);
+        if (!n) throw DataError("hand-over state: the slot is out of range");
         s.slot = *n;
     }
     s.argv = r.list("the argument count");
@@ -201,7 +199,7 @@ bool group_alive(long group) {
         char state = stat[0];
         std::size_t a = stat.find(' '), b = stat.find(' ', a + 1), c = stat.find(' ', b + 1);
         if (c == std::string_view::npos) continue;
-        std::optional<long long> pgrp = parse_integer(stat.substr(b + 1, c - b - 1));
+        std::optional<long long> pgrp = parse_integer(stat.substr(b + 1, c - b - 1), 0, INT_MAX);
         if (pgrp && *pgrp == group && state != 'Z' && state != 'X') return true;
     }
     return false;

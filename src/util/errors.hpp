@@ -73,6 +73,13 @@ struct RedisError : Error {
     explicit RedisError(const std::string& m) : Error(m, exit_code::internal) {}
 };
 
+// A reply of the wrong shape: a type, an element count or a number that the command or script
+// cannot answer (a server that is not Redis, or a key someone else wrote). A RedisError, so that
+// it exits 70 as it always has; thrown by the checked accessors of redis/reply.hpp.
+struct UnexpectedReply : RedisError {
+    explicit UnexpectedReply(const std::string& m) : RedisError(m) {}
+};
+
 // A rediss:// connection failed in TLS itself: the server's certificate did not verify (unknown
 // CA, wrong host name, expired), the server refused ours, or the other end does not speak TLS.
 // Unlike RedisUnavailable, retrying does not help until someone changes the configuration.

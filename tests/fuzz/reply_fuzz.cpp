@@ -72,7 +72,7 @@ void interpret(const Reply& reply) {
         (void)waiters_text(w, "n1:1");
     });
     for (std::size_t first = 0; first < 3; ++first) (void)holder_from_reply(*reply, first);
-    tolerate_errors([&] { (void)parse_cluster_slots(*reply, "127.0.0.1"); });
+    tolerate_errors([&] { (void)parse_cluster_slots(reply->raw(), "127.0.0.1"); });
     (void)parse_redirect(error_text(*reply));
 }
 

@@ -4,6 +4,7 @@
 #include "lock/lock.hpp"
 
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 
 #include <algorithm>
 #include <chrono>
@@ -258,8 +259,7 @@ TEST_F(Lock, TheRestartGuardSkipsAOncePerSlotThatBeganBeforeTheRestart) {
     OncePer day;
     day.period = milliseconds(86'400'000);
     Reply time = conn.command({"TIME"});
-    const long long now_ms =
-        std::stoll(std::string(time->element[0]->str, time->element[0]->len)) * 1000;
+    const long long now_ms = std::stoll(std::string((*time)[0].text())) * 1000;
     day.offset = milliseconds((now_ms - 43'200'000) % 86'400'000);
     node.set_once_per(day);
     node.set_restart_guard(milliseconds(3'600'000));
@@ -681,7 +681,7 @@ TEST_F(Lock, TheBusyShortcutRepliesExactlyAsTheFullChecks) {
                     out += std::to_string(e.type) + ":" + std::string(e.str, e.len) + " ";
             }
         };
-        add(*r, add);
+        add(r->raw(), add);
         if (auto at = out.find("now_ms "); at != std::string::npos)
             out.replace(at, out.find(' ', at + 7) - at, "now_ms X");
         return out;
@@ -876,7 +876,7 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
     };
     auto reply_of = [&](const Reply& r) {
         std::vector<std::string> w;
-        words(*r, words, w);
+        words(r->raw(), words, w);
         return w;
     };
     // Every key there is, with its type, its content and whether it has a TTL.
@@ -884,8 +884,7 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
         std::vector<std::string> w;
         Reply names = conn.command({"KEYS", "*"});
         std::vector<std::string> sorted;
-        for (std::size_t i = 0; i < names->elements; ++i)
-            sorted.emplace_back(names->element[i]->str, names->element[i]->len);
+        for (std::size_t i = 0; i < names->size(); ++i) sorted.emplace_back((*names)[i].text());
         std::sort(sorted.begin(), sorted.end());
         for (const std::string& k : sorted) {
             std::string type = raw({"TYPE", k});
@@ -896,13 +895,13 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
                                        : conn.command({"ZRANGE", k, "0", "-1", "WITHSCORES"});
             if (type == "hash") {  // HGETALL's order is the hash's own: compared as a set
                 std::vector<std::string> pairs;
-                for (std::size_t i = 0; i + 1 < v->elements; i += 2)
-                    pairs.push_back(std::string(v->element[i]->str, v->element[i]->len) + ":" +
-                                    std::string(v->element[i + 1]->str, v->element[i + 1]->len));
+                for (std::size_t i = 0; i + 1 < v->size(); i += 2)
+                    pairs.push_back(std::string((*v)[i].text()) + ":" +
+                                    std::string((*v)[i + 1].text()));
                 std::sort(pairs.begin(), pairs.end());
                 w.insert(w.end(), pairs.begin(), pairs.end());
             } else {
-                words(*v, words, w);
+                words(v->raw(), words, w);
             }
             w.push_back(raw({"PTTL", k}) == "-1" ? "no-ttl" : "ttl");
         }

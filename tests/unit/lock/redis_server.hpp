@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
@@ -72,7 +73,7 @@ class RedisServerTest : public ::testing::Test {
             Connection c(endpoint(),
                          Timeouts{std::chrono::milliseconds(500), std::chrono::milliseconds(500)});
             Reply r = c.command({"PING"});
-            return r->type == REDIS_REPLY_STATUS;
+            return r->is_status();
         } catch (const Error&) {
             return false;
         }
@@ -92,10 +93,8 @@ class RedisServerTest : public ::testing::Test {
 
     std::string raw(std::initializer_list<std::string> argv) {
         Reply r = conn.command(std::vector<std::string>(argv));
-        if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ||
-            r->type == REDIS_REPLY_ERROR)
-            return std::string(r->str, r->len);
-        if (r->type == REDIS_REPLY_INTEGER) return std::to_string(r->integer);
+        if (r->is_string() || r->is_status() || r->is_error()) return std::string(r->text());
+        if (auto n = r->integer(LLONG_MIN, LLONG_MAX)) return std::to_string(*n);
         return "";
     }
     std::string raw(const char* one) { return raw({std::string(one)}); }

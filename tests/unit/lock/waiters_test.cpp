@@ -2,6 +2,7 @@
 // then hostile values, each either refused or taken as unknown, never trusted out of range.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 
 #include <string>
 
