@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Issue 33: a run that died with its watchdog (so that nothing recorded its end) shows as abandoned
 # in history and status once its lease ran out, and the next holder records it, for a permit
-# holder, a shared holder and a holder over a quorum (the plain lock on one node: watchdog.bats).
+# holder, a shared holder and a holder over a quorum.
 load helpers
 load quorum_helpers
 bats_require_minimum_version 1.5.0
@@ -67,6 +67,12 @@ assert_abandoned() {
     run -0 "$RL" "$@" "$name" -- true
     run -0 jq -s -r 'map(select(.outcome == "abandoned")) | length' < <("$RL" history --json "$name")
     assert_output 1
+}
+
+# The plain lock: the run's holder record outlives its 2s lease (lib/abandoned.lua).
+@test "a redlock-run killed with its watchdog shows as abandoned once its lease ran out, and the next run records it" {
+    died_with_watchdog gone
+    assert_abandoned gone
 }
 
 @test "permits: a lone permit holder killed with its watchdog shows as abandoned, and the next run records it" {

@@ -133,43 +133,6 @@ assert_killed_entry() {
     run -0 "$RL" -t 60s handover -- true
 }
 
-# When the hand-over is impossible too (its watchdog died with redlock-run, or the host did), the
-# run's holder record outlives its 2s lease (lib/abandoned.lua): history and status show the run
-# as abandoned once the lease ran out, and the next holder records it in the ledger for good.
-@test "a redlock-run killed with its watchdog shows as abandoned once its lease ran out, and the next run records it" {
-    local d=$BATS_TEST_TMPDIR watchdog dead
-    rl_start -t 2s gone -- sh -c "echo \$\$ > '$d/pgid.gone'; sleep 100; true"
-    wait_for 5 file_exists "$d/pgid.gone"
-    wait_for 5 watchdog_of "$RL_PID"
-    watchdog=$(watchdog_of "$RL_PID")
-    dead=$RL_PID
-    # The watchdog first: one that outlived redlock-run would hand over.
-    kill -KILL "$watchdog"
-    wait_for 5 pid_gone "$watchdog"
-    kill -KILL "$RL_PID"
-    rl_finish 5
-    # Nothing is left to stop the command.
-    kill -KILL -- "-$(cat "$d/pgid.gone")"
-    wait_for 10 lock_free gone
-    run -0 "$RL" history --json gone
-    run -0 jq -r '"\(.outcome) \(.pid) \(.fence > 0) \(.end_ms >= .start_ms)"' <<<"$output"
-    assert_output "abandoned $dead true true"
-    run -0 "$RL" history gone
-    assert_line --regexp "abandoned .* $dead "
-    run -1 "$RL" status gone
-    assert_output --regexp "last run: .*abandoned.*pid $dead"
-    # The next holder records it (and only once), before its own run.
-    run -0 "$RL" gone -- true
-    run -0 "$RL" history --json gone
-    run -0 jq -r '"\(.outcome) \(.pid)"' <<<"$output"
-    assert_equal "${#lines[@]}" 2
-    assert_line --index 0 --regexp "^ran [0-9]+$"
-    assert_line --index 1 "abandoned $dead"
-    run -0 "$RL" gone -- true
-    run -0 jq -s -r 'map(select(.outcome == "abandoned")) | length' < <("$RL" history --json gone)
-    assert_output 1
-}
-
 @test "quorum: a SIGKILLed redlock-run's lock is released on every node and its run recorded as killed" {
     quorum_start 3
     export REDLOCK_URL=$QUORUM_URL
