@@ -6,10 +6,10 @@
 
 #include "lock/lock_replies.hpp"
 #include "lock/permits.hpp"
+#include "lock/plain_mode.hpp"
 #include "lock/scripts.hpp"
 #include "lock/shared.hpp"
 #include "util/duration.hpp"
-#include "util/errors.hpp"
 
 namespace redlock {
 
@@ -29,33 +29,30 @@ std::string restarted_ago(long long uptime_s) {
     return format_duration(std::chrono::seconds(uptime_s)) + " ago";
 }
 
+namespace {
+
+std::unique_ptr<LockMode> make_lock_mode(int permits, bool shared) {
+    if (permits > 1) return make_permits_mode(permits);
+    if (shared) return make_shared_mode();
+    return make_plain_mode();
+}
+
+}  // namespace
+
+LockNode::LockNode(Connection& conn, int permits, bool shared)
+    : conn_(conn), mode_(make_lock_mode(permits, shared)) {}
+
 bool LockNode::abandon(const LockKeys& keys, const std::string& token) {
-    if (permits_ > 1) return abandon_permit(keys, token);
-    if (shared_) return abandon_shared(keys, token);
-    Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
-                                         {token, std::to_string(wake_linger.count()), keys.wake},
-                                         conn_.timeouts().command);
-    return abandon_result(reply, keys.key);
+    return mode_->abandon(conn_, keys, token);
 }
 
 void LockNode::step_back(const LockKeys& keys, const std::string& token, long long ticket,
                          Millis alive) {
-    if (permits_ > 1) {
-        abandon_permit(keys, token, fmt::format("ticket:{}", ticket), alive);
-        return;
-    }
-    if (shared_) {
-        abandon_shared(keys, token, fmt::format("ticket:{}", ticket), alive);
-        return;
-    }
-    Reply reply = scripts::abandon().run(conn_, {keys.key, keys.info, keys.wait},
-                                         {token, std::to_string(wake_linger.count()), keys.wake,
-                                          std::to_string(ticket), std::to_string(alive.count())},
-                                         conn_.timeouts().command);
-    abandon_result(reply, keys.key);
+    mode_->step_back(conn_, keys, token, ticket, alive);
 }
 
 void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
+    // abandon.lua in every mode: its queue-only operation touches only the waiters' queue.
     Reply reply = scripts::abandon().run(
         conn_, {keys.key, keys.info, keys.wait},
         {token, std::to_string(wake_linger.count()), keys.wake, "queue-only"},
@@ -63,101 +60,31 @@ void LockNode::leave_queue(const LockKeys& keys, const std::string& token) {
     abandon_result(reply, keys.key);
 }
 
-// Shared holders keep the lock (a busy reply with 'shared', asked for only by a caller that shows
-// the holder): how many, and one of them that recorded its info, from one more read. It is only
-// for the message: a read that fails leaves "shared holders" without a number.
-void LockNode::describe_shared_holders(const LockKeys& keys, AcquireResult& busy) {
-    try {
-        PermitsState s = read_shared(conn_, keys);
-        busy.shared_holders = static_cast<long long>(s.holders.size());
-        for (const PermitHolder& h : s.holders)
-            if (h.holder && !h.holder->host.empty()) {
-                busy.holder = h.holder;
-                break;
-            }
-    } catch (const Error&) {
-    }
+void LockNode::settle_permit(const LockKeys& keys, const std::string& token, int permit) {
+    mode_->settle_permit(conn_, keys, token, permit);
 }
 
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing, long long ticket) {
-    if (permits_ > 1) return acquire_permit(keys, token, ttl, info, queueing, ticket);
-    if (shared_) return acquire_shared(keys, token, ttl, info, queueing, ticket);
-    std::string queue_arg;
-    if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
-    // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry
-    // that follows it, which a slow server may stretch to a command timeout or two.
-    Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
-    std::vector<std::string> args{
-        token,
-        std::to_string(ttl.count()),
-        queue_arg,
-        keys.wake,
-        std::to_string(alive_grace.count()),
-        std::to_string(no_ttl_recheck.count()),
-        once_ ? fmt::format("{}:{}", once_->period.count(), once_->offset.count()) : std::string(),
-        busy_holder_ ? "1" : "",
-        restart_guard_arg(ttl)};
-    if (info) {
-        auto fields = info->own_fields();
-        args.insert(args.end(), fields.begin(), fields.end());
-    }
-    std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait, keys.ledger};
-    if (once_) script_keys.push_back(keys.once);
-    Reply reply = scripts::acquire().run(conn_, script_keys, args, conn_.timeouts().command);
-    throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1
-    AcquireResult result = acquire_result(reply, keys.key);
-    if (result.shared) describe_shared_holders(keys, result);
-    // A reply without the slot asked for would leave the run without one: not this protocol.
-    if (once_ && (result.acquired || result.slot_done) && !result.slot)
-        throw RedisError(fmt::format(
-            "unexpected reply from the acquire script for lock '{}': no --once-per slot (is this "
-            "Redis?)",
-            keys.key));
-    // Range-checked here, where the policy is known: slot * period of a hostile slot overflows.
-    if (once_ && result.slot && !slot_in_range(*result.slot, *once_))
-        throw RedisError(fmt::format(
-            "unexpected reply from the acquire script for lock '{}': --once-per slot {}, which "
-            "no real clock gives for every {} (is this Redis?)",
-            keys.key, *result.slot, format_duration(once_->period)));
-    return result;
+    return mode_->acquire(conn_, settings_, keys, token, ttl, info, queueing, ticket);
 }
 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,
                             Deadline deadline) {
-    if (permits_ > 1) return renew_permit(keys, token, ttl, deadline);
-    if (shared_) return renew_shared(keys, token, ttl, deadline);
-    conn_.ensure_connected(deadline);
-    Reply reply = scripts::renew().run(conn_, {keys.key, keys.info},
-                                       {token, std::to_string(ttl.count())}, deadline);
-    return renew_result(reply, keys.key);
+    return mode_->renew(conn_, keys, token, ttl, deadline);
 }
 
 ReleaseResult LockNode::release(const LockKeys& keys, const std::string& token, Millis keep) {
-    if (permits_ > 1) return release_permit(keys, token, keep);
-    if (shared_) return release_shared(keys, token, keep);
-    Reply reply = scripts::release().run(
-        conn_, {keys.key, keys.info, keys.wait},
-        {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
-        conn_.timeouts().command);
-    return release_result(reply, keys.key);
+    return mode_->release(conn_, keys, token, keep);
 }
 
 FinishResult LockNode::finish(const LockKeys& keys, const std::string& token, Millis keep,
                               const RunRecord& record) {
-    // ledger.lua judges and releases a plain lock by its key; a permit or a shared hold lives in
-    // keys of its own, which only its protocol's script knows.
-    if (permits_ > 1) return finish_permit(keys, token, keep, record);
-    if (shared_) return finish_shared(keys, token, keep, record);
-    std::vector<std::string> release_args{std::to_string(keep.count()),
-                                          std::to_string(wake_linger.count()), keys.wake};
-    Reply reply = scripts::ledger().run(
-        conn_, {keys.key, keys.ledger, keys.once, keys.info, keys.wait},
-        ledger_script_args(token, record, release_args), conn_.timeouts().command);
-    return finish_result(reply, keys.key, /*released=*/true);
+    return mode_->finish(conn_, keys, token, keep, record);
 }
 
 bool LockNode::holds(const LockKeys& keys, const std::string& token) {
+    // Judged by what the key holds, not by this node's mode: a nested run asks of its parent.
     Reply reply = conn_.command({"GET", keys.key});
     std::optional<std::string_view> found =
         check(reply, fmt::format("checking the inherited lock '{}' on {}", keys.key, describe()))
@@ -166,10 +93,10 @@ bool LockNode::holds(const LockKeys& keys, const std::string& token) {
     std::string value(*found);
     // A permits lock (--permits N): the parent holds one of the permits, whatever N this nested
     // run was given.
-    if (permits_of(value)) return holds_permit(keys, token);
+    if (permits_of(value)) return permits_hold(conn_, keys, token);
     // A shared lock: the parent is one of its shared holders, whatever mode this nested run
     // asked for.
-    if (value == shared_marker) return holds_shared(keys, token);
+    if (value == shared_marker) return shared_holds(conn_, keys, token);
     return value == token;
 }
 

@@ -1,8 +1,9 @@
 // The lock protocol against one Redis node: acquire (SET NX PX + fence INCR), renew
-// (compare-token-then-PEXPIRE) and release (compare-and-delete). It knows nothing of processes
-// or threads, so a quorum of nodes can later be built from several of these.
+// (compare-token-then-PEXPIRE) and release (compare-and-delete), each step in the node's mode
+// (lock_mode.hpp). It knows nothing of processes or threads; a quorum is built of several.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
 #include "lock/ledger.hpp"
+#include "lock/lock_mode.hpp"
 #include "lock/results.hpp"
 #include "redis/connection.hpp"
 #include "util/clock.hpp"
@@ -24,24 +26,13 @@ std::string restart_guard_text(const AcquireResult& busy, std::string_view where
 // "3s ago", or "under 1s ago" for an uptime of 0 whole seconds.
 std::string restarted_ago(long long uptime_s);
 
-// Whether a failed acquire joins (or keeps its place in) the waiters' queue (see waiter.hpp).
-enum class Queueing { none, wait };
-
-// How long a waiter blocks when the holder's key has no TTL (a foreign client's lock): there is
-// no expiry to wait for, so it looks again this often.
-inline constexpr Millis no_ttl_recheck{1'000};
-
-// How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a
-// round trip, and one that died never claims it.
-inline constexpr Millis wake_linger{10'000};
-
 class LockNode {
   public:
-    // permits > 1: the permits protocol (permits.hpp), in which the node remembers the permit
-    // it acquired, for the renewals and the release. shared: the shared protocol (shared.hpp);
-    // never both (the CLI refuses the combination).
-    explicit LockNode(Connection& conn, int permits = 1, bool shared = false)
-        : conn_(conn), permits_(permits), shared_(shared) {}
+    // The mode is chosen here, once: permits > 1: the permits protocol (permits.hpp), in which
+    // the node remembers the permit it acquired, for the renewals and the release. shared: the
+    // shared protocol (shared.hpp); never both (the CLI refuses the combination; permits wins).
+    // Else the plain lock (plain_mode.hpp).
+    explicit LockNode(Connection& conn, int permits = 1, bool shared = false);
 
     // `info`, when given, is recorded beside the lock (see HolderInfo). When the lock is busy,
     // `queueing` says whether `token` joins the waiters' queue, in the same step: at its end, or
@@ -68,21 +59,17 @@ class LockNode {
 
     // --once-per: every acquire from now on reads the slot by the node's clock and, when the
     // slot's run is already done, answers slot_done instead of taking a free lock.
-    void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
+    void set_once_per(const std::optional<OncePer>& once) { settings_.once = once; }
     // Whether a busy reply carries the holder's info (AcquireResult::holder); without it a busy
     // acquire is {0, pttl} and costs Redis less (LockBackend::set_busy_holder).
-    void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
+    void set_busy_holder(bool wanted) { settings_.busy_holder = wanted; }
     // Permits: the permit the next acquires ask for, taken when it is free on the node (0: the
     // node's own choice, the k-th free permit for its k-th waiter; permits.lua says why).
-    void set_wanted_permit(int permit) { wanted_permit_ = permit; }
+    void set_wanted_permit(int permit) { settings_.wanted_permit = permit; }
     // --restart-guard: how long after losing its data (a restart without persistence) a node
     // holds a free lock back; nullopt: the TTL of each acquire; zero: never. Off until set: the
     // backends set the run's choice (LockBackend::set_restart_guard, default the TTL).
-    void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
-    // The acquire scripts' argument for an acquire with `ttl`: the guard in ms, "0" for none.
-    std::string restart_guard_arg(Millis ttl) const {
-        return std::to_string(restart_guard_.value_or(ttl).count());
-    }
+    void set_restart_guard(std::optional<Millis> guard) { settings_.restart_guard = guard; }
 
     // A quorum waiter that took this node but no majority: gives the node back and keeps its
     // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).
@@ -95,50 +82,23 @@ class LockNode {
     // or answered late) is given back here and now, and the queue left.
     void settle_permit(const LockKeys& keys, const std::string& token, int permit);
 
-    // Permits: whether `token` holds one of the lock's permits, whatever N this node was given.
-    bool holds_permit(const LockKeys& keys, const std::string& token);
-    // Shared: whether `token` is one of the lock's shared holders.
-    bool holds_shared(const LockKeys& keys, const std::string& token);
     // Whether `token` holds the lock here, as a nested run asks of its parent: the key, one of
     // its permits (whatever N this node was given) or a shared hold (whatever mode this is).
     bool holds(const LockKeys& keys, const std::string& token);
 
     Connection& connection() { return conn_; }
     std::string describe() const { return conn_.endpoint().describe(); }
-    int permits() const { return permits_; }
-    bool shared() const { return shared_; }
+    // What holds `token` here once acquired (with `permit`, for a permits lock).
+    HeldKeys held_keys(const LockKeys& keys, const std::string& token, int permit) const {
+        return mode_->held_keys(keys, token, permit);
+    }
+    int permits() const { return mode_->permits(); }
+    bool shared() const { return mode_->shared(); }
 
   private:
-    // The permits protocol (permits.cpp).
-    AcquireResult acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
-                                 const HolderInfo* info, Queueing queueing, long long ticket);
-    RenewResult renew_permit(const LockKeys& keys, const std::string& token, Millis ttl,
-                             Deadline deadline);
-    ReleaseResult release_permit(const LockKeys& keys, const std::string& token, Millis keep);
-    FinishResult finish_permit(const LockKeys& keys, const std::string& token, Millis keep,
-                               const RunRecord& record);
-    bool abandon_permit(const LockKeys& keys, const std::string& token,
-                        const std::string& mode = "", Millis alive = Millis(0));
-    void describe_shared_holders(const LockKeys& keys, AcquireResult& busy);
-    // The shared protocol (shared.cpp).
-    AcquireResult acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
-                                 const HolderInfo* info, Queueing queueing, long long ticket);
-    RenewResult renew_shared(const LockKeys& keys, const std::string& token, Millis ttl,
-                             Deadline deadline);
-    ReleaseResult release_shared(const LockKeys& keys, const std::string& token, Millis keep);
-    FinishResult finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
-                               const RunRecord& record);
-    bool abandon_shared(const LockKeys& keys, const std::string& token,
-                        const std::string& mode = "", Millis alive = Millis(0));
-
     Connection& conn_;
-    int permits_ = 1;
-    bool shared_ = false;
-    int permit_ = 0;  // permits: the one acquired (0: none yet; release --token looks it up)
-    int wanted_permit_ = 0;
-    std::optional<OncePer> once_;
-    bool busy_holder_ = true;
-    std::optional<Millis> restart_guard_ = Millis(0);
+    std::unique_ptr<LockMode> mode_;
+    NodeSettings settings_;
 };
 
 }  // namespace redlock

@@ -1,5 +1,6 @@
-// The permits protocol against one node (LockNode with permits > 1) and the operator's reads of
-// a permits lock. Every step is one call of permits.lua, which does it atomically.
+// The permits protocol against one node (PermitsMode, a LockNode with permits > 1) and the
+// operator's reads of a permits lock. Every step is one call of permits.lua, which does it
+// atomically.
 #include "lock/permits.hpp"
 
 #include <fmt/format.h>
@@ -8,7 +9,6 @@
 #include <climits>
 #include <cstdint>
 
-#include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
@@ -86,91 +86,127 @@ void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys) {
             fmt::format("lock '{}' {}", keys.key, error.substr(mismatch_prefix.size())));
 }
 
-AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
-                                       const HolderInfo* info, Queueing queueing,
-                                       long long ticket) {
-    // As LockNode::acquire: a waiter's ':alive' outlasts its block plus the retry after it.
-    Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
-    std::string queue_arg;
-    if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
-    std::vector<std::string> args{token,
-                                  std::to_string(ttl.count()),
-                                  queue_arg,
-                                  std::to_string(alive_grace.count()),
-                                  std::to_string(no_ttl_recheck.count()),
-                                  std::to_string(permits_),
-                                  restart_guard_arg(ttl),
-                                  wanted_permit_ > 0 ? std::to_string(wanted_permit_) : ""};
-    if (info) {
-        auto fields = info->own_fields();
-        args.insert(args.end(), fields.begin(), fields.end());
+namespace {
+
+class PermitsMode final : public LockMode {
+  public:
+    explicit PermitsMode(int permits) : permits_(permits) {}
+
+    AcquireResult acquire(Connection& conn, const NodeSettings& settings, const LockKeys& keys,
+                          const std::string& token, Millis ttl, const HolderInfo* info,
+                          Queueing queueing, long long ticket) override {
+        const int wanted = settings.wanted_permit;
+        std::vector<std::string> args{token,
+                                      std::to_string(ttl.count()),
+                                      queue_arg(queueing, ticket),
+                                      std::to_string(alive_grace(conn).count()),
+                                      std::to_string(no_ttl_recheck.count()),
+                                      std::to_string(permits_),
+                                      settings.restart_guard_arg(ttl),
+                                      wanted > 0 ? std::to_string(wanted) : ""};
+        if (info) {
+            auto fields = info->own_fields();
+            args.insert(args.end(), fields.begin(), fields.end());
+        }
+        Reply reply = run_permits(conn, keys, "acquire", std::move(args), conn.timeouts().command);
+        throw_if_permits_mismatch(reply, keys);
+        AcquireResult result = acquire_result(reply, keys.key);
+        if (!result.acquired) return result;
+        ReplyView r = *reply;
+        long long permit = r.size() >= 4 ? integer_or(r[3], 0) : 0;
+        if (permit < 1 || permit > permits_)
+            throw UnexpectedReply(fmt::format(
+                "unexpected reply from the permits script: permit {} of {} for lock '{}'", permit,
+                permits_, keys.key));
+        result.permit = permit_ = static_cast<int>(permit);
+        result.holder.reset();  // the reply's tail is the permit number, not holder info
+        // 'free' (a new acquire; a re-sent one says 'counter' instead): one '0' or '1' per permit.
+        if (r.size() >= 6 && r[4].text() == "free") {
+            std::string_view map = r[5].text();
+            if (map.size() != static_cast<std::size_t>(permits_) ||
+                map.find_first_not_of("01") != std::string_view::npos)
+                throw UnexpectedReply(fmt::format(
+                    "unexpected reply from the permits script: a map of free permits of {} "
+                    "characters for --permits {} of lock '{}'",
+                    map.size(), permits_, keys.key));
+            for (char c : map) result.free_permits.push_back(c == '1');
+        }
+        return result;
     }
-    Reply reply = run_permits(conn_, keys, "acquire", std::move(args), conn_.timeouts().command);
-    throw_if_permits_mismatch(reply, keys);
-    AcquireResult result = acquire_result(reply, keys.key);
-    if (!result.acquired) return result;
-    ReplyView r = *reply;
-    long long permit = r.size() >= 4 ? integer_or(r[3], 0) : 0;
-    if (permit < 1 || permit > permits_)
-        throw UnexpectedReply(
-            fmt::format("unexpected reply from the permits script: permit {} of {} for lock '{}'",
-                        permit, permits_, keys.key));
-    result.permit = permit_ = static_cast<int>(permit);
-    result.holder.reset();  // the reply's tail is the permit number, not holder info
-    // 'free' (a new acquire; a re-sent one says 'counter' instead): one '0' or '1' per permit.
-    if (r.size() >= 6 && r[4].text() == "free") {
-        std::string_view map = r[5].text();
-        if (map.size() != static_cast<std::size_t>(permits_) ||
-            map.find_first_not_of("01") != std::string_view::npos)
-            throw UnexpectedReply(
-                fmt::format("unexpected reply from the permits script: a map of free permits of {} "
-                            "characters for --permits {} of lock '{}'",
-                            map.size(), permits_, keys.key));
-        for (char c : map) result.free_permits.push_back(c == '1');
+
+    RenewResult renew(Connection& conn, const LockKeys& keys, const std::string& token, Millis ttl,
+                      Deadline deadline) override {
+        conn.ensure_connected(deadline);
+        Reply reply =
+            run_permits(conn, keys, "renew",
+                        {token, std::to_string(ttl.count()), std::to_string(permit_)}, deadline);
+        return renew_result(reply, keys.key);
     }
-    return result;
+
+    ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,
+                          Millis keep) override {
+        Reply reply = run_permits(conn, keys, "release",
+                                  {token, std::to_string(keep.count()), acquired_permit_arg()},
+                                  conn.timeouts().command);
+        return release_result(reply, keys.key);
+    }
+
+    FinishResult finish(Connection& conn, const LockKeys& keys, const std::string& token,
+                        Millis keep, const RunRecord& record) override {
+        std::vector<std::string> args =
+            with_record_args({token, std::to_string(keep.count()), acquired_permit_arg()}, record);
+        Reply reply = run_permits(conn, keys, "finish", std::move(args), conn.timeouts().command);
+        return finish_result(reply, keys.key, /*released=*/true);
+    }
+
+    bool abandon(Connection& conn, const LockKeys& keys, const std::string& token) override {
+        return abandon_with(conn, keys, token, "", Millis(0));
+    }
+
+    void step_back(Connection& conn, const LockKeys& keys, const std::string& token,
+                   long long ticket, Millis alive) override {
+        abandon_with(conn, keys, token, fmt::format("ticket:{}", ticket), alive);
+    }
+
+    void settle_permit(Connection& conn, const LockKeys& keys, const std::string& token,
+                       int permit) override {
+        permit_ = permit;
+        abandon_with(conn, keys, token, fmt::format("keep:{}", permit), Millis(0));
+    }
+
+    HeldKeys held_keys(const LockKeys& keys, const std::string&, int permit) const override {
+        std::string key = permit_key_prefix(keys) + std::to_string(permit);
+        return {key, key + ":info"};
+    }
+
+    int permits() const override { return permits_; }
+    bool shared() const override { return false; }
+
+  private:
+    // The release and finish steps name the permit taken; "" lets the script look it up (a
+    // release --token that never acquired).
+    std::string acquired_permit_arg() const { return permit_ > 0 ? std::to_string(permit_) : ""; }
+
+    bool abandon_with(Connection& conn, const LockKeys& keys, const std::string& token,
+                      const std::string& how, Millis alive) {
+        Reply reply =
+            run_permits(conn, keys, "abandon", {token, how, std::to_string(alive.count())},
+                        conn.timeouts().command);
+        return abandon_result(reply, keys.key);
+    }
+
+    int permits_;
+    int permit_ = 0;  // the one acquired (0: none yet; release --token looks it up)
+};
+
+}  // namespace
+
+std::unique_ptr<LockMode> make_permits_mode(int permits) {
+    return std::make_unique<PermitsMode>(permits);
 }
 
-RenewResult LockNode::renew_permit(const LockKeys& keys, const std::string& token, Millis ttl,
-                                   Deadline deadline) {
-    conn_.ensure_connected(deadline);
-    Reply reply =
-        run_permits(conn_, keys, "renew",
-                    {token, std::to_string(ttl.count()), std::to_string(permit_)}, deadline);
-    return renew_result(reply, keys.key);
-}
-
-ReleaseResult LockNode::release_permit(const LockKeys& keys, const std::string& token,
-                                       Millis keep) {
-    Reply reply = run_permits(
-        conn_, keys, "release",
-        {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""},
-        conn_.timeouts().command);
-    return release_result(reply, keys.key);
-}
-
-FinishResult LockNode::finish_permit(const LockKeys& keys, const std::string& token, Millis keep,
-                                     const RunRecord& record) {
-    std::vector<std::string> args = with_record_args(
-        {token, std::to_string(keep.count()), permit_ > 0 ? std::to_string(permit_) : ""}, record);
-    Reply reply = run_permits(conn_, keys, "finish", std::move(args), conn_.timeouts().command);
-    return finish_result(reply, keys.key, /*released=*/true);
-}
-
-bool LockNode::abandon_permit(const LockKeys& keys, const std::string& token,
-                              const std::string& mode, Millis alive) {
-    Reply reply = run_permits(conn_, keys, "abandon", {token, mode, std::to_string(alive.count())},
-                              conn_.timeouts().command);
-    return abandon_result(reply, keys.key);
-}
-
-void LockNode::settle_permit(const LockKeys& keys, const std::string& token, int permit) {
-    permit_ = permit;
-    abandon_permit(keys, token, fmt::format("keep:{}", permit));
-}
-
-bool LockNode::holds_permit(const LockKeys& keys, const std::string& token) {
-    Reply reply = run_permits(conn_, keys, "holds", {token}, conn_.timeouts().command);
+bool permits_hold(Connection& conn, const LockKeys& keys, const std::string& token) {
+    Reply reply = run_permits(conn, keys, "holds", {token}, conn.timeouts().command);
     ReplyView r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
     return r.integer(1, 1).has_value();
 }

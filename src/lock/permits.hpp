@@ -1,8 +1,9 @@
 // Permits (--permits N > 1): up to N holders of one lock at once, each with its own permit key,
-// token, TTL and fence (src/lock/scripts/permits.lua has the data model). LockNode speaks this
-// protocol when built with permits > 1; this header is what the operator commands read.
+// token, TTL and fence (src/lock/scripts/permits.lua has the data model). A LockNode built with
+// permits > 1 speaks it through make_permits_mode; the rest is what the operator commands read.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 
 #include "lock/holder_info.hpp"
 #include "lock/keys.hpp"
+#include "lock/lock_mode.hpp"
 #include "redis/connection.hpp"
 
 namespace redlock {
@@ -43,6 +45,11 @@ struct PermitsState {
     long long redis_now_ms = 0;
     std::vector<PermitHolder> holders;  // by permit number
 };
+
+// The permits protocol (lock_mode.hpp) for --permits `permits` > 1.
+std::unique_ptr<LockMode> make_permits_mode(int permits);
+// Whether `token` holds one of the lock's permits, whatever N it was taken with.
+bool permits_hold(Connection& conn, const LockKeys& keys, const std::string& token);
 
 // One atomic read of every permit of the lock.
 PermitsState read_permits(Connection& conn, const LockKeys& keys);

@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 
 #include "lock/lock_replies.hpp"
-#include "lock/permits.hpp"
 #include "lock/scripts.hpp"
-#include "lock/shared.hpp"
 
 namespace redlock {
 namespace {
@@ -40,17 +38,10 @@ class RedisQuorumNode final : public QuorumNode {
 
     bool raise_fence(const LockKeys& keys, const std::string& token, long long fence,
                      int permit) override {
-        // What holds our token on this node: the lock key, or for permits permit i's key.
-        std::string held_key = keys.key, held_info = keys.info;
-        if (node_.permits() > 1) {
-            held_key = permit_key_prefix(keys) + std::to_string(permit);
-            held_info = held_key + ":info";
-        } else if (node_.shared()) {
-            // A shared holder's record (a hash naming its token) lasts as long as its hold.
-            held_key = held_info = shared_record_prefix(keys) + token;
-        }
+        // What holds our token on this node: the lock key, permit i's key or a shared record.
+        HeldKeys held = node_.held_keys(keys, token, permit);
         Reply r =
-            scripts::raise_fence().run(conn_, {held_key, keys.fence, held_info},
+            scripts::raise_fence().run(conn_, {held.key, keys.fence, held.info},
                                        {token, std::to_string(fence)}, conn_.timeouts().command);
         return check(r, "raising the fence").integer(1, 1).has_value();
     }

@@ -1,10 +1,9 @@
-// The shared protocol against one node (LockNode built shared) and the operator's reads of a
-// shared lock. Every step is one call of shared.lua, which does it atomically.
+// The shared protocol against one node (SharedMode, a LockNode built shared) and the operator's
+// reads of a shared lock. Every step is one call of shared.lua, which does it atomically.
 #include "lock/shared.hpp"
 
 #include <fmt/format.h>
 
-#include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
@@ -38,60 +37,90 @@ std::string shared_record_prefix(const LockKeys& keys) {
     return companion_key(keys.key, "shared:");
 }
 
-AcquireResult LockNode::acquire_shared(const LockKeys& keys, const std::string& token, Millis ttl,
-                                       const HolderInfo* info, Queueing queueing,
-                                       long long ticket) {
-    // As LockNode::acquire: a waiter's ':alive' outlasts its block plus the retry after it.
-    Millis alive_grace = 2 * conn_.timeouts().command + Millis(1000);
-    std::string queue_arg;
-    if (queueing == Queueing::wait) queue_arg = ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
-    std::vector<std::string> args{token,
-                                  std::to_string(ttl.count()),
-                                  queue_arg,
-                                  std::to_string(alive_grace.count()),
-                                  std::to_string(no_ttl_recheck.count()),
-                                  restart_guard_arg(ttl)};
-    if (info) {
-        auto fields = info->own_fields();
-        args.insert(args.end(), fields.begin(), fields.end());
+namespace {
+
+class SharedMode final : public LockMode {
+  public:
+    AcquireResult acquire(Connection& conn, const NodeSettings& settings, const LockKeys& keys,
+                          const std::string& token, Millis ttl, const HolderInfo* info,
+                          Queueing queueing, long long ticket) override {
+        std::vector<std::string> args{token,
+                                      std::to_string(ttl.count()),
+                                      queue_arg(queueing, ticket),
+                                      std::to_string(alive_grace(conn).count()),
+                                      std::to_string(no_ttl_recheck.count()),
+                                      settings.restart_guard_arg(ttl)};
+        if (info) {
+            auto fields = info->own_fields();
+            args.insert(args.end(), fields.begin(), fields.end());
+        }
+        Reply reply = run_shared(conn, keys, "acquire", std::move(args), conn.timeouts().command);
+        throw_if_permits_mismatch(reply, keys);
+        AcquireResult result = acquire_result(reply, keys.key);
+        result.holder.reset();  // the busy reply carries no holder info
+        return result;
     }
-    Reply reply = run_shared(conn_, keys, "acquire", std::move(args), conn_.timeouts().command);
-    throw_if_permits_mismatch(reply, keys);
-    AcquireResult result = acquire_result(reply, keys.key);
-    result.holder.reset();  // the busy reply carries no holder info
-    return result;
+
+    RenewResult renew(Connection& conn, const LockKeys& keys, const std::string& token, Millis ttl,
+                      Deadline deadline) override {
+        conn.ensure_connected(deadline);
+        Reply reply =
+            run_shared(conn, keys, "renew", {token, std::to_string(ttl.count())}, deadline);
+        return renew_result(reply, keys.key);
+    }
+
+    ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,
+                          Millis keep) override {
+        Reply reply = run_shared(conn, keys, "release", {token, std::to_string(keep.count())},
+                                 conn.timeouts().command);
+        return release_result(reply, keys.key);
+    }
+
+    FinishResult finish(Connection& conn, const LockKeys& keys, const std::string& token,
+                        Millis keep, const RunRecord& record) override {
+        std::vector<std::string> args =
+            with_record_args({token, std::to_string(keep.count())}, record);
+        Reply reply = run_shared(conn, keys, "finish", std::move(args), conn.timeouts().command);
+        return finish_result(reply, keys.key, /*released=*/true);
+    }
+
+    bool abandon(Connection& conn, const LockKeys& keys, const std::string& token) override {
+        return abandon_with(conn, keys, token, "", Millis(0));
+    }
+
+    void step_back(Connection& conn, const LockKeys& keys, const std::string& token,
+                   long long ticket, Millis alive) override {
+        abandon_with(conn, keys, token, fmt::format("ticket:{}", ticket), alive);
+    }
+
+    void settle_permit(Connection&, const LockKeys&, const std::string&, int) override {}
+
+    HeldKeys held_keys(const LockKeys& keys, const std::string& token, int) const override {
+        // A shared holder's record (a hash naming its token) lasts as long as its hold.
+        std::string record = shared_record_prefix(keys) + token;
+        return {record, record};
+    }
+
+    int permits() const override { return 1; }
+    bool shared() const override { return true; }
+
+  private:
+    static bool abandon_with(Connection& conn, const LockKeys& keys, const std::string& token,
+                             const std::string& how, Millis alive) {
+        Reply reply = run_shared(conn, keys, "abandon", {token, how, std::to_string(alive.count())},
+                                 conn.timeouts().command);
+        return abandon_result(reply, keys.key);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<LockMode> make_shared_mode() {
+    return std::make_unique<SharedMode>();
 }
 
-RenewResult LockNode::renew_shared(const LockKeys& keys, const std::string& token, Millis ttl,
-                                   Deadline deadline) {
-    conn_.ensure_connected(deadline);
-    Reply reply = run_shared(conn_, keys, "renew", {token, std::to_string(ttl.count())}, deadline);
-    return renew_result(reply, keys.key);
-}
-
-ReleaseResult LockNode::release_shared(const LockKeys& keys, const std::string& token,
-                                       Millis keep) {
-    Reply reply = run_shared(conn_, keys, "release", {token, std::to_string(keep.count())},
-                             conn_.timeouts().command);
-    return release_result(reply, keys.key);
-}
-
-FinishResult LockNode::finish_shared(const LockKeys& keys, const std::string& token, Millis keep,
-                                     const RunRecord& record) {
-    std::vector<std::string> args = with_record_args({token, std::to_string(keep.count())}, record);
-    Reply reply = run_shared(conn_, keys, "finish", std::move(args), conn_.timeouts().command);
-    return finish_result(reply, keys.key, /*released=*/true);
-}
-
-bool LockNode::abandon_shared(const LockKeys& keys, const std::string& token,
-                              const std::string& mode, Millis alive) {
-    Reply reply = run_shared(conn_, keys, "abandon", {token, mode, std::to_string(alive.count())},
-                             conn_.timeouts().command);
-    return abandon_result(reply, keys.key);
-}
-
-bool LockNode::holds_shared(const LockKeys& keys, const std::string& token) {
-    Reply reply = run_shared(conn_, keys, "holds", {token}, conn_.timeouts().command);
+bool shared_holds(Connection& conn, const LockKeys& keys, const std::string& token) {
+    Reply reply = run_shared(conn, keys, "holds", {token}, conn.timeouts().command);
     ReplyView r = check(reply, fmt::format("checking the inherited lock '{}'", keys.key));
     return r.integer(1, 1).has_value();
 }

@@ -1,13 +1,15 @@
 // Shared holders (--shared): any number of shared holders of one name at once, no exclusive
-// holder beside them (src/lock/scripts/shared.lua has the data model). LockNode speaks this
-// protocol when built shared; this header is what the operator commands read.
+// holder beside them (src/lock/scripts/shared.lua has the data model). A LockNode built shared
+// speaks it through make_shared_mode; the rest is what the operator commands read.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lock/keys.hpp"
+#include "lock/lock_mode.hpp"
 #include "lock/permits.hpp"
 #include "redis/connection.hpp"
 
@@ -23,6 +25,11 @@ inline constexpr const char* shared_permits_refusal =
 // The sorted set of a shared lock's holders, and the prefix of each holder's record.
 std::string shared_holders_key(const LockKeys& keys);
 std::string shared_record_prefix(const LockKeys& keys);
+
+// The shared protocol (lock_mode.hpp) for --shared.
+std::unique_ptr<LockMode> make_shared_mode();
+// Whether `token` is one of the lock's shared holders.
+bool shared_holds(Connection& conn, const LockKeys& keys, const std::string& token);
 
 // One atomic read of every shared holder: PermitsState with `shared` set and permit 0 for each.
 PermitsState read_shared(Connection& conn, const LockKeys& keys);
