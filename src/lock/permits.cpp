@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "lock/lock_replies.hpp"
+#include "lock/scripted_mode.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
 #include "util/number.hpp"
@@ -88,7 +89,7 @@ void throw_if_permits_mismatch(const Reply& reply, const LockKeys& keys) {
 
 namespace {
 
-class PermitsMode final : public LockMode {
+class PermitsMode final : public ScriptedMode {
   public:
     explicit PermitsMode(int permits) : permits_(permits) {}
 
@@ -104,11 +105,7 @@ class PermitsMode final : public LockMode {
                                       std::to_string(permits_),
                                       settings.restart_guard_arg(ttl),
                                       wanted > 0 ? std::to_string(wanted) : ""};
-        if (info) {
-            auto fields = info->own_fields();
-            args.insert(args.end(), fields.begin(), fields.end());
-        }
-        Reply reply = run_permits(conn, keys, "acquire", std::move(args), conn.timeouts().command);
+        Reply reply = acquire_op(conn, keys, std::move(args), info);
         throw_if_permits_mismatch(reply, keys);
         AcquireResult result = acquire_result(reply, keys.key);
         if (!result.acquired) return result;
@@ -153,25 +150,14 @@ class PermitsMode final : public LockMode {
 
     FinishResult finish(Connection& conn, const LockKeys& keys, const std::string& token,
                         Millis keep, const RunRecord& record) override {
-        std::vector<std::string> args =
-            with_record_args({token, std::to_string(keep.count()), acquired_permit_arg()}, record);
-        Reply reply = run_permits(conn, keys, "finish", std::move(args), conn.timeouts().command);
-        return finish_result(reply, keys.key, /*released=*/true);
-    }
-
-    bool abandon(Connection& conn, const LockKeys& keys, const std::string& token) override {
-        return abandon_with(conn, keys, token, "", Millis(0));
-    }
-
-    void step_back(Connection& conn, const LockKeys& keys, const std::string& token,
-                   long long ticket, Millis alive) override {
-        abandon_with(conn, keys, token, fmt::format("ticket:{}", ticket), alive);
+        return finish_op(conn, keys, {token, std::to_string(keep.count()), acquired_permit_arg()},
+                         record);
     }
 
     void settle_permit(Connection& conn, const LockKeys& keys, const std::string& token,
                        int permit) override {
         permit_ = permit;
-        abandon_with(conn, keys, token, fmt::format("keep:{}", permit), Millis(0));
+        abandon_op(conn, keys, token, fmt::format("keep:{}", permit), Millis(0));
     }
 
     HeldKeys held_keys(const LockKeys& keys, const std::string&, int permit) const override {
@@ -183,17 +169,14 @@ class PermitsMode final : public LockMode {
     bool shared() const override { return false; }
 
   private:
+    Reply run_op(Connection& conn, const LockKeys& keys, std::string_view op,
+                 std::vector<std::string> args, ScriptTime time) const override {
+        return run_permits(conn, keys, op, std::move(args), time);
+    }
+
     // The release and finish steps name the permit taken; "" lets the script look it up (a
     // release --token that never acquired).
     std::string acquired_permit_arg() const { return permit_ > 0 ? std::to_string(permit_) : ""; }
-
-    bool abandon_with(Connection& conn, const LockKeys& keys, const std::string& token,
-                      const std::string& how, Millis alive) {
-        Reply reply =
-            run_permits(conn, keys, "abandon", {token, how, std::to_string(alive.count())},
-                        conn.timeouts().command);
-        return abandon_result(reply, keys.key);
-    }
 
     int permits_;
     int permit_ = 0;  // the one acquired (0: none yet; release --token looks it up)

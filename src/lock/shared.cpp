@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lock/lock_replies.hpp"
+#include "lock/scripted_mode.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"
 
@@ -39,7 +40,7 @@ std::string shared_record_prefix(const LockKeys& keys) {
 
 namespace {
 
-class SharedMode final : public LockMode {
+class SharedMode final : public ScriptedMode {
   public:
     AcquireResult acquire(Connection& conn, const NodeSettings& settings, const LockKeys& keys,
                           const std::string& token, Millis ttl, const HolderInfo* info,
@@ -50,11 +51,7 @@ class SharedMode final : public LockMode {
                                       std::to_string(alive_grace(conn).count()),
                                       std::to_string(no_ttl_recheck.count()),
                                       settings.restart_guard_arg(ttl)};
-        if (info) {
-            auto fields = info->own_fields();
-            args.insert(args.end(), fields.begin(), fields.end());
-        }
-        Reply reply = run_shared(conn, keys, "acquire", std::move(args), conn.timeouts().command);
+        Reply reply = acquire_op(conn, keys, std::move(args), info);
         throw_if_permits_mismatch(reply, keys);
         AcquireResult result = acquire_result(reply, keys.key);
         result.holder.reset();  // the busy reply carries no holder info
@@ -78,19 +75,7 @@ class SharedMode final : public LockMode {
 
     FinishResult finish(Connection& conn, const LockKeys& keys, const std::string& token,
                         Millis keep, const RunRecord& record) override {
-        std::vector<std::string> args =
-            with_record_args({token, std::to_string(keep.count())}, record);
-        Reply reply = run_shared(conn, keys, "finish", std::move(args), conn.timeouts().command);
-        return finish_result(reply, keys.key, /*released=*/true);
-    }
-
-    bool abandon(Connection& conn, const LockKeys& keys, const std::string& token) override {
-        return abandon_with(conn, keys, token, "", Millis(0));
-    }
-
-    void step_back(Connection& conn, const LockKeys& keys, const std::string& token,
-                   long long ticket, Millis alive) override {
-        abandon_with(conn, keys, token, fmt::format("ticket:{}", ticket), alive);
+        return finish_op(conn, keys, {token, std::to_string(keep.count())}, record);
     }
 
     void settle_permit(Connection&, const LockKeys&, const std::string&, int) override {}
@@ -105,11 +90,9 @@ class SharedMode final : public LockMode {
     bool shared() const override { return true; }
 
   private:
-    static bool abandon_with(Connection& conn, const LockKeys& keys, const std::string& token,
-                             const std::string& how, Millis alive) {
-        Reply reply = run_shared(conn, keys, "abandon", {token, how, std::to_string(alive.count())},
-                                 conn.timeouts().command);
-        return abandon_result(reply, keys.key);
+    Reply run_op(Connection& conn, const LockKeys& keys, std::string_view op,
+                 std::vector<std::string> args, ScriptTime time) const override {
+        return run_shared(conn, keys, op, std::move(args), time);
     }
 };
 
