@@ -109,6 +109,9 @@ class LockNode {
     bool shared() const { return shared_; }
 
   private:
+    // The acquire goes out in the set-up's write of a new connection (Connection::first_command);
+    // when that set-up fails after the acquire ran, this gives back what it took (lock.cpp).
+    SetupGiveBack setup_give_back(const LockKeys& keys, const std::string& token);
     // The permits protocol (permits.cpp).
     AcquireResult acquire_permit(const LockKeys& keys, const std::string& token, Millis ttl,
                                  const HolderInfo* info, Queueing queueing, long long ticket);

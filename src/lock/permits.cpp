@@ -28,14 +28,15 @@ long long integer_or(ReplyView r, long long otherwise) {
 // Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them (the
 // ledger's keys and the set of open runs too: an acquire may record an abandoned run).
 Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
-                  std::vector<std::string> args, ScriptTime time) {
+                  std::vector<std::string> args, ScriptTime time,
+                  const SetupGiveBack* give_back = nullptr) {
     std::vector<std::string> argv{std::string(op), permit_key_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
     std::vector<std::string> script_keys{keys.key,    keys.fence, keys.wait,
                                          keys.ledger, keys.once,  keys.open};
-    return scripts::permits().run(conn, script_keys, argv, time);
+    return scripts::permits().run(conn, script_keys, argv, time, give_back);
 }
 
 // {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
@@ -105,7 +106,9 @@ AcquireResult LockNode::acquire_permit(const LockKeys& keys, const std::string& 
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    Reply reply = run_permits(conn_, keys, "acquire", std::move(args), conn_.timeouts().command);
+    SetupGiveBack give_back = setup_give_back(keys, token);  // lock.cpp
+    Reply reply =
+        run_permits(conn_, keys, "acquire", std::move(args), conn_.timeouts().command, &give_back);
     throw_if_permits_mismatch(reply, keys);
     AcquireResult result = acquire_result(reply, keys.key);
     if (!result.acquired) return result;

@@ -15,7 +15,8 @@ namespace {
 // Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them (the
 // ledger's keys and the set of open runs too: an acquire may record an abandoned run).
 Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, ScriptTime time) {
+                 std::vector<std::string> args, ScriptTime time,
+                 const SetupGiveBack* give_back = nullptr) {
     std::vector<std::string> argv{std::string(op), shared_record_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
@@ -23,7 +24,7 @@ Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
     std::vector<std::string> script_keys{
         keys.key,    keys.fence, keys.wait, shared_holders_key(keys),
         keys.ledger, keys.once,  keys.open};
-    return scripts::shared().run(conn, script_keys, argv, time);
+    return scripts::shared().run(conn, script_keys, argv, time, give_back);
 }
 
 }  // namespace
@@ -55,7 +56,9 @@ AcquireResult LockNode::acquire_shared(const LockKeys& keys, const std::string& 
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    Reply reply = run_shared(conn_, keys, "acquire", std::move(args), conn_.timeouts().command);
+    SetupGiveBack give_back = setup_give_back(keys, token);  // lock.cpp
+    Reply reply =
+        run_shared(conn_, keys, "acquire", std::move(args), conn_.timeouts().command, &give_back);
     throw_if_permits_mismatch(reply, keys);
     AcquireResult result = acquire_result(reply, keys.key);
     result.holder.reset();  // the busy reply carries no holder info
