@@ -134,21 +134,21 @@ std::optional<LedgerEntry> checked_entry(std::string_view stored, std::string_vi
     }
 }
 
+}  // namespace
+
 // What the ledger readers (history.lua, last_runs.lua) look at besides the ledger to tell an
 // abandoned run: the plain lock's holder record, and the permit and shared holders' records that
 // the set of open runs names.
-std::vector<std::string> abandoned_run_keys(const LockKeys& keys) {
+std::vector<std::string> last_runs_keys(const LockKeys& keys) {
     return {keys.ledger, keys.key, keys.info, keys.open, shared_holders_key(keys)};
 }
-
-}  // namespace
 
 std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit) {
     std::vector<LedgerEntry> out;
     if (limit == 0) return out;
     // A script rather than LRANGE: the runs that were abandoned and are not yet recorded come
     // first (lib/abandoned.lua), read in the same step as the ledger.
-    Reply reply = scripts::history().run(conn, abandoned_run_keys(keys),
+    Reply reply = scripts::history().run(conn, last_runs_keys(keys),
                                          {std::to_string(limit), permit_key_prefix(keys)},
                                          conn.timeouts().command);
     ReplyView r =
@@ -176,9 +176,13 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key) {
     return {entry(r[0]), entry(r[1])};
 }
 
+std::vector<std::string> last_runs_args(const LockKeys& keys) {
+    return {permit_key_prefix(keys)};
+}
+
 LastRuns read_last_runs(Connection& conn, const LockKeys& keys) {
-    Reply reply = scripts::last_runs().run(conn, abandoned_run_keys(keys),
-                                           {permit_key_prefix(keys)}, conn.timeouts().command);
+    Reply reply = scripts::last_runs().run(conn, last_runs_keys(keys), {permit_key_prefix(keys)},
+                                           conn.timeouts().command);
     return last_runs_from_reply(reply, keys.key);
 }
 

@@ -166,6 +166,11 @@ LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
 LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
 // The same from last_runs.lua's reply, read in a pipeline with others.
 LastRuns last_runs_or_none(const Reply& reply, const LockKeys& keys);
+// last_runs.lua's (and history.lua's) KEYS, and last_runs.lua's ARGV, for a pipeline: besides the
+// ledger, the holder records that tell an abandoned run (lib/abandoned.lua), which a script must be
+// given like every key it reads.
+std::vector<std::string> last_runs_keys(const LockKeys& keys);
+std::vector<std::string> last_runs_args(const LockKeys& keys);
 
 // A quorum: a run writes its entry to every node it reaches, and any one node can be wrong or
 // hostile, so an entry counts only when a majority of the nodes hold a copy of it: copies of one

@@ -45,7 +45,7 @@ class NodeInspector final : public LockInspector {
             {{&scripts::status(), {keys.key, keys.fence, keys.info}, {}},
              {nullptr, {}, eviction_policy_query()},
              {&scripts::waiters(), {keys.wait}, {keys.wake, std::to_string(max_waiters_read)}},
-             {&scripts::last_runs(), {keys.ledger, keys.key, keys.info}, {}}},
+             {&scripts::last_runs(), last_runs_keys(keys), last_runs_args(keys)}},
             BootClock::now() + conn_.timeouts().command);
         LockReport report;
         report.lock = checked_lock_state(keys, replies[0]);

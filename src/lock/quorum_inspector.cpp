@@ -75,14 +75,14 @@ class QuorumInspector final : public LockInspector {
                 Connection& conn = quorum_.connection(i);
                 // The lock, its last runs and its waiters are independent reads: one write per
                 // node (the nodes are asked at once), as a single node's status does.
-                std::vector<Reply> replies =
-                    run_read_only(conn,
-                                  {{&scripts::status(), {keys.key, keys.fence, keys.info}, {}},
-                                   {&scripts::last_runs(), {keys.ledger, keys.key, keys.info}, {}},
-                                   {&scripts::waiters(),
-                                    {keys.wait},
-                                    {keys.wake, std::to_string(max_waiters_read)}}},
-                                  BootClock::now() + conn.timeouts().command);
+                std::vector<Reply> replies = run_read_only(
+                    conn,
+                    {{&scripts::status(), {keys.key, keys.fence, keys.info}, {}},
+                     {&scripts::last_runs(), last_runs_keys(keys), last_runs_args(keys)},
+                     {&scripts::waiters(),
+                      {keys.wait},
+                      {keys.wake, std::to_string(max_waiters_read)}}},
+                    BootClock::now() + conn.timeouts().command);
                 nodes[i].lock = checked_lock_state(keys, replies[0]);
                 permits[i] = holders_of(conn, *nodes[i].lock);
                 copies[i] = last_runs_or_none(replies[1], keys);

@@ -14,7 +14,7 @@ namespace {
 class RedisQuorumNode final : public QuorumNode {
   public:
     RedisQuorumNode(const Endpoint& endpoint, Timeouts timeouts, int permits, bool shared)
-        : conn_(endpoint, timeouts), node_(conn_, permits, shared), command_(timeouts.command) {}
+        : conn_(endpoint, timeouts), node_(conn_, permits, shared) {}
 
     std::string describe() const override { return conn_.endpoint().describe(); }
     void set_cancel_fd(int fd) override { conn_.set_cancel_fd(fd); }
@@ -49,8 +49,9 @@ class RedisQuorumNode final : public QuorumNode {
             // A shared holder's record (a hash naming its token) lasts as long as its hold.
             held_key = held_info = shared_record_prefix(keys) + token;
         }
-        Reply r = scripts::raise_fence().run(conn_, {held_key, keys.fence, held_info},
-                                             {token, std::to_string(fence)}, command_);
+        Reply r =
+            scripts::raise_fence().run(conn_, {held_key, keys.fence, held_info},
+                                       {token, std::to_string(fence)}, conn_.timeouts().command);
         return check(r, "raising the fence").integer(1, 1).has_value();
     }
 
@@ -87,7 +88,7 @@ class RedisQuorumNode final : public QuorumNode {
     void await_wake(const LockKeys& keys, const std::string& token, Millis block) override {
         conn_.command(
             {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
-            BootClock::now() + block + command_);
+            BootClock::now() + block + conn_.timeouts().command);
     }
 
     RecordResult record(const LockKeys& keys, const std::string& token,
@@ -104,7 +105,6 @@ class RedisQuorumNode final : public QuorumNode {
   private:
     Connection conn_;
     LockNode node_;
-    Millis command_;  // the node timeout, for the fence step and the wake-up's socket deadline
 };
 
 }  // namespace

@@ -27,42 +27,71 @@ lock = threading.Lock()
 commands = 0  # across connections: a reconnect does not start the script again
 
 
+def complete_commands(buf):
+    """How many whole commands (RESP arrays of bulk strings) `buf` starts with, and the bytes
+    they take: a client may send several in one write (a pipeline), each owed its own answer.
+    Bytes that are not RESP count as one command, as a server that answers per line would."""
+    count, pos = 0, 0
+    while pos < len(buf):
+        if buf[pos:pos + 1] != b"*":
+            return count + 1, len(buf)
+        end = buf.find(b"\r\n", pos)
+        if end < 0:
+            break
+        n, at = int(buf[pos + 1:end]), end + 2
+        for _ in range(n):
+            end = buf.find(b"\r\n", at)
+            if end < 0:
+                return count, pos
+            at = end + 2 + int(buf[at + 1:end]) + 2
+        if at > len(buf):
+            break
+        count, pos = count + 1, at
+    return count, pos
+
+
 def serve(conn):
-    global commands
     with conn:
+        buf = b""
         while True:
             data = conn.recv(65536)
             if not data:
                 return
-            with lock:
-                commands += 1
-                count = commands
-            if mode == "silent":
-                continue
-            if mode == "close-mid":
-                conn.sendall(b"*2\r\n:1\r\n$10\r\nabc")
-                return
-            if mode == "garbage":
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-                continue
-            if mode == "reply":
-                conn.sendall(reply)
-                continue
-            if mode == "stream":
-                conn.sendall(reply)
-                chunk = b"x" * 65536
-                try:
-                    while True:
-                        conn.sendall(chunk)
-                except OSError:
+            buf += data
+            n, used = complete_commands(buf)
+            buf = buf[used:]
+            for _ in range(n):
+                if not answer(conn):
                     return
-            if mode == "script":
-                replies = reply.split(b"|")
-                conn.sendall(replies[min(count, len(replies)) - 1].replace(b"PORT", own_port))
-                continue
-            if mode == "acquire-then":
-                conn.sendall(ACQUIRED if count == 1 else reply)
-                continue
+
+
+def answer(conn):
+    """Answers one command; False when the connection is to end."""
+    global commands
+    with lock:
+        commands += 1
+        count = commands
+    if mode == "close-mid":
+        conn.sendall(b"*2\r\n:1\r\n$10\r\nabc")
+        return False
+    if mode == "garbage":
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    elif mode == "reply":
+        conn.sendall(reply)
+    elif mode == "stream":
+        conn.sendall(reply)
+        chunk = b"x" * 65536
+        try:
+            while True:
+                conn.sendall(chunk)
+        except OSError:
+            return False
+    elif mode == "script":
+        replies = reply.split(b"|")
+        conn.sendall(replies[min(count, len(replies)) - 1].replace(b"PORT", own_port))
+    elif mode == "acquire-then":
+        conn.sendall(ACQUIRED if count == 1 else reply)
+    return True  # "silent" answers nothing and reads on
 
 
 listener = socket.socket()
