@@ -254,11 +254,27 @@ Reply Connection::first_command(const std::vector<std::string>& argv, Deadline d
     if (cluster_ || socket_) return command(argv, deadline);
     Deadline start = BootClock::now();
     connect(std::nullopt, {argv}, &give_back);
-    // read_replies turns a failure into ReplyLost: the command went out whole.
-    Reply reply = std::move(read_replies(1, deadline + (BootClock::now() - start)).front());
-    // As command(): a demoted master is dropped, so that the next command asks the sentinels.
-    if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
-    return reply;
+    ++owed_;  // sent whole with the set-up: from here on, as command() after its write
+    // The time the connect took does not count against `deadline`.
+    deadline += BootClock::now() - start;
+    try {
+        Reply reply = read_owed(deadline);
+        // As command(): a demoted master is dropped, so that the next command asks the sentinels.
+        if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+        return reply;
+    } catch (const ReplyTimedOut& e) {
+        after_timeout({argv});
+        throw ReplyLost(e.what());
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
+        close();
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
+        throw;
+    }
 }
 
 std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Deadline deadline) {
