@@ -15,7 +15,10 @@ AcquireAttempt acquire_resolving(LockNode& node, const LockKeys& keys, const std
     Backoff backoff(Millis(50), Millis(200));
     Connection& conn = node.connection();
     for (int send = 1;; ++send) {
-        conn.ensure_connected();  // failing here, nothing was sent: an ordinary error
+        // Not connected first: on a new connection the acquire goes out in the set-up's write
+        // (Connection::first_command). A connect that fails before that write is an ordinary
+        // error (nothing was sent), a reply lost after it a ReplyLost; and `sent` is taken before
+        // the connect, which only makes the lease counted from it shorter.
         AcquireAttempt attempt;
         attempt.sent = BootClock::now();
         try {

@@ -64,9 +64,29 @@ void LockNode::settle_permit(const LockKeys& keys, const std::string& token, int
     mode_->settle_permit(conn_, keys, token, permit);
 }
 
+// Called by the Connection on the connection whose set-up failed (a refused AUTH or SELECT, a
+// sentinel's master that ROLE shows to be a replica), with the reply of the acquire that went out
+// behind it; the set-up's failure is thrown after it, as before. The acquire ran where that
+// connection is (database 0, the default user, the writable replica) and may have taken the
+// lock, a permit or a shared hold, or queued us: abandon, a compare-and-delete by this run's
+// token that also leaves the queue, takes all of it back there, ordered after the acquire
+// (Connection::give_back_first says why that is enough). Not when the acquire was refused
+// because of the set-up: NOAUTH and NOPERM (the password was needed), READONLY (a read-only
+// replica) and NOSCRIPT change nothing. Any other reply, a busy one or an error from inside the
+// script, is given back all the same: abandon changes nothing that is not ours.
+SetupGiveBack LockNode::setup_give_back(const LockKeys& keys, const std::string& token) {
+    return [this, &keys, &token](const Reply& reply) {
+        std::string_view error = error_text(*reply);
+        for (std::string_view refused : {"NOAUTH", "NOPERM", "READONLY", "NOSCRIPT"})
+            if (error.starts_with(refused)) return;
+        abandon(keys, token);
+    };
+}
+
 AcquireResult LockNode::acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                                 const HolderInfo* info, Queueing queueing, long long ticket) {
-    return mode_->acquire(conn_, settings_, keys, token, ttl, info, queueing, ticket);
+    SetupGiveBack give_back = setup_give_back(keys, token);
+    return mode_->acquire(conn_, settings_, keys, token, ttl, info, queueing, ticket, &give_back);
 }
 
 RenewResult LockNode::renew(const LockKeys& keys, const std::string& token, Millis ttl,

@@ -96,6 +96,9 @@ class LockNode {
     bool shared() const { return mode_->shared(); }
 
   private:
+    // The acquire goes out in the set-up's write of a new connection (Connection::first_command);
+    // when that set-up fails after the acquire ran, this gives back what it took (lock.cpp).
+    SetupGiveBack setup_give_back(const LockKeys& keys, const std::string& token);
     Connection& conn_;
     std::unique_ptr<LockMode> mode_;
     NodeSettings settings_;

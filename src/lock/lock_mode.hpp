@@ -59,9 +59,12 @@ class LockMode {
   public:
     virtual ~LockMode() = default;
 
+    // `give_back` (LockNode::setup_give_back): what undoes the acquire where it went out in a new
+    // connection's set-up and the set-up failed (Connection::first_command).
     virtual AcquireResult acquire(Connection& conn, const NodeSettings& settings,
                                   const LockKeys& keys, const std::string& token, Millis ttl,
-                                  const HolderInfo* info, Queueing queueing, long long ticket) = 0;
+                                  const HolderInfo* info, Queueing queueing, long long ticket,
+                                  const SetupGiveBack* give_back) = 0;
     virtual RenewResult renew(Connection& conn, const LockKeys& keys, const std::string& token,
                               Millis ttl, Deadline deadline) = 0;
     virtual ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,

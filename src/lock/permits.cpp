@@ -29,14 +29,15 @@ long long integer_or(ReplyView r, long long otherwise) {
 // Runs one operation of permits.lua; KEYS and the first ARGV are the same for all of them (the
 // ledger's keys and the set of open runs too: an acquire may record an abandoned run).
 Reply run_permits(Connection& conn, const LockKeys& keys, std::string_view op,
-                  std::vector<std::string> args, ScriptTime time) {
+                  std::vector<std::string> args, ScriptTime time,
+                  const SetupGiveBack* give_back = nullptr) {
     std::vector<std::string> argv{std::string(op), permit_key_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
     std::vector<std::string> script_keys{keys.key,    keys.fence, keys.wait,
                                          keys.ledger, keys.once,  keys.open};
-    return scripts::permits().run(conn, script_keys, argv, time);
+    return scripts::permits().run(conn, script_keys, argv, time, give_back);
 }
 
 // {permit, token, pttl, {info...}} as the status and force operations of permits.lua and
@@ -95,7 +96,8 @@ class PermitsMode final : public ScriptedMode {
 
     AcquireResult acquire(Connection& conn, const NodeSettings& settings, const LockKeys& keys,
                           const std::string& token, Millis ttl, const HolderInfo* info,
-                          Queueing queueing, long long ticket) override {
+                          Queueing queueing, long long ticket,
+                          const SetupGiveBack* give_back) override {
         const int wanted = settings.wanted_permit;
         std::vector<std::string> args{token,
                                       std::to_string(ttl.count()),
@@ -105,7 +107,7 @@ class PermitsMode final : public ScriptedMode {
                                       std::to_string(permits_),
                                       settings.restart_guard_arg(ttl),
                                       wanted > 0 ? std::to_string(wanted) : ""};
-        Reply reply = acquire_op(conn, keys, std::move(args), info);
+        Reply reply = acquire_op(conn, keys, std::move(args), info, give_back);
         throw_if_permits_mismatch(reply, keys);
         AcquireResult result = acquire_result(reply, keys.key);
         if (!result.acquired) return result;
@@ -170,8 +172,9 @@ class PermitsMode final : public ScriptedMode {
 
   private:
     Reply run_op(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, ScriptTime time) const override {
-        return run_permits(conn, keys, op, std::move(args), time);
+                 std::vector<std::string> args, ScriptTime time,
+                 const SetupGiveBack* give_back) const override {
+        return run_permits(conn, keys, op, std::move(args), time, give_back);
     }
 
     // The release and finish steps name the permit taken; "" lets the script look it up (a

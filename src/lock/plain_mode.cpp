@@ -36,7 +36,8 @@ class PlainMode final : public LockMode {
   public:
     AcquireResult acquire(Connection& conn, const NodeSettings& settings, const LockKeys& keys,
                           const std::string& token, Millis ttl, const HolderInfo* info,
-                          Queueing queueing, long long ticket) override {
+                          Queueing queueing, long long ticket,
+                          const SetupGiveBack* give_back) override {
         const std::optional<OncePer>& once = settings.once;
         std::vector<std::string> args{
             token,
@@ -55,7 +56,8 @@ class PlainMode final : public LockMode {
         std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait,
                                              keys.ledger};
         if (once) script_keys.push_back(keys.once);
-        Reply reply = scripts::acquire().run(conn, script_keys, args, conn.timeouts().command);
+        Reply reply =
+            scripts::acquire().run(conn, script_keys, args, conn.timeouts().command, give_back);
         throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1
         AcquireResult result = acquire_result(reply, keys.key);
         if (result.shared) describe_shared_holders(conn, keys, result);

@@ -17,12 +17,13 @@ void ScriptedMode::step_back(Connection& conn, const LockKeys& keys, const std::
 }
 
 Reply ScriptedMode::acquire_op(Connection& conn, const LockKeys& keys,
-                               std::vector<std::string> args, const HolderInfo* info) const {
+                               std::vector<std::string> args, const HolderInfo* info,
+                               const SetupGiveBack* give_back) const {
     if (info) {
         auto fields = info->own_fields();
         args.insert(args.end(), fields.begin(), fields.end());
     }
-    return run_op(conn, keys, "acquire", std::move(args), conn.timeouts().command);
+    return run_op(conn, keys, "acquire", std::move(args), conn.timeouts().command, give_back);
 }
 
 FinishResult ScriptedMode::finish_op(Connection& conn, const LockKeys& keys,

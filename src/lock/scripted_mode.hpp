@@ -23,12 +23,14 @@ class ScriptedMode : public LockMode {
   protected:
     // Runs operation `op` of the mode's script with `args` after the arguments every operation
     // takes.
+    // `give_back`: the acquire's (LockMode::acquire); the other operations have none.
     virtual Reply run_op(Connection& conn, const LockKeys& keys, std::string_view op,
-                         std::vector<std::string> args, ScriptTime time) const = 0;
+                         std::vector<std::string> args, ScriptTime time,
+                         const SetupGiveBack* give_back = nullptr) const = 0;
 
     // The 'acquire' operation with `args`, then the holder's info fields when given.
     Reply acquire_op(Connection& conn, const LockKeys& keys, std::vector<std::string> args,
-                     const HolderInfo* info) const;
+                     const HolderInfo* info, const SetupGiveBack* give_back) const;
     // The 'finish' operation: `args` (token, keep, ...) and then the run's record.
     FinishResult finish_op(Connection& conn, const LockKeys& keys, std::vector<std::string> args,
                            const RunRecord& record) const;

@@ -15,7 +15,8 @@ namespace {
 // Runs one operation of shared.lua; KEYS and the first ARGV are the same for all of them (the
 // ledger's keys and the set of open runs too: an acquire may record an abandoned run).
 Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, ScriptTime time) {
+                 std::vector<std::string> args, ScriptTime time,
+                 const SetupGiveBack* give_back = nullptr) {
     std::vector<std::string> argv{std::string(op), shared_record_prefix(keys), keys.wake,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
@@ -23,7 +24,7 @@ Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
     std::vector<std::string> script_keys{
         keys.key,    keys.fence, keys.wait, shared_holders_key(keys),
         keys.ledger, keys.once,  keys.open};
-    return scripts::shared().run(conn, script_keys, argv, time);
+    return scripts::shared().run(conn, script_keys, argv, time, give_back);
 }
 
 }  // namespace
@@ -44,14 +45,15 @@ class SharedMode final : public ScriptedMode {
   public:
     AcquireResult acquire(Connection& conn, const NodeSettings& settings, const LockKeys& keys,
                           const std::string& token, Millis ttl, const HolderInfo* info,
-                          Queueing queueing, long long ticket) override {
+                          Queueing queueing, long long ticket,
+                          const SetupGiveBack* give_back) override {
         std::vector<std::string> args{token,
                                       std::to_string(ttl.count()),
                                       queue_arg(queueing, ticket),
                                       std::to_string(alive_grace(conn).count()),
                                       std::to_string(no_ttl_recheck.count()),
                                       settings.restart_guard_arg(ttl)};
-        Reply reply = acquire_op(conn, keys, std::move(args), info);
+        Reply reply = acquire_op(conn, keys, std::move(args), info, give_back);
         throw_if_permits_mismatch(reply, keys);
         AcquireResult result = acquire_result(reply, keys.key);
         result.holder.reset();  // the busy reply carries no holder info
@@ -91,8 +93,9 @@ class SharedMode final : public ScriptedMode {
 
   private:
     Reply run_op(Connection& conn, const LockKeys& keys, std::string_view op,
-                 std::vector<std::string> args, ScriptTime time) const override {
-        return run_shared(conn, keys, op, std::move(args), time);
+                 std::vector<std::string> args, ScriptTime time,
+                 const SetupGiveBack* give_back) const override {
+        return run_shared(conn, keys, op, std::move(args), time, give_back);
     }
 };
 

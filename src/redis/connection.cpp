@@ -97,7 +97,8 @@ void Connection::ensure_connected(std::optional<Deadline> cap) {
     connect(cap, {});
 }
 
-void Connection::connect(std::optional<Deadline> cap, const Commands& first) {
+void Connection::connect(std::optional<Deadline> cap, const Commands& first,
+                         const SetupGiveBack* give_back) {
     Deadline deadline = BootClock::now() + timeouts_.connect;
     if (cap) deadline = std::min(deadline, *cap);
     // A sentinel URL names no server: ask the sentinels on every (re)connect, so that the first
@@ -113,7 +114,7 @@ void Connection::connect(std::optional<Deadline> cap, const Commands& first) {
         throw;
     }
     try {
-        handshake(target, deadline, first);
+        handshake(target, deadline, first, give_back);
     } catch (...) {
         close();
         throw;
@@ -123,11 +124,14 @@ void Connection::connect(std::optional<Deadline> cap, const Commands& first) {
 // AUTH, SELECT and a sentinel master's ROLE go out in one write: one round trip for the whole
 // set-up, not one each (the difference is whole milliseconds when Redis is in another zone).
 // Their replies are read in order, so a refused AUTH is reported as before, ahead of what the
-// commands after it answered. The first lock command is deliberately not in that write: Redis
-// runs a pipelined command even when the AUTH before it failed (a server that needs no
-// password: an inherited REDISCLI_AUTH) or the SELECT did (a database that does not exist),
-// as the default user or in database 0, and an acquire run there would leave a lock behind.
-void Connection::handshake(const Endpoint& target, Deadline deadline, const Commands& first) {
+// commands after it answered. A run's first lock command (the acquire) goes out in that write too
+// (first_command), although Redis runs a pipelined command even when the AUTH before it failed (a
+// server that needs no password: an inherited REDISCLI_AUTH) or the SELECT did (a database that
+// does not exist), as the default user or in database 0, and a sentinel's "master" that is in
+// fact a replica accepting writes (replica-read-only no) runs it before ROLE's answer is read.
+// That is safe because of `give_back`, see give_back_first below.
+void Connection::handshake(const Endpoint& target, Deadline deadline, const Commands& first,
+                           const SetupGiveBack* give_back) {
     std::string setup;
     if (endpoint_.password) {
         std::vector<std::string> auth{"AUTH"};
@@ -139,27 +143,78 @@ void Connection::handshake(const Endpoint& target, Deadline deadline, const Comm
     if (endpoint_.is_sentinel()) setup += format_command({"ROLE"});
     for (const auto& argv : first) setup += format_command(argv);
     if (setup.empty()) return;
-    socket_->write_all(setup, deadline, cancel_fd_);
-    if (endpoint_.password) {
-        Reply r = read_reply(deadline);
-        if (r->is_error()) {
-            std::string_view text = error_text(*r);
-            // Redis < 6 has no ACL users; say so instead of a confusing syntax error.
-            if (text.find("wrong number of arguments") != std::string_view::npos)
-                throw AuthError(fmt::format(
-                    "Redis at {} refused AUTH with a user name (Redis 6+ ACLs needed): {}",
-                    endpoint_.describe(), text));
-            // Several places can supply the password (the URL, a file, two variables, one of them
-            // maybe inherited from a redis-cli setup): name the one that was used.
-            throw AuthError(fmt::format(
-                "Redis at {} refused authentication: {}{}", endpoint_.describe(), text,
-                endpoint_.password_source.empty()
-                    ? ""
-                    : fmt::format(" (the password came from {})", endpoint_.password_source)));
-        }
+    std::optional<Reply> auth, select, role;
+    try {
+        socket_->write_all(setup, deadline, cancel_fd_);
+        if (endpoint_.password) auth = read_reply(deadline);
+        if (endpoint_.db != 0) select = read_reply(deadline);
+        if (endpoint_.is_sentinel()) role = read_reply(deadline);
+    } catch (const RedisUnavailable& e) {
+        // The first command may have gone out whole and run: its caller must not take this for
+        // "nothing sent" (an acquire then resends with its token, or abandons).
+        if (give_back) throw ReplyLost(e.what());
+        throw;
     }
-    if (endpoint_.db != 0) {
-        Reply r = read_reply(deadline);
+    try {
+        judge_setup(target, auth, select, role);
+    } catch (...) {
+        if (give_back) give_back_first(deadline, *give_back);
+        throw;
+    }
+    if (role) master_ = target.describe();
+}
+
+// Why a first command that ran behind a failed set-up can be given back, and how. Redis reads a
+// connection's commands in order and runs each before it reads the next, so a give-back sent
+// now on this connection runs after the first command, as the same user (the default one, when
+// the AUTH was refused), in the same database (0, when the SELECT was refused), on the same
+// server (the replica that ROLE exposed): exactly where the first command took whatever it took.
+// The caller's give-back is a compare-and-delete by the run's own token (abandon), so it can
+// never delete what another run holds, and it also takes back a place in a waiters' queue. A
+// first command refused because of the set-up (NOAUTH, NOPERM: the AUTH was needed; READONLY: a
+// read-only replica) changed nothing, and the caller can skip the give-back. Meanwhile another
+// run may have seen the lock busy there, for one round trip: a run that waits longer or tries
+// again, never two holders; and a fence raised on a writable replica only makes that replica's
+// counter higher, never a repeat. The set-up's failure is then thrown as before: same message,
+// same exit code. Only when the first command's reply is lost too (the connection dropped in
+// between) is nothing given back: nothing more can be sent there, and the TTL ends it, as for
+// any run that dies after its acquire.
+void Connection::give_back_first(Deadline deadline, const SetupGiveBack& give_back) {
+    std::optional<Reply> first;
+    try {
+        first = read_reply(deadline);
+    } catch (const Error& e) {
+        log::verbose("no reply from {} to the command sent with the failed set-up: {}",
+                     endpoint_.describe(), e.what());
+        return;
+    }
+    try {
+        give_back(*first);
+    } catch (const Error& e) {
+        log::verbose("could not undo on {} the command sent with the failed set-up: {}",
+                     endpoint_.describe(), e.what());
+    }
+}
+
+void Connection::judge_setup(const Endpoint& target, const std::optional<Reply>& auth,
+                             const std::optional<Reply>& select, const std::optional<Reply>& role) {
+    if (auth && (*auth)->is_error()) {
+        std::string_view text = error_text(**auth);
+        // Redis < 6 has no ACL users; say so instead of a confusing syntax error.
+        if (text.find("wrong number of arguments") != std::string_view::npos)
+            throw AuthError(
+                fmt::format("Redis at {} refused AUTH with a user name (Redis 6+ ACLs needed): {}",
+                            endpoint_.describe(), text));
+        // Several places can supply the password (the URL, a file, two variables, one of them
+        // maybe inherited from a redis-cli setup): name the one that was used.
+        throw AuthError(fmt::format(
+            "Redis at {} refused authentication: {}{}", endpoint_.describe(), text,
+            endpoint_.password_source.empty()
+                ? ""
+                : fmt::format(" (the password came from {})", endpoint_.password_source)));
+    }
+    if (select) {
+        const Reply& r = *select;
         // A database that does not exist is a mistake in the URL, not an outage.
         if (!error_text(*r).empty() && !error_text(*r).starts_with("NOAUTH") &&
             !error_text(*r).starts_with("NOPERM"))
@@ -167,13 +222,10 @@ void Connection::handshake(const Endpoint& target, Deadline deadline, const Comm
                                          endpoint_.describe(), endpoint_.db, error_text(*r)));
         check(r, fmt::format("selecting database {}", endpoint_.db));
     }
-    if (endpoint_.is_sentinel()) {
-        Reply role = read_reply(deadline);
+    if (role)
         check_role_is_master(
-            check(role, fmt::format("asking {} for its ROLE", target.describe())).raw(), target,
+            check(*role, fmt::format("asking {} for its ROLE", target.describe())).raw(), target,
             endpoint_);
-        master_ = target.describe();
-    }
 }
 
 void Connection::follow_master(Deadline cap) {
@@ -195,6 +247,34 @@ Reply Connection::read_only_command(const std::vector<std::string>& argv, Deadli
     // Connected by `deadline` at the latest, as refresh() asks of every node it tries.
     connect(deadline, {argv});
     return std::move(read_replies(1, deadline).front());
+}
+
+Reply Connection::first_command(const std::vector<std::string>& argv, Deadline deadline,
+                                const SetupGiveBack& give_back) {
+    if (cluster_ || socket_) return command(argv, deadline);
+    Deadline start = BootClock::now();
+    connect(std::nullopt, {argv}, &give_back);
+    ++owed_;  // sent whole with the set-up: from here on, as command() after its write
+    // The time the connect took does not count against `deadline`.
+    deadline += BootClock::now() - start;
+    try {
+        Reply reply = read_owed(deadline);
+        // As command(): a demoted master is dropped, so that the next command asks the sentinels.
+        if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+        return reply;
+    } catch (const ReplyTimedOut& e) {
+        after_timeout({argv});
+        throw ReplyLost(e.what());
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
+        close();
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
+        throw;
+    }
 }
 
 std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Deadline deadline) {

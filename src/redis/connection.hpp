@@ -3,6 +3,7 @@
 // error replies to the program's exceptions): hiredis itself is not visible from here up.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,11 @@ struct redisReader;  // hiredis
 namespace redlock {
 
 class ClusterRouter;  // cluster.hpp: what a redis-cluster:// Connection delegates to
+
+// Undoes a command that went out in a set-up's write that then failed (Connection::
+// first_command): called with that command's reply while the connection is still open, so that
+// what it sends runs after it, in the same database, on the same server, as the same user.
+using SetupGiveBack = std::function<void(const Reply& first_reply)>;
 
 struct Timeouts {
     Millis connect{2000};
@@ -53,6 +59,15 @@ class Connection {
     // count against `deadline`. Over Redis Cluster, one such pipeline per master.
     std::vector<Reply> read_only_pipeline(const std::vector<std::vector<std::string>>& commands,
                                           Deadline deadline);
+    // As command(), for a run's first command, which may change something (the acquire): on a
+    // connection that is not open yet it goes out in the set-up's write, so that set-up and
+    // acquire cost one round trip. Redis runs it even when the AUTH or SELECT before it failed,
+    // and a sentinel's master that turns out to be a writable replica runs it too; so when the
+    // set-up fails, `give_back` gets its reply on the still-open connection before the set-up's
+    // failure is thrown as ever (connection.cpp says why that is safe). An I/O failure after the
+    // write is a ReplyLost: the command may have run. Not over Redis Cluster (command()).
+    Reply first_command(const std::vector<std::string>& argv, Deadline deadline,
+                        const SetupGiveBack& give_back);
     // Sends all `commands` at once, then reads their replies in order: one round trip for many
     // independent commands (list reads every lock this way). Same error handling as command().
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
@@ -106,10 +121,20 @@ class Connection {
     using Commands = std::vector<std::vector<std::string>>;
     // ensure_connected() with `first` (read-only commands) in the set-up's write; their replies
     // are left for the caller to read.
-    void connect(std::optional<Deadline> cap, const Commands& first);
+    // With `give_back` (first_command), `first` is one command that may change something.
+    void connect(std::optional<Deadline> cap, const Commands& first,
+                 const SetupGiveBack* give_back = nullptr);
     // Logs in, selects the database and (sentinel endpoints) checks that `target` is the master;
-    // `first` goes out in the same write (their replies are not read here).
-    void handshake(const Endpoint& target, Deadline deadline, const Commands& first);
+    // `first` goes out in the same write (their replies are not read here unless the set-up
+    // failed and `give_back` is given).
+    void handshake(const Endpoint& target, Deadline deadline, const Commands& first,
+                   const SetupGiveBack* give_back);
+    // Throws the set-up's failure, if its replies say it failed (a refused AUTH or SELECT, a
+    // server that is not the master).
+    void judge_setup(const Endpoint& target, const std::optional<Reply>& auth,
+                     const std::optional<Reply>& select, const std::optional<Reply>& role);
+    // After a failed set-up: reads the first command's reply and hands it to `give_back`.
+    void give_back_first(Deadline deadline, const SetupGiveBack& give_back);
     // Reads `n` replies, closing the connection on any failure as command() does.
     std::vector<Reply> read_replies(std::size_t n, Deadline deadline);
 

@@ -59,15 +59,21 @@ Script::Script(std::string_view name, std::string_view body, std::string_view sh
     : name_(name), body_(body), sha1_(sha1), send_(send) {}
 
 Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
-                  const std::vector<std::string>& args, ScriptTime time) const {
+                  const std::vector<std::string>& args, ScriptTime time,
+                  const SetupGiveBack* give_back) const {
     std::vector<std::string> argv{"EVALSHA", sha1_, std::to_string(keys.size())};
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
     Deadline deadline = time.first();
+    // The first send only: after it the connection is open (a NOSCRIPT's EVAL follows on it).
+    auto send = [&](const std::vector<std::string>& command, Deadline until) {
+        return give_back ? conn.first_command(command, until, *give_back)
+                         : conn.command(command, until);
+    };
     // Send::body: one round trip whatever the cache holds (Send says why).
     if (send_ != Send::body && !conn.script_uncached(sha1_)) {
         Deadline sent = BootClock::now();
-        Reply reply = conn.command(argv, deadline);
+        Reply reply = send(argv, deadline);
         if (!error_text(*reply).starts_with("NOSCRIPT")) {
             conn.set_script_uncached(sha1_, false);  // it ran (Connection keeps count)
             reject_old_server(conn, name_, error_text(*reply), deadline);
@@ -97,7 +103,7 @@ Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
     // business, and -v reports what the lock did (issue 34).
     argv[0] = "EVAL";
     argv[1] = body_;
-    Reply reply = conn.command(argv, deadline);
+    Reply reply = conn.connected() ? conn.command(argv, deadline) : send(argv, deadline);
     conn.set_script_uncached(sha1_, false);  // answered: the server has it now
     reject_old_server(conn, name_, error_text(*reply), deadline);
     return reply;

@@ -48,9 +48,12 @@ class Script {
     Script(std::string_view name, std::string_view body, std::string_view sha1,
            Send send = Send::digest_first);
 
-    // Returns the script's reply; error replies are returned for the caller to map.
+    // Returns the script's reply; error replies are returned for the caller to map. With
+    // `give_back` (a run's acquire), on a connection that is not open yet the script goes out in
+    // the set-up's write (Connection::first_command, which says when `give_back` is called).
     Reply run(Connection& conn, const std::vector<std::string>& keys,
-              const std::vector<std::string>& args, ScriptTime time) const;
+              const std::vector<std::string>& args, ScriptTime time,
+              const SetupGiveBack* give_back = nullptr) const;
 
     // The EVALSHA that runs it, or with `body` the EVAL.
     std::vector<std::string> argv(const std::vector<std::string>& keys,

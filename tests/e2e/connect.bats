@@ -97,10 +97,25 @@ SHOW_DB='redis-cli -p "$REDIS_PORT" ${CLI_OPTS:-} -n "$0" GET "$REDLOCK_KEY"'
 
 @test "a database that does not exist is an error, not a silent database 0" {
     redis_start
+    # The scripts cached: the acquire, sent in the SELECT's write, runs in database 0 then.
+    run -0 "$RL" -u "$REDIS_URL" warm -- true
     run "$RL" -u "$REDIS_URL/999" job -- touch "$BATS_TEST_TMPDIR/ran"
     assert_equal "$status" 64
     assert_output --partial 'cannot select database 999'
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # Given back there, on the same connection, before the error.
+    assert_equal "$(cli "$REDIS_PORT" EXISTS job '{job}:info')" 0
+}
+
+@test "a password the server does not need is refused as before, and leaves no lock behind" {
+    redis_start
+    # The scripts cached: the acquire, sent in the AUTH's write, runs as the default user then.
+    run -0 "$RL" -u "$REDIS_URL" warm -- true
+    REDISCLI_AUTH=stale run -77 "$RL" -u "$REDIS_URL" job -- touch "$BATS_TEST_TMPDIR/ran"
+    assert_output --partial "refused authentication"
+    assert_output --partial "(the password came from REDISCLI_AUTH in the environment)"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    assert_equal "$(cli "$REDIS_PORT" EXISTS job '{job}:info')" 0
 }
 
 @test "an IPv6 address in brackets works" {

@@ -148,6 +148,18 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     [ "$(turns)" -eq 3 ]
 }
 
+@test "a run with a password and a database is two round trips, set-up included" {
+    cli "${Q_PORT[0]}" ACL SETUSER rtt on '>pw' '~*' '&*' '+@all' >/dev/null
+    # The scripts cached (a cold cache costs one more round trip: the acquire's body).
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:${Q_PORT[0]}/2" warm -- true
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://rtt:pw@127.0.0.1:$PROXY_PORT/2" job -- true
+    # AUTH, SELECT and the acquire in one write, then the release with the run's record (3 with
+    # the acquire sent after the set-up's answers).
+    [ "$(turns)" -eq 2 ]
+    assert_equal "$(cli "${Q_PORT[0]}" -n 2 EXISTS job)" 0
+}
+
 @test "status over a quorum is one round trip per node" {
     local i urls="" total=0 turn_files=()
     run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 qst -- true

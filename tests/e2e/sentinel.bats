@@ -7,6 +7,7 @@
 
 load helpers
 load sentinel_helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
     BATS_TEST_TMPDIR=$BATS_FILE_TMPDIR sentinel_setup
@@ -30,6 +31,8 @@ teardown() {
     for p in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     rl_cleanup
     nodes_stop_all
+    [ -z "${REPLICA_WRITABLE:-}" ] || cli "$REPLICA_PORT" CONFIG SET replica-read-only yes >/dev/null
+    # Replicated: also clears what a test wrote on a writable replica.
     cli "$MASTER_PORT" FLUSHALL >/dev/null
 }
 
@@ -89,6 +92,21 @@ teardown() {
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
 
+
+@test "a sentinel that names a writable replica as master leaves no lock on it" {
+    REPLICA_WRITABLE=1
+    cli "$REPLICA_PORT" CONFIG SET replica-read-only no >/dev/null
+    # The scripts cached on the replica, so that the acquire sent behind ROLE runs there.
+    run -0 "$RL" -u "redis://127.0.0.1:$REPLICA_PORT" warm -- true
+    sentinel_start STALE "$REPLICA_PORT"
+    run "$RL" -u "redis-sentinel://127.0.0.1:$STALE_PORT/$MASTER_NAME" job -- \
+        touch "$BATS_TEST_TMPDIR/ran"
+    assert_failure 69
+    assert_output --partial "named 127.0.0.1:$REPLICA_PORT as master '$MASTER_NAME', but it says it is a slave"
+    [ ! -e "$BATS_TEST_TMPDIR/ran" ]
+    # Given back on the replica, on the same connection, before the error.
+    assert_equal "$(cli "$REPLICA_PORT" EXISTS job '{job}:info')" 0
+}
 
 # commands_on PORT: the commands the server (or sentinel) on PORT has processed so far.
 commands_on() { cli "$1" INFO stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
