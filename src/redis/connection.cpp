@@ -242,11 +242,38 @@ void Connection::follow_master(Deadline cap) {
     }
 }
 
+// A failed exchange closes the connection: a timed-out or cancelled command may still be answered
+// later, and that late reply must never be read as the answer to the next command; the caller
+// sees a ReplyLost (Redis may have run what was sent). A read that timed out is the exception:
+// after_timeout may keep the connection, whose late replies drop_late_replies then reads first.
+template <class Io>
+auto Connection::guarded(const Commands& sent, Io io) -> decltype(io()) {
+    try {
+        return io();
+    } catch (const ReplyTimedOut& e) {
+        after_timeout(sent);
+        throw ReplyLost(e.what());
+    } catch (const ReplyLost&) {
+        close();
+        throw;
+    } catch (const RedisUnavailable& e) {
+        close();
+        throw ReplyLost(e.what());
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+void Connection::drop_if_demoted(const Reply& reply) {
+    if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+}
+
 Reply Connection::read_only_command(const std::vector<std::string>& argv, Deadline deadline) {
     if (cluster_ || socket_) return command(argv, deadline);
     // Connected by `deadline` at the latest, as refresh() asks of every node it tries.
     connect(deadline, {argv});
-    return std::move(read_replies(1, deadline).front());
+    return std::move(read_replies({argv}, deadline).front());
 }
 
 Reply Connection::first_command(const std::vector<std::string>& argv, Deadline deadline,
@@ -257,24 +284,11 @@ Reply Connection::first_command(const std::vector<std::string>& argv, Deadline d
     ++owed_;  // sent whole with the set-up: from here on, as command() after its write
     // The time the connect took does not count against `deadline`.
     deadline += BootClock::now() - start;
-    try {
+    return guarded({argv}, [&] {
         Reply reply = read_owed(deadline);
-        // As command(): a demoted master is dropped, so that the next command asks the sentinels.
-        if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+        drop_if_demoted(reply);
         return reply;
-    } catch (const ReplyTimedOut& e) {
-        after_timeout({argv});
-        throw ReplyLost(e.what());
-    } catch (const ReplyLost&) {
-        close();
-        throw;
-    } catch (const RedisUnavailable& e) {
-        close();
-        throw ReplyLost(e.what());
-    } catch (...) {
-        close();
-        throw;
-    }
+    });
 }
 
 std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Deadline deadline) {
@@ -282,25 +296,17 @@ std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Dead
     if (socket_ || commands.empty()) return pipeline(commands, deadline);
     Deadline start = BootClock::now();
     connect(std::nullopt, commands);
-    return read_replies(commands.size(), deadline + (BootClock::now() - start));
+    return read_replies(commands, deadline + (BootClock::now() - start));
 }
 
-std::vector<Reply> Connection::read_replies(std::size_t n, Deadline deadline) {
-    try {
+std::vector<Reply> Connection::read_replies(const Commands& sent, Deadline deadline) {
+    owed_ += sent.size();
+    return guarded(sent, [&] {
         std::vector<Reply> replies;
-        replies.reserve(n);
-        for (std::size_t i = 0; i < n; ++i) replies.push_back(read_reply(deadline));
+        replies.reserve(sent.size());
+        for (std::size_t i = 0; i < sent.size(); ++i) replies.push_back(read_owed(deadline));
         return replies;
-    } catch (const ReplyLost&) {
-        close();
-        throw;
-    } catch (const RedisUnavailable& e) {
-        close();  // as in command(): a late reply must not be read as the next command's
-        throw ReplyLost(e.what());
-    } catch (...) {
-        close();
-        throw;
-    }
+    });
 }
 
 Reply Connection::command(const std::vector<std::string>& argv) {
@@ -310,33 +316,18 @@ Reply Connection::command(const std::vector<std::string>& argv) {
 Reply Connection::command(const std::vector<std::string>& argv, Deadline deadline) {
     if (cluster_) return cluster_->command(argv, deadline);
     ensure_connected();
-    try {
+    return guarded({argv}, [&] {
         Reply reply = roundtrip(argv, deadline);
-        // The master was demoted (a failover): drop it, so the next command asks the sentinels.
-        if (endpoint_.is_sentinel() && error_text(*reply).starts_with("READONLY")) close();
+        drop_if_demoted(reply);
         return reply;
-    } catch (const ReplyTimedOut& e) {
-        after_timeout({argv});
-        throw ReplyLost(e.what());
-    } catch (const ReplyLost&) {
-        close();
-        throw;
-    } catch (const RedisUnavailable& e) {
-        // A timed-out or cancelled command may still be answered later; that late reply
-        // must never be read as the answer to the next command.
-        close();
-        throw ReplyLost(e.what());
-    } catch (...) {
-        close();
-        throw;
-    }
+    });
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::string>>& commands,
                                         Deadline deadline) {
     if (cluster_) return cluster_->pipeline(commands, deadline);
     ensure_connected();
-    try {
+    return guarded(commands, [&] {
         std::string out;
         for (const auto& argv : commands) out += format_command(argv);
         socket_->write_all(out, deadline, cancel_fd_);
@@ -346,19 +337,7 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
         replies.reserve(commands.size());
         for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_owed(deadline));
         return replies;
-    } catch (const ReplyTimedOut& e) {
-        after_timeout(commands);
-        throw ReplyLost(e.what());
-    } catch (const ReplyLost&) {
-        close();
-        throw;
-    } catch (const RedisUnavailable& e) {
-        close();  // as in command(): unread replies must not be taken for later answers
-        throw ReplyLost(e.what());
-    } catch (...) {
-        close();
-        throw;
-    }
+    });
 }
 
 Reply Connection::roundtrip(const std::vector<std::string>& argv, Deadline deadline) {

@@ -135,8 +135,14 @@ class Connection {
                      const std::optional<Reply>& select, const std::optional<Reply>& role);
     // After a failed set-up: reads the first command's reply and hands it to `give_back`.
     void give_back_first(Deadline deadline, const SetupGiveBack& give_back);
-    // Reads `n` replies, closing the connection on any failure as command() does.
-    std::vector<Reply> read_replies(std::size_t n, Deadline deadline);
+    // Reads the replies to `sent`, which went out in the set-up's write.
+    std::vector<Reply> read_replies(const Commands& sent, Deadline deadline);
+    // Runs `io`, the exchange of `sent`, and turns its failure into the one the callers see; see
+    // connection.cpp.
+    template <class Io>
+    auto guarded(const Commands& sent, Io io) -> decltype(io());
+    // The master was demoted (a failover): dropped, so that the next command asks the sentinels.
+    void drop_if_demoted(const Reply& reply);
 
     struct ReaderDeleter {
         void operator()(redisReader* r) const noexcept;

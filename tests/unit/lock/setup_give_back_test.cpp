@@ -26,22 +26,8 @@ using std::chrono::milliseconds;
 
 namespace {
 
+using redlock_test::read_until;
 using redlock_test::SilentServer;
-
-// What the client sends before any answer: until `marker` has come or 10 s have passed (a client
-// that waits for the set-up's answers before its acquire never sends it). False on a hang-up.
-bool read_until(const Fd& conn, std::string& got, std::string_view marker) {
-    char buf[4096];
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (got.find(marker) == std::string::npos && std::chrono::steady_clock::now() < until) {
-        pollfd p{conn.get(), POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0) continue;
-        ssize_t n = ::read(conn.get(), buf, sizeof buf);
-        if (n <= 0) return false;
-        got.append(buf, static_cast<std::size_t>(n));
-    }
-    return true;
-}
 
 bool answer(const Fd& conn, const std::string& bytes) {
     return ::write(conn.get(), bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());

@@ -244,25 +244,7 @@ TEST(Connection, ARefusedPasswordNamesItsSource) {
     redis.join();
 }
 
-namespace {
-
-// A fake server's read of what the client sends before any answer: until `marker` has come or
-// 10 s have passed (a client that waits for an answer between commands never sends it). False
-// when the client hung up.
-bool read_until(const Fd& conn, std::string& got, std::string_view marker) {
-    char buf[4096];
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (got.find(marker) == std::string::npos && std::chrono::steady_clock::now() < until) {
-        pollfd p{conn.get(), POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0) continue;
-        ssize_t n = ::read(conn.get(), buf, sizeof buf);
-        if (n <= 0) return false;
-        got.append(buf, static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
-}  // namespace
+using redlock_test::read_until;
 
 // A command that timed out may still run. What the client sends next (a quorum's give-back of an
 // acquire whose answer came too late) must run after it, so it goes on the same connection, never
