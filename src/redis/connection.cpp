@@ -281,14 +281,11 @@ Reply Connection::first_command(const std::vector<std::string>& argv, Deadline d
     if (cluster_ || socket_) return command(argv, deadline);
     Deadline start = BootClock::now();
     connect(std::nullopt, {argv}, &give_back);
-    ++owed_;  // sent whole with the set-up: from here on, as command() after its write
-    // The time the connect took does not count against `deadline`.
-    deadline += BootClock::now() - start;
-    return guarded({argv}, [&] {
-        Reply reply = read_owed(deadline);
-        drop_if_demoted(reply);
-        return reply;
-    });
+    // Sent whole with the set-up: from here on, as command() after its write. The time the
+    // connect took does not count against `deadline`.
+    Reply reply = std::move(read_replies({argv}, deadline + (BootClock::now() - start)).front());
+    drop_if_demoted(reply);
+    return reply;
 }
 
 std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Deadline deadline) {
