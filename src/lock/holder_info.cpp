@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "lock/results.hpp"
+#include "lock/bounds.hpp"
 #include "util/number.hpp"
 
 namespace redlock {

@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "lock/keys.hpp"
-#include "redis/connection.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {
@@ -145,32 +143,12 @@ std::vector<std::string> ledger_script_args(const std::string& token, const RunR
 // `record.held` must be set.
 std::vector<std::string> with_record_args(std::vector<std::string> args, const RunRecord& record);
 
-// On one node; each is one round trip and throws Error as Connection does.
-// Records a run that holds no lock (busy, skipped), or one whose release goes separately.
-RecordResult write_record(Connection& conn, const LockKeys& keys, const std::string& token,
-                          const RunRecord& record);
-// Newest first, at most `limit`.
-std::vector<LedgerEntry> read_ledger(Connection& conn, const LockKeys& keys, std::size_t limit);
-
 // The newest entry of the ledger and the newest success (outcome 'ran', exit 0) among the kept
-// entries, for status and list --ledger; one round trip.
+// entries, for status and list --ledger (read_last_runs, ledger_io.hpp: one round trip).
 struct LastRuns {
     std::optional<LedgerEntry> last;
     std::optional<LedgerEntry> last_success;
 };
-LastRuns read_last_runs(Connection& conn, const LockKeys& keys);
-// The pure part, for the unit tests.
-LastRuns last_runs_from_reply(const Reply& reply, std::string_view key);
-// read_last_runs, or none when the ledger cannot be read: status and list --last-runs answer
-// about the lock, not its history (-v says why).
-LastRuns last_runs_or_none(Connection& conn, const LockKeys& keys);
-// The same from last_runs.lua's reply, read in a pipeline with others.
-LastRuns last_runs_or_none(const Reply& reply, const LockKeys& keys);
-// last_runs.lua's (and history.lua's) KEYS, and last_runs.lua's ARGV, for a pipeline: besides the
-// ledger, the holder records that tell an abandoned run (lib/abandoned.lua), which a script must be
-// given like every key it reads.
-std::vector<std::string> last_runs_keys(const LockKeys& keys);
-std::vector<std::string> last_runs_args(const LockKeys& keys);
 
 // A quorum: a run writes its entry to every node it reaches, and any one node can be wrong or
 // hostile, so an entry counts only when a majority of the nodes hold a copy of it: copies of one

@@ -10,8 +10,8 @@
 #include <set>
 #include <tuple>
 
+#include "lock/bounds.hpp"
 #include "lock/ledger.hpp"
-#include "lock/lock_replies.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
 #include "util/number.hpp"

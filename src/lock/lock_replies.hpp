@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "lock/keys.hpp"
-#include "lock/lock_state.hpp"
 #include "lock/results.hpp"
 #include "redis/reply.hpp"
 

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "lock/lock.hpp"
+#include "lock/lock_mode.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 #include "util/errors.hpp"

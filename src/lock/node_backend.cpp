@@ -8,6 +8,7 @@
 #include "lock/busy_text.hpp"
 #include "lock/eviction_check.hpp"
 #include "lock/holder.hpp"
+#include "lock/ledger_io.hpp"
 #include "lock/lock.hpp"
 #include "lock/permits.hpp"
 #include "lock/shared.hpp"

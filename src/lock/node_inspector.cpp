@@ -5,6 +5,7 @@
 
 #include "lock/eviction_check.hpp"
 #include "lock/inspector.hpp"
+#include "lock/ledger_io.hpp"
 #include "lock/lock.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/lock_scan.hpp"

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "lock/inspector.hpp"
+#include "lock/ledger_io.hpp"
 #include "lock/lock_scan.hpp"
 #include "lock/quorum.hpp"
 #include "lock/scripts.hpp"

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "lock/ledger_io.hpp"
 #include "lock/lock_replies.hpp"
 #include "lock/scripts.hpp"
 

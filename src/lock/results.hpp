@@ -1,27 +1,19 @@
-// What one node's lock steps answer, as the decoders of lock_replies.hpp make it from a reply,
-// and the bounds every number in such a reply is held to. Below lock.hpp and the decoders, so
-// that neither has to include the other.
+// What one node's lock steps answer, as the decoders of lock_replies.hpp make it from a reply
+// (bounds.hpp: the bounds every number in such a reply is held to). Below lock.hpp, the decoders
+// and the status reads (lock_state.hpp), so that none of them has to include another.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "lock/bounds.hpp"
 #include "lock/holder_info.hpp"
+#include "lock/keys.hpp"
 #include "lock/ledger.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {
-
-// Fences are below 2^62: far above any counter Redis's clock seeds (microseconds, ~2^51), and
-// far enough below INCR's limit (2^63-1) that neither INCR nor the quorum's max + 1 overflows.
-// A server that hands out or keeps a fence at or past it is refused with DataError.
-inline constexpr long long fence_limit = 1LL << 62;
-// The longest TTL taken from a reply: ~100 years. Longer ones are legal in Redis, but a Millis
-// that large overflows when added to a clock (nanoseconds); every wait is far shorter anyway.
-inline constexpr Millis max_server_ttl{100LL * 366 * 24 * 3600 * 1000};
-// TIME's seconds beyond this (about year 36812) would overflow the product in milliseconds.
-inline constexpr long long max_unix_seconds = 1LL << 40;
 
 struct AcquireResult {
     bool acquired = false;
@@ -49,6 +41,21 @@ struct AcquireResult {
     // restart guard ago, so it is held back (holder_pttl: how long still); the node's uptime in
     // seconds. See restart_guard_left in src/lock/scripts/lib/queue.lua.
     std::optional<long long> restart_uptime_s;
+};
+
+// What the operator commands know about a lock, read in one atomic step by status.lua: the token,
+// TTL, fencing counter and (when it belongs to the current token) the holder's recorded info.
+struct LockState {
+    LockKeys keys;
+    std::string type;                // the lock key's Redis TYPE: "none" (free), "string" (a lock)
+    std::string token;               // when held
+    long long pttl_ms = -2;          // as PTTL: -2 no key, -1 no expiry set
+    std::optional<long long> fence;  // the fencing counter: the last fence handed out
+    long long redis_now_ms = 0;      // Redis's clock at the read, Unix ms
+    std::optional<HolderInfo> holder;  // only when recorded for the current token
+
+    bool held() const { return type == "string"; }
+    bool is_lock() const { return type == "string" || type == "none"; }
 };
 
 enum class RenewResult { renewed, not_owner };

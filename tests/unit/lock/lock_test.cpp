@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "lock/keys.hpp"
+#include "lock/ledger_io.hpp"
 #include "lock/permits.hpp"
 #include "lock/scripts.hpp"
 #include "lock/shared.hpp"

@@ -12,6 +12,7 @@ extern "C" {
 #include <memory>
 #include <string_view>
 
+#include "lock/ledger_io.hpp"
 #include "lock/lock_replies.hpp"
 #include "util/errors.hpp"
 
