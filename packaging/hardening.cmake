@@ -12,8 +12,8 @@ if(REDLOCK_HARDENING)
     list(APPEND hardening_compile
          $<$<CONFIG:Release,RelWithDebInfo,MinSizeRel>:-D_FORTIFY_SOURCE=2>)
   endif()
-  foreach(layer IN LISTS REDLOCK_LAYERS)
-    target_compile_options(redlock_${layer} PRIVATE ${hardening_compile})
+  foreach(target IN LISTS REDLOCK_LAYER_TARGETS)
+    target_compile_options(${target} PRIVATE ${hardening_compile})
   endforeach()
   target_compile_options(redlock-run PRIVATE ${hardening_compile})
   # Read-only relocations, resolved at start-up (relro + bindnow).

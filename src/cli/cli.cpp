@@ -19,7 +19,7 @@
 #include "cli/run_options_cli.hpp"
 #include "cli/scan.hpp"
 #include "cli/usage.hpp"
-#include "lock/lock_name.hpp"
+#include "lock/node/lock_name.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
 

@@ -9,7 +9,7 @@
 #include "cli/option_table.hpp"
 #include "cli/scan.hpp"
 #include "cli/tls_options.hpp"
-#include "lock/options.hpp"
+#include "lock/quorum/options.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "lock/ledger.hpp"
+#include "lock/ledger/ledger.hpp"
 #include "util/errors.hpp"
 
 namespace redlock {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "lock/permits.hpp"
+#include "lock/node/permits.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"
@@ -184,7 +184,7 @@ RunOptions run_options(const RawOptions& raw, const Scan& scan, std::string name
     r.permits = int_option(raw.permits, scan.label("permits"), 1, max_permits);
     r.shared = raw.shared;
     if (r.shared && r.permits > 1)
-        // shared_permits_refusal's words (lock/shared.hpp), each option named where it is set.
+        // shared_permits_refusal's words (lock/node/shared.hpp), each option named where it is set.
         throw UsageError(
             fmt::format("{} does not combine with {} above 1: a name is either a permits lock or a "
                         "shared/exclusive lock; give one of them",

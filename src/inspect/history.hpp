@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "lock/ledger.hpp"
+#include "lock/ledger/ledger.hpp"
 
 namespace redlock {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "lock/options.hpp"
+#include "lock/quorum/options.hpp"
 
 namespace redlock {
 

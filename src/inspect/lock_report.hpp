@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "lock/ledger.hpp"
-#include "lock/lock_state.hpp"
-#include "lock/waiters.hpp"
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/lock_state.hpp"
+#include "lock/node/waiters.hpp"
 #include "util/json.hpp"
 
 namespace redlock {

@@ -1,16 +1,16 @@
 // The operator commands on a permits lock (--permits N > 1): its lock key holds only the record
-// of N, the holders are in the permit keys (lock/permits.hpp). status shows every holder, list
+// of N, the holders are in the permit keys (lock/node/permits.hpp). status shows every holder, list
 // one line with "2 of 3 held", release --force a line for each holder removed.
-// A shared lock (--shared, lock/shared.hpp) is read and shown the same way: its lock key holds
+// A shared lock (--shared, lock/node/shared.hpp) is read and shown the same way: its lock key holds
 // only a marker, its holders are listed apart ("3 shared holders").
 #pragma once
 
 #include <string>
 
-#include "lock/lock_state.hpp"
-#include "lock/permits.hpp"
-#include "lock/shared.hpp"
-#include "lock/waiters.hpp"
+#include "lock/node/lock_state.hpp"
+#include "lock/node/permits.hpp"
+#include "lock/node/shared.hpp"
+#include "lock/node/waiters.hpp"
 #include "util/json.hpp"
 
 namespace redlock {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "lock/backend.hpp"
-#include "lock/ledger.hpp"
+#include "lock/ledger/ledger.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {

@@ -10,12 +10,12 @@
 #include <optional>
 #include <string>
 
-#include "lock/holder_info.hpp"
-#include "lock/keys.hpp"
-#include "lock/ledger.hpp"
-#include "lock/lock.hpp"
-#include "lock/options.hpp"
-#include "lock/replicas.hpp"
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/holder_info.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock.hpp"
+#include "lock/node/replicas.hpp"
+#include "lock/quorum/options.hpp"
 #include "lock/wait_progress.hpp"
 #include "util/clock.hpp"
 #include "util/signals.hpp"
@@ -86,7 +86,7 @@ class LockBackend {
     // identity is the parent's lock (run/reentry.hpp).
     virtual std::string identity() const = 0;
 
-    // --once-per and the run ledger (lock/ledger.hpp).
+    // --once-per and the run ledger (lock/ledger/ledger.hpp).
     // From now on every acquire reads the slot by the lock's clock (quorum: each node's) in the
     // same script and, when the slot's run is already done, leaves a free lock alone and says
     // so (Acquisition::slot_done): no round trip of its own before the command.

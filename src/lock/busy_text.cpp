@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "lock/holder.hpp"
-#include "lock/quorum_math.hpp"
+#include "lock/node/holder.hpp"
+#include "lock/quorum/quorum_math.hpp"
 #include "util/duration.hpp"
 
 namespace redlock {

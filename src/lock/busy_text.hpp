@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "lock/keys.hpp"
-#include "lock/lock.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock.hpp"
 
 namespace redlock {
 

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "lock/ledger.hpp"
-#include "lock/lock_state.hpp"
-#include "lock/options.hpp"
-#include "lock/permits.hpp"
-#include "lock/results.hpp"
-#include "lock/waiters.hpp"
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/lock_state.hpp"
+#include "lock/node/permits.hpp"
+#include "lock/node/results.hpp"
+#include "lock/node/waiters.hpp"
+#include "lock/quorum/options.hpp"
 
 namespace redlock {
 

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <set>
 
-#include "lock/keys.hpp"
+#include "lock/node/keys.hpp"
 #include "redis/cluster.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lock/lock_state.hpp"
+#include "lock/node/lock_state.hpp"
 #include "redis/connection.hpp"
 
 namespace redlock {

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <set>
 
-#include "lock/eviction_check.hpp"
 #include "lock/inspector.hpp"
-#include "lock/ledger_io.hpp"
-#include "lock/lock.hpp"
-#include "lock/lock_replies.hpp"
 #include "lock/lock_scan.hpp"
-#include "lock/scripts.hpp"
-#include "lock/shared.hpp"
+#include "lock/node/eviction_check.hpp"
+#include "lock/node/ledger_io.hpp"
+#include "lock/node/lock.hpp"
+#include "lock/node/lock_replies.hpp"
+#include "lock/node/scripts.hpp"
+#include "lock/node/shared.hpp"
 #include "util/log.hpp"
 
 namespace redlock {

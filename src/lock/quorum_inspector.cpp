@@ -10,11 +10,11 @@
 #include <tuple>
 
 #include "lock/inspector.hpp"
-#include "lock/ledger_io.hpp"
 #include "lock/lock_scan.hpp"
-#include "lock/quorum.hpp"
-#include "lock/scripts.hpp"
-#include "lock/shared.hpp"
+#include "lock/node/ledger_io.hpp"
+#include "lock/node/scripts.hpp"
+#include "lock/node/shared.hpp"
+#include "lock/quorum/quorum.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "lock/results.hpp"
+#include "lock/node/results.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {

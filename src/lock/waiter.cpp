@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "lock/acquire_retry.hpp"
-#include "lock/lock_replies.hpp"
-#include "lock/scripts.hpp"
+#include "lock/node/acquire_retry.hpp"
+#include "lock/node/lock_replies.hpp"
+#include "lock/node/scripts.hpp"
 #include "redis/socket.hpp"
 #include "util/backoff.hpp"
 #include "util/duration.hpp"

@@ -10,9 +10,9 @@
 
 #include <optional>
 
-#include "lock/acquire_retry.hpp"
-#include "lock/lock.hpp"
-#include "lock/lock_replies.hpp"
+#include "lock/node/acquire_retry.hpp"
+#include "lock/node/lock.hpp"
+#include "lock/node/lock_replies.hpp"
 #include "lock/wait_progress.hpp"
 #include "util/clock.hpp"
 #include "util/signals.hpp"

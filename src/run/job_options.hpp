@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "lock/ledger.hpp"
+#include "lock/ledger/ledger.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {

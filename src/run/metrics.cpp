@@ -17,7 +17,7 @@
 #include <thread>
 #include <utility>
 
-#include "lock/ledger.hpp"
+#include "lock/ledger/ledger.hpp"
 #include "util/clock.hpp"
 #include "util/errors.hpp"
 #include "util/fd.hpp"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "lock/keys.hpp"
+#include "lock/node/keys.hpp"
 #include "redis/connection.hpp"
 #include "run/child.hpp"
 #include "util/errors.hpp"

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "lock/backend.hpp"
-#include "lock/keys.hpp"
-#include "lock/lock.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock.hpp"
 #include "util/clock.hpp"
 #include "util/fd.hpp"
 

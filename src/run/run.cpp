@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "lock/backend.hpp"
-#include "lock/holder.hpp"
-#include "lock/token.hpp"
+#include "lock/node/holder.hpp"
+#include "lock/node/token.hpp"
 #include "redis/secrets.hpp"
 #include "run/child.hpp"
 #include "run/handover.hpp"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lock/options.hpp"
-#include "lock/replicas.hpp"
+#include "lock/node/replicas.hpp"
+#include "lock/quorum/options.hpp"
 #include "run/job_options.hpp"
 #include "util/clock.hpp"
 

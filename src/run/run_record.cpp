@@ -6,7 +6,7 @@
 
 #include <ctime>
 
-#include "lock/holder.hpp"
+#include "lock/node/holder.hpp"
 #include "run/metrics.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "lock/holder.hpp"
+#include "lock/node/holder.hpp"
 #include "util/duration.hpp"
 #include "util/log.hpp"
 #include "util/printable.hpp"

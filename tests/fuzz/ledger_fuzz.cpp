@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "inspect/lock_report.hpp"
-#include "lock/ledger.hpp"
-#include "lock/lock_replies.hpp"
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/lock_replies.hpp"
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/json.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "lock/keys.hpp"
+#include "lock/node/keys.hpp"
 #include "redis/cluster_slots.hpp"
 
 using namespace redlock;

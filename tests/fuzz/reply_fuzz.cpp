@@ -10,12 +10,12 @@
 #include <memory>
 
 #include "inspect/lock_report.hpp"
-#include "lock/holder.hpp"
-#include "lock/holder_info.hpp"
-#include "lock/keys.hpp"
-#include "lock/ledger.hpp"
-#include "lock/lock_replies.hpp"
-#include "lock/waiters.hpp"
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/holder.hpp"
+#include "lock/node/holder_info.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock_replies.hpp"
+#include "lock/node/waiters.hpp"
 #include "redis/cluster_slots.hpp"
 #include "redis/connection.hpp"
 #include "redis/reply_reader.hpp"

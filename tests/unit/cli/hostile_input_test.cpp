@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "lock/lock_name.hpp"
+#include "lock/node/lock_name.hpp"
 #include "redis/redis_url.hpp"
 #include "util/errors.hpp"
 #include "util/excerpt.hpp"

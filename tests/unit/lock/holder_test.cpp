@@ -1,4 +1,4 @@
-#include "lock/holder.hpp"
+#include "lock/node/holder.hpp"
 
 #include <gtest/gtest.h>
 #include <pwd.h>

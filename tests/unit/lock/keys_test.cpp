@@ -1,6 +1,6 @@
 // Key naming: the slot function matches Redis Cluster's, and every companion key lands in the
 // lock key's slot whatever braces the key contains.
-#include "lock/keys.hpp"
+#include "lock/node/keys.hpp"
 #include "redis/cluster_slots.hpp"
 
 #include <fmt/format.h>

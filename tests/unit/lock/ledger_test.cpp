@@ -1,12 +1,12 @@
 // The pure parts of the ledger: slot arithmetic with its range checks, the entry encoding, and
 // the keys landing in the lock's slot.
-#include "lock/ledger.hpp"
+#include "lock/ledger/ledger.hpp"
 
 #include <gtest/gtest.h>
 
 #include <climits>
 
-#include "lock/keys.hpp"
+#include "lock/node/keys.hpp"
 #include "redis/cluster_slots.hpp"
 #include "util/errors.hpp"
 

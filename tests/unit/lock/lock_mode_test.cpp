@@ -1,14 +1,14 @@
 // A node's mode is chosen once, where the node is built, and each mode answers for itself what
 // the steps above it used to branch on: which protocol it speaks and which keys hold a token.
 // No server: building a node and asking its mode sends nothing.
-#include "lock/lock_mode.hpp"
+#include "lock/node/lock_mode.hpp"
 
 #include <gtest/gtest.h>
 
-#include "lock/keys.hpp"
-#include "lock/lock.hpp"
-#include "lock/permits.hpp"
-#include "lock/shared.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock.hpp"
+#include "lock/node/permits.hpp"
+#include "lock/node/shared.hpp"
 
 using namespace redlock;
 

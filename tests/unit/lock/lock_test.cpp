@@ -1,7 +1,7 @@
 // The lock protocol against a real redis-server (skipped when none is installed): fences grow,
 // only the token's owner renews or releases, scripts survive SCRIPT FLUSH, and a key of the
 // wrong type is a DataError.
-#include "lock/lock.hpp"
+#include "lock/node/lock.hpp"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
@@ -12,12 +12,12 @@
 #include <set>
 #include <thread>
 
-#include "lock/keys.hpp"
-#include "lock/ledger_io.hpp"
-#include "lock/permits.hpp"
-#include "lock/scripts.hpp"
-#include "lock/shared.hpp"
-#include "lock/token.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/ledger_io.hpp"
+#include "lock/node/permits.hpp"
+#include "lock/node/scripts.hpp"
+#include "lock/node/shared.hpp"
+#include "lock/node/token.hpp"
 #include "redis_server.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"

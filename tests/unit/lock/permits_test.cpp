@@ -1,6 +1,6 @@
 // The permits record and key naming: the record round-trips and refuses anything else, and every
 // permit key (and its holder info) lands in the lock key's slot, as its companion.
-#include "lock/permits.hpp"
+#include "lock/node/permits.hpp"
 #include "redis/cluster_slots.hpp"
 
 #include <gtest/gtest.h>

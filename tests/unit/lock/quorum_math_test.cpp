@@ -1,6 +1,6 @@
 // The Redlock arithmetic and the URL list rules of the quorum mode: majorities, the clock-drift
 // allowance, validity, the fence step, and how several URLs are told apart.
-#include "lock/quorum_math.hpp"
+#include "lock/quorum/quorum_math.hpp"
 
 #include <gtest/gtest.h>
 

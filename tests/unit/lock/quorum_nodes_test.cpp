@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "../eventually.hpp"
-#include "lock/lock_replies.hpp"
-#include "lock/quorum.hpp"
-#include "lock/quorum_node.hpp"
+#include "lock/node/lock_replies.hpp"
+#include "lock/quorum/quorum.hpp"
+#include "lock/quorum/quorum_node.hpp"
 #include "util/errors.hpp"
 
 using namespace redlock;

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "../silent_server.hpp"
-#include "lock/keys.hpp"
-#include "lock/lock.hpp"
-#include "lock/token.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock.hpp"
+#include "lock/node/token.hpp"
 #include "redis_server.hpp"
 #include "util/errors.hpp"
 #include "util/fd.hpp"

@@ -1,5 +1,5 @@
 // Tokens: 128 random bits as 32 lowercase hex digits, never repeated.
-#include "lock/token.hpp"
+#include "lock/node/token.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,9 +18,9 @@
 
 #include "../eventually.hpp"
 #include "../fake_clock.hpp"
-#include "lock/holder.hpp"
-#include "lock/keys.hpp"
-#include "lock/token.hpp"
+#include "lock/node/holder.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/token.hpp"
 #include "redis_server.hpp"
 #include "util/errors.hpp"
 #include "util/signals.hpp"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "lock/waiters.hpp"
+#include "lock/node/waiters.hpp"
 #include "util/errors.hpp"
 
 namespace redlock {

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "lock/keys.hpp"
+#include "lock/node/keys.hpp"
 #include "util/errors.hpp"
 
 using namespace redlock;

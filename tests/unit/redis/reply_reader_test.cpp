@@ -12,8 +12,8 @@ extern "C" {
 #include <memory>
 #include <string_view>
 
-#include "lock/ledger_io.hpp"
-#include "lock/lock_replies.hpp"
+#include "lock/node/ledger_io.hpp"
+#include "lock/node/lock_replies.hpp"
 #include "util/errors.hpp"
 
 using namespace redlock;

@@ -1,0 +1,88 @@
+// What one node's lock steps do differently by mode: plain (lock/node/plain_mode.hpp), --permits N
+// (lock/node/permits.hpp) and --shared (lock/node/shared.hpp), each one class behind LockMode.
+// LockNode picks its mode once, when built, and never asks which one it is in.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/holder_info.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/results.hpp"
+#include "redis/connection.hpp"
+#include "util/clock.hpp"
+
+namespace redlock {
+
+// Whether a failed acquire joins (or keeps its place in) the waiters' queue (see waiter.hpp).
+enum class Queueing { none, wait };
+
+// How long a waiter blocks when the holder's key has no TTL (a foreign client's lock): there is
+// no expiry to wait for, so it looks again this often.
+inline constexpr Millis no_ttl_recheck{1'000};
+
+// How long a wake-up pushed for a waiter may linger unclaimed: the waiter needs it for only a
+// round trip, and one that died never claims it.
+inline constexpr Millis wake_linger{10'000};
+
+// What the node's setters chose for its acquires (LockNode::set_once_per and the others say
+// what each means); a mode reads the ones its protocol knows.
+struct NodeSettings {
+    std::optional<OncePer> once;
+    bool busy_holder = true;
+    int wanted_permit = 0;
+    std::optional<Millis> restart_guard = Millis(0);
+
+    // The acquire scripts' argument for an acquire with `ttl`: the guard in ms, "0" for none.
+    std::string restart_guard_arg(Millis ttl) const {
+        return std::to_string(restart_guard.value_or(ttl).count());
+    }
+};
+
+// The acquire scripts' queueing argument: "" (none), "1" (at the queue's end) or "ticket:N"
+// (at that place in a queue ordered by tickets, a quorum's waiters).
+std::string queue_arg(Queueing queueing, long long ticket);
+// A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry that
+// follows it, which a slow server may stretch to a command timeout or two.
+Millis alive_grace(const Connection& conn);
+
+// The keys that hold a token's lock on a node, as a fence step compares the token against.
+struct HeldKeys {
+    std::string key;
+    std::string info;
+};
+
+// One mode's protocol against one node; LockNode documents each step. A mode object belongs to
+// one node and may remember what its acquire took (a permit) for the steps after it.
+class LockMode {
+  public:
+    virtual ~LockMode() = default;
+
+    // `give_back` (LockNode::setup_give_back): what undoes the acquire where it went out in a new
+    // connection's set-up and the set-up failed (Connection::first_command).
+    virtual AcquireResult acquire(Connection& conn, const NodeSettings& settings,
+                                  const LockKeys& keys, const std::string& token, Millis ttl,
+                                  const HolderInfo* info, Queueing queueing, long long ticket,
+                                  const SetupGiveBack* give_back) = 0;
+    virtual RenewResult renew(Connection& conn, const LockKeys& keys, const std::string& token,
+                              Millis ttl, Deadline deadline) = 0;
+    virtual ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,
+                                  Millis keep) = 0;
+    virtual FinishResult finish(Connection& conn, const LockKeys& keys, const std::string& token,
+                                Millis keep, const RunRecord& record) = 0;
+    virtual bool abandon(Connection& conn, const LockKeys& keys, const std::string& token) = 0;
+    virtual void step_back(Connection& conn, const LockKeys& keys, const std::string& token,
+                           long long ticket, Millis alive) = 0;
+    // Only a permits lock has a permit to settle on; the other modes do nothing.
+    virtual void settle_permit(Connection& conn, const LockKeys& keys, const std::string& token,
+                               int permit) = 0;
+    // What holds `token` on the node once acquired (with `permit`, for a permits lock).
+    virtual HeldKeys held_keys(const LockKeys& keys, const std::string& token,
+                               int permit) const = 0;
+
+    virtual int permits() const = 0;  // N of --permits N; 1 for the other modes
+    virtual bool shared() const = 0;
+};
+
+}  // namespace redlock

@@ -1,0 +1,82 @@
+// One node of a quorum as QuorumLock sees it: the per-node steps its majority logic counts (an
+// acquire attempt, a renewal, a release, the fence step, a wake-up wait, leaving, a record). The
+// product's node is LockNode over its own Connection (RedisQuorumNode); unit tests plug in fake
+// nodes that freeze, lag, restart empty or lie, to prove the counting without a server.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lock/ledger/ledger.hpp"
+#include "lock/node/holder_info.hpp"
+#include "lock/node/keys.hpp"
+#include "lock/node/lock.hpp"
+#include "lock/node/replicas.hpp"
+#include "redis/connection.hpp"
+#include "util/clock.hpp"
+
+namespace redlock {
+
+// What every acquire of one attempt sends along (QuorumLock's settings at the time).
+struct NodeAcquire {
+    long long ticket = 0;  // > 0: a waiter, queued at that place when busy
+    std::optional<OncePer> once;
+    bool busy_holder = true;
+    int wanted_permit = 0;
+    std::optional<Millis> restart_guard;
+    ReplicaPolicy replicas;  // --min-replicas: a node whose WAIT falls short throws
+};
+
+// Each method runs on the node's own worker thread only (QuorumLock::Worker), one at a time, and
+// throws what a failed command throws (ReplyLost when a command was sent and its reply lost).
+class QuorumNode {
+  public:
+    virtual ~QuorumNode() = default;
+
+    // "host:port", for messages.
+    virtual std::string describe() const = 0;
+    // The descriptor that cuts the next commands short (-1: none).
+    virtual void set_cancel_fd(int fd) = 0;
+    // The bounds of each connect and command; a give-back widens them for a while.
+    virtual Timeouts timeouts() const = 0;
+    virtual void set_timeouts(Timeouts timeouts) = 0;
+    virtual void ensure_connected() = 0;
+
+    // One node's acquire (LockNode::acquire), confirmed on its replicas when `how` asks.
+    virtual AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl,
+                                  const HolderInfo* info, const NodeAcquire& how) = 0;
+    // Raises the node's fence counter to `fence` if `token` holds the lock here (its permit
+    // `permit`, or its shared hold): whether it did (raise_fence.lua).
+    virtual bool raise_fence(const LockKeys& keys, const std::string& token, long long fence,
+                             int permit) = 0;
+    virtual RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl,
+                              Deadline deadline, const ReplicaPolicy& replicas) = 0;
+    virtual ReleaseResult release(const LockKeys& keys, const std::string& token, Millis keep) = 0;
+    virtual FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
+                                const RunRecord& record) = 0;
+    // As LockNode's: the quorum's waiters and permits steps.
+    virtual void step_back(const LockKeys& keys, const std::string& token, long long ticket,
+                           Millis alive) = 0;
+    virtual void leave_queue(const LockKeys& keys, const std::string& token) = 0;
+    virtual void settle_permit(const LockKeys& keys, const std::string& token, int permit) = 0;
+    virtual bool abandon(const LockKeys& keys, const std::string& token) = 0;
+    // Blocks until `token` is woken here (a release handed the lock on), `block` passed, or the
+    // cancel descriptor is readable; which of them does not matter (the next attempt decides).
+    virtual void await_wake(const LockKeys& keys, const std::string& token, Millis block) = 0;
+    // The run ledger's record (write_record).
+    virtual RecordResult record(const LockKeys& keys, const std::string& token,
+                                const RunRecord& record) = 0;
+    // Whether `token` holds the lock here: its key, one of its permits or a shared hold.
+    virtual bool holds(const LockKeys& keys, const std::string& token) = 0;
+
+    // The node's connection, for the operator commands (QuorumLock::in_parallel); a node without
+    // one (a test's fake) throws.
+    virtual Connection& connection() = 0;
+};
+
+// The product's node: LockNode over a connection of its own to `endpoint`.
+std::unique_ptr<QuorumNode> make_redis_node(const Endpoint& endpoint, Timeouts timeouts,
+                                            int permits, bool shared);
+
+}  // namespace redlock
