@@ -150,6 +150,12 @@ Blocked block_on_wake_list(WaitTarget& target, const LockKeys& keys, Millis bloc
 // skipped: the line keeps what it had, and the next slice or attempt deals with the outage.
 void watch_blocked(WaitTarget& target, const LockKeys& keys, Millis block, SignalEvents& signals,
                    Backoff& outage, WaitView& view, Clock& clock) {
+    if (!target.reads_status()) {
+        // Nothing to read between slices: the line shows what the attempt found, moved on.
+        view.show();
+        block_on_wake_list(target, keys, block, signals, outage, clock);
+        return;
+    }
     Deadline end = clock.now() + block;
     for (;;) {
         view.show();
@@ -248,17 +254,26 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
             return result;
         }
         // --once-per: the slot's run is done. The script has taken us out of the queue and
-        // handed the free lock on; nothing of ours is left to give up.
+        // handed the free lock on (a quorum's attempt gave back whatever it took); nothing of
+        // ours is left to give up.
         if (result.last.slot_done) return result;
         if (result.last.acquired) {
             if (attempt > 1)
                 log::verbose(
-                    "waited {} for lock '{}'",
+                    "waited {} ({} attempts) for lock '{}'",
                     format_duration(std::chrono::duration_cast<Millis>(clock.now() - start)),
-                    keys.key);
+                    attempt, keys.key);
             return result;
         }
         Deadline now = clock.now();
+        // Inconclusive, not busy (a quorum's permits split): a short pause, then again, even
+        // for a run that does not wait, as often as the target allows; a wait not past its end.
+        if (sent.again_after && (!waiting || now < give_up)) {
+            Millis delay = *sent.again_after;
+            if (waiting) delay = std::min(delay, std::chrono::ceil<Millis>(give_up - now));
+            pause(clock, delay, signals);  // (the target said why)
+            continue;
+        }
         if (now >= give_up) {
             if (waiting) abandon(target, keys, ttl);
             return result;
@@ -290,9 +305,12 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
         // The server chooses the holder's TTL; the socket deadline below must stay ours, so a
         // wait longer than a minute is a series of BLPOPs (each retry keeps our queue place).
         block = std::min(block, Millis(60'000));
-        if (!announced)
-            log::verbose("lock '{}' is busy; waiting (up to {})", keys.key,
+        if (!announced) {
+            std::string detail = target.busy_detail();
+            log::verbose("lock '{}' is busy{}; waiting (up to {})", keys.key,
+                         detail.empty() ? detail : " " + detail,
                          wait == Millis::max() ? std::string("forever") : format_duration(wait));
+        }
         announced = true;
         view.saw(result.last);
         if (view.enabled())

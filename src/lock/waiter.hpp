@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "lock/node/acquire_retry.hpp"
 #include "lock/node/lock.hpp"
@@ -54,6 +55,12 @@ class WaitTarget {
     virtual void release() = 0;
     virtual int permits() const = 0;
     virtual bool shared() const = 0;
+    // Whether status() can be asked between two slices of a block (the live status line's
+    // reads). A quorum cannot cheaply: its block is a BLPOP on every node, and its line shows
+    // what each attempt found.
+    virtual bool reads_status() const { return true; }
+    // What the "lock is busy; waiting" line adds after the first busy attempt: a quorum's tally.
+    virtual std::string busy_detail() const { return {}; }
 };
 
 // Behind a holder that a release will not wake us from (a key without redlock-run holder info: an
@@ -73,7 +80,8 @@ Millis foreign_recheck_after(int rechecks);
 WaitResult acquire_waiting(WaitTarget& target, const LockKeys& keys, Millis ttl, Millis wait,
                            SignalEvents& signals, const WaitProgressFn& progress, Clock& clock);
 
-// The same over `node`'s connection: the product's waiter.
+// The same over `node`'s connection: the single node's waiter (a quorum's target is in
+// quorum_backend.cpp: one loop serves every topology).
 WaitResult acquire_waiting(LockNode& node, const LockKeys& keys, const std::string& token,
                            Millis ttl, const HolderInfo* info, Millis wait, SignalEvents& signals,
                            const WaitProgressFn& progress = WaitProgressFn(),

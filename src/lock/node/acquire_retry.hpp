@@ -6,6 +6,8 @@
 // (LockNode::abandon).
 #pragma once
 
+#include <optional>
+
 #include <string>
 
 #include "lock/node/lock.hpp"
@@ -20,6 +22,10 @@ inline constexpr int acquire_sends = 2;
 struct AcquireAttempt {
     AcquireResult result;
     Deadline sent{};  // when the send that was answered went out: the lease starts there
+    // Set when the attempt was inconclusive in a way that a short pause resolves (a quorum's
+    // nodes gave different permits for a moment): the wait loop looks again after it, even a run
+    // that does not wait (the target bounds how often).
+    std::optional<Millis> again_after;
 };
 
 // Sends the acquire, and again with the same token while its reply is lost (jittered backoff in

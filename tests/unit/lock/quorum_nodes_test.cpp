@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -19,7 +20,9 @@
 #include "lock/node/lock_replies.hpp"
 #include "lock/quorum/quorum.hpp"
 #include "lock/quorum/quorum_node.hpp"
+#include "lock/quorum_wait.hpp"
 #include "util/errors.hpp"
+#include "util/signals.hpp"
 
 using namespace redlock;
 using std::chrono::milliseconds;
@@ -45,6 +48,12 @@ struct NodeState {
     // Lies: the acquire answers this fence, or says it took the lock without taking it.
     std::optional<long long> lie_fence;
     bool lie_acquired = false;
+
+    bool down = false;            // every operation fails as an unreachable node's does
+    std::optional<Error> refuse;  // every operation fails with this (a refused password)
+    // Runs at the end of each acquire, after its answer is decided (a test's change of state
+    // between two attempts).
+    std::function<void(NodeState&)> after_acquire;
 
     long long busy_pttl = 1000;   // a busy reply's holder TTL, which bounds a waiter's block
     std::set<std::string> woken;  // tokens a release handed the lock to (wake-up lists)
@@ -143,8 +152,14 @@ class FakeNode final : public QuorumNode {
             r.fence = s_->lie_fence.value_or(++s_->counter);
         } else {
             r.holder_pttl = s_->busy_pttl;
+            // A holder that recorded its info (a redlock-run): its release wakes the queue.
+            if (!s_->holder.empty()) {
+                r.holder.emplace();
+                r.holder->token = s_->holder;
+            }
             if (how.ticket > 0 && !s_->queued(token)) s_->queue.insert({how.ticket, token});
         }
+        if (s_->after_acquire) s_->after_acquire(*s_);
         return r;
     }
 
@@ -169,6 +184,8 @@ class FakeNode final : public QuorumNode {
         auto g = gate();
         if (!s_->holds(token)) return ReleaseResult::absent;
         s_->drop(token);
+        // release_lock wakes the queue's head (lib/queue.lua).
+        if (!s_->queue.empty()) s_->woken.insert(s_->queue.begin()->second);
         return ReleaseResult::released;
     }
     FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
@@ -233,6 +250,8 @@ class FakeNode final : public QuorumNode {
         s_->changed.notify_all();
         s_->changed.wait(g, [&] { return !s_->frozen; });
         --s_->at_gate;
+        if (s_->down) throw RedisUnavailable(name_ + ": Connection refused");
+        if (s_->refuse) throw *s_->refuse;
         return g;
     }
 
@@ -558,4 +577,175 @@ TEST(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
     EXPECT_EQ(overlaps, 0);
     EXPECT_EQ(bad_fences, 0);
     EXPECT_GT(held, 0);
+}
+
+namespace {
+
+// The one wait loop (waiter.hpp) over the quorum's target (quorum_wait.hpp), each run with a
+// QuorumLock of its own over the same fake nodes, as runs on different hosts have.
+class QuorumWait : public ::testing::Test {
+  protected:
+    // The signals stay blocked after SignalEvents is gone; restored (after draining) so that
+    // later tests start as they would (waiter_test.cpp says why).
+    ~QuorumWait() override {
+        while (signals.next()) {
+        }
+        pthread_sigmask(SIG_SETMASK, &signals.original_mask(), nullptr);
+    }
+
+    void make_nodes(std::size_t n, int permits = 1) {
+        for (std::size_t i = 0; i < n; ++i) {
+            nodes.push_back(std::make_shared<NodeState>());
+            nodes.back()->permits = permits;
+        }
+    }
+    std::unique_ptr<QuorumLock> lock_over_nodes(int permits = 1) {
+        std::vector<std::unique_ptr<QuorumNode>> fakes;
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            fakes.push_back(
+                std::make_unique<FakeNode>(nodes[i], "node" + std::to_string(i), false));
+        return std::make_unique<QuorumLock>(std::move(fakes), generous, ReplicaPolicy{}, permits);
+    }
+    template <class F>
+    auto at(std::size_t i, F f) {
+        std::lock_guard g(nodes[i]->mutex);
+        return f(*nodes[i]);
+    }
+    WaitResult wait_for_lock(QuorumLock& lock, const std::string& token, Millis wait,
+                             int permits = 1, QuorumAttempt* last = nullptr) {
+        QuorumTarget target(lock, keys, token, long_ttl, nullptr, wait > Millis(0), permits, false);
+        WaitResult r = acquire_waiting(target, keys, long_ttl, wait, signals, {}, boot_clock());
+        if (last) *last = target.last();
+        return r;
+    }
+
+    SignalEvents signals;  // before any thread starts: they inherit the blocked mask
+    std::vector<std::shared_ptr<NodeState>> nodes;
+};
+
+}  // namespace
+
+// FIFO across the quorum: waiters that joined one after another take the lock in that order,
+// one at a time, each woken by the release before it (no waiter looks again by its TTL: the
+// holder's is a minute), with fences that only grow.
+TEST_F(QuorumWait, WaitersTakeTheLockInTheOrderTheyCameOneAtATime) {
+    make_nodes(3);
+    for (std::size_t i = 0; i < 3; ++i)
+        at(i, [](NodeState& s) { s.holder = "h", s.busy_pttl = long_ttl.count(); });
+    std::mutex check;
+    std::vector<std::string> order;
+    std::vector<long long> fences;
+    int holding = 0, overlaps = 0;
+    std::vector<std::future<void>> runs;
+    for (int w = 1; w <= 4; ++w) {
+        const std::string token = "w" + std::to_string(w);
+        runs.push_back(std::async(std::launch::async, [&, token] {
+            auto lock = lock_over_nodes();
+            QuorumAttempt last;
+            WaitResult r = wait_for_lock(*lock, token, Millis(60'000), 1, &last);
+            if (!r.last.acquired) return;
+            {
+                std::lock_guard g(check);
+                overlaps += holding++ > 0;
+                order.push_back(token);
+                fences.push_back(last.fence);
+            }
+            std::this_thread::yield();
+            {
+                std::lock_guard g(check);
+                --holding;
+            }
+            lock->release(keys, token, Millis(0));
+        }));
+        // Queued on every node before the next one starts: its ticket is the earlier one.
+        for (std::size_t i = 0; i < 3; ++i)
+            ASSERT_TRUE(
+                eventually([&] { return at(i, [&](NodeState& s) { return s.queued(token); }); }));
+    }
+    // The holder releases everywhere; each release wakes the queue's head.
+    for (std::size_t i = 0; i < 3; ++i)
+        at(i, [](NodeState& s) {
+            s.holder.clear();
+            s.woken.insert(s.queue.begin()->second);
+        });
+    for (auto& r : runs) r.get();
+    EXPECT_EQ(order, (std::vector<std::string>{"w1", "w2", "w3", "w4"}));
+    EXPECT_EQ(overlaps, 0);
+    for (std::size_t k = 1; k < fences.size(); ++k) EXPECT_GT(fences[k], fences[k - 1]) << k;
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(at(i, [](NodeState& s) { return s.queue.empty() && s.holder.empty(); })) << i;
+}
+
+// A run that does not wait tries again when its permits split (the nodes had permits free), and
+// takes the lock once the nodes agree...
+TEST_F(QuorumWait, ARunThatDoesNotWaitTriesAgainWhenItsPermitsSplit) {
+    make_nodes(3, 2);
+    at(0, [](NodeState& s) { s.permit_of[1] = "a"; });
+    at(1, [](NodeState& s) { s.permit_of[2] = "b"; });
+    at(2, [](NodeState& s) {
+        s.permit_of = {{1, "a"}, {2, "b"}};
+        // Node 2's holders leave right after the first attempt there.
+        s.after_acquire = [](NodeState& n) {
+            n.permit_of.clear();
+            n.after_acquire = nullptr;
+        };
+    });
+    auto lock = lock_over_nodes(2);
+    QuorumAttempt last;
+    WaitResult r = wait_for_lock(*lock, "t", Millis(0), 2, &last);
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(last.permit, 1);
+    EXPECT_EQ(at(2, [](NodeState& s) { return s.wanted.size(); }), 2u);
+}
+
+// ... but only split_attempts times: nodes that keep disagreeing are a busy lock to it.
+TEST_F(QuorumWait, ARunThatDoesNotWaitStopsTryingAfterAFewSplits) {
+    make_nodes(3, 2);
+    at(0, [](NodeState& s) { s.permit_of[1] = "a"; });
+    at(1, [](NodeState& s) { s.permit_of[2] = "b"; });
+    at(2, [](NodeState& s) { s.permit_of = {{1, "a"}, {2, "b"}}; });
+    auto lock = lock_over_nodes(2);
+    QuorumAttempt last;
+    WaitResult r = wait_for_lock(*lock, "t", Millis(0), 2, &last);
+    EXPECT_FALSE(r.last.acquired);
+    EXPECT_TRUE(last.split);
+    EXPECT_EQ(at(2, [](NodeState& s) { return s.wanted.size(); }),
+              static_cast<std::size_t>(split_attempts));
+    EXPECT_FALSE(at(0, [](NodeState& s) { return s.holds("t"); }));
+}
+
+// Too few nodes answering is an outage, not a busy lock: a run that does not wait says how many
+// answered; a refused password on them is not ridden out by a wait, but ends it at once.
+TEST_F(QuorumWait, TooFewAnswersAreAnOutageAndARefusalEndsTheWait) {
+    make_nodes(3);
+    at(0, [](NodeState& s) { s.down = true; });
+    at(1, [](NodeState& s) { s.down = true; });
+    auto lock = lock_over_nodes();
+    try {
+        wait_for_lock(*lock, "t", Millis(0));
+        ADD_FAILURE() << "no error";
+    } catch (const RedisUnavailable& e) {
+        EXPECT_NE(std::string(e.what()).find(
+                      "cannot take lock 'test:job': only 1 of 3 Redis nodes answered (2 needed"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_FALSE(at(2, [](NodeState& s) { return s.holds("t"); }));
+
+    for (std::size_t i = 0; i < 2; ++i)
+        at(i, [](NodeState& s) {
+            s.down = false;
+            s.refuse = AuthError("WRONGPASS invalid username-password pair");
+        });
+    try {
+        wait_for_lock(*lock, "t", Millis(60'000));
+        ADD_FAILURE() << "no error";
+    } catch (const RedisUnavailable& e) {
+        ADD_FAILURE() << "an outage, not a refusal: " << e.what();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), exit_code::auth) << e.what();
+    }
+    // One attempt (the wait did not ride the refusal out), and the wait left node 2's queue.
+    EXPECT_EQ(at(2, [](NodeState& s) { return s.wanted.size(); }), 2u);
+    EXPECT_FALSE(at(2, [](NodeState& s) { return s.queued("t") || s.holds("t"); }));
 }
