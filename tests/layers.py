@@ -15,6 +15,7 @@ other, even through others: a cycle is an upward include that has no folder to s
 """
 import os
 import re
+import signal
 import sys
 
 # Each folder of src/ and the folders it may include besides its own.
@@ -145,6 +146,7 @@ def graph(src):
 
 
 def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     here = os.path.dirname(os.path.abspath(__file__))
     if argv[:1] == ["--graph"]:
         graph(argv[1] if len(argv) > 1 else os.path.join(here, "..", "src"))
