@@ -12,7 +12,7 @@
 
 namespace redlock {
 
-// What either backend's wait loop ended with.
+// What the wait loop (waiter.hpp) ended with, for either backend.
 struct LastAttempt {
     std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
     std::optional<long long> slot;      // --once-per: the slot, when acquired or skipped

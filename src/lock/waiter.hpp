@@ -26,10 +26,11 @@ struct WaitResult {
     Deadline lease_start{};             // when the successful acquire was sent
 };
 
-// What the wait loop asks of Redis for one token of one lock. The product's is a LockNode on its
-// connection, blocking in BLPOP; a unit test's answers on virtual time (tests/unit/lock/
-// waiter_test.cpp), so that the loop's decisions (when to look again, when to give up, what a
-// signal ends) are proved exactly, without a server and without a wall clock.
+// What the wait loop asks of Redis for one token of one lock. The product has two: a LockNode
+// on its connection, blocking in BLPOP (below), and a quorum of them (QuorumTarget,
+// quorum_wait.hpp), so that one loop serves every topology; a unit test's answers on virtual
+// time (tests/unit/lock/waiter_test.cpp), so that the loop's decisions (when to look again, when
+// to give up, what a signal ends) are proved exactly, without a server and without a wall clock.
 class WaitTarget {
   public:
     enum class Blocked { woken, timed_out, cancelled };

@@ -362,6 +362,73 @@ Pick best_permit(const Answers<AcquireResult>& seen) {
     return best;
 }
 
+// What the acquire round's answers add up to. Counts into `a` (answered, accepted, the busy
+// reply, the restart guard's hold-backs, --once-per's slot and record, each node's bound on a
+// wait, the first error), and returns what the fence step needs.
+struct Tally {
+    std::size_t took = 0;  // nodes that gave us a permit, whichever
+    long long max_counter = 0;
+};
+Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen, const Pick& pick,
+                     QuorumAttempt& a) {
+    const std::size_t n = seen.results.size();
+    Tally t;
+    std::vector<long long> slots;
+    a.holder_pttl.assign(n, -1);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (seen.errors[i]) {
+            if (!a.first_error)
+                a.first_error =
+                    NodeError{fmt::format("{}: {}", lock.describe(i), seen.errors[i]->message),
+                              seen.errors[i]->code};
+            continue;
+        }
+        if (!seen.results[i]) continue;  // not answered yet: not counted
+        ++a.answered;
+        const AcquireResult& r = *seen.results[i];
+        // A node that lost its data lately knows nothing of the holders or of the slot's run
+        // it had: it votes busy (the restart guard). Its "the slot may have run" is no record,
+        // so it does not skip the slot for the others: a majority without it decides, and any
+        // majority that took the lock before shares a node with every later one.
+        if (r.restart_uptime_s || (r.slot_done && r.slot_done->restart_s)) {
+            ++a.held_back;
+            if (!a.held_back_longest ||
+                (r.restart_uptime_s && r.holder_pttl > a.held_back_longest->holder_pttl))
+                a.held_back_longest = r;
+            a.holder_pttl[i] = r.restart_uptime_s ? r.holder_pttl : -1;
+            continue;
+        }
+        if (r.slot_done) {
+            // Keep the latest run's record, for the message.
+            if (!a.slot_done || r.slot_done->end_ms > a.slot_done->end_ms)
+                a.slot_done = r.slot_done;
+            a.slot = r.slot;
+        } else if (r.acquired) {
+            ++t.took;
+            if (r.permit == pick.permit) ++a.accepted;
+            // A permit this token already held there answers the fence it drew then, and the
+            // counter now (AcquireResult::counter): the counter is what later majorities' INCRs
+            // must exceed, so it is the one that counts.
+            t.max_counter = std::max(t.max_counter, r.counter.value_or(r.fence));
+            if (r.slot) slots.push_back(*r.slot);
+        } else {
+            a.holder_pttl[i] = r.holder_pttl;
+            if (!a.busy || (!a.busy->holder && r.holder)) a.busy = r;
+        }
+    }
+    if (!a.first_error && a.answered < n)
+        a.first_error = NodeError{"no answer in time", exit_code::unavailable};
+    // --once-per: a node that holds the record of this slot's completed run says the slot is
+    // done. The record was written to the majority that held the lock at the end of that run, and
+    // any majority shares a node with it, so a run of a done slot cannot reach a majority; should
+    // one have (a node that lost the record), a single node's word is still enough to skip.
+    if (!a.slot_done && !slots.empty()) {
+        std::sort(slots.begin(), slots.end());
+        a.slot = slots[slots.size() / 2];
+    }
+    return t;
+}
+
 }  // namespace
 
 // Waiting across a quorum (a waiter's `ticket` > 0). Each node keeps its own queue of the same
@@ -431,93 +498,23 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         Early::on_success);
     const Pick pick = best_permit(seen);
     a.permit = pick.permit;
-    std::size_t took = 0;  // nodes that gave us a permit, whichever
-    long long max_counter = 0;
-    std::vector<long long> slots;
-    a.holder_pttl.assign(n, -1);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (seen.errors[i]) {
-            if (!a.first_error)
-                a.first_error =
-                    NodeError{fmt::format("{}: {}", describe(i), seen.errors[i]->message),
-                              seen.errors[i]->code};
-            continue;
-        }
-        if (!seen.results[i]) continue;  // not answered yet: not counted
-        ++a.answered;
-        const AcquireResult& r = *seen.results[i];
-        // A node that lost its data lately knows nothing of the holders or of the slot's run
-        // it had: it votes busy (the restart guard). Its "the slot may have run" is no record,
-        // so it does not skip the slot for the others: a majority without it decides, and any
-        // majority that took the lock before shares a node with every later one.
-        if (r.restart_uptime_s || (r.slot_done && r.slot_done->restart_s)) {
-            ++a.held_back;
-            if (!a.held_back_longest ||
-                (r.restart_uptime_s && r.holder_pttl > a.held_back_longest->holder_pttl))
-                a.held_back_longest = r;
-            a.holder_pttl[i] = r.restart_uptime_s ? r.holder_pttl : -1;
-            continue;
-        }
-        if (r.slot_done) {
-            // Keep the latest run's record, for the message.
-            if (!a.slot_done || r.slot_done->end_ms > a.slot_done->end_ms)
-                a.slot_done = r.slot_done;
-            a.slot = r.slot;
-        } else if (r.acquired) {
-            ++took;
-            if (r.permit == pick.permit) ++a.accepted;
-            // A permit this token already held there answers the fence it drew then, and the
-            // counter now (AcquireResult::counter): the counter is what later majorities' INCRs
-            // must exceed, so it is the one that counts.
-            max_counter = std::max(max_counter, r.counter.value_or(r.fence));
-            if (r.slot) slots.push_back(*r.slot);
-        } else {
-            a.holder_pttl[i] = r.holder_pttl;
-            if (!a.busy || (!a.busy->holder && r.holder)) a.busy = r;
-        }
-    }
-    if (!a.first_error && a.answered < n)
-        a.first_error = NodeError{"no answer in time", exit_code::unavailable};
-    a.split = permits_ > 1 && a.accepted < need && took > a.accepted;
+    const Tally tally = count_acquires(*this, seen, pick, a);
+    a.split = permits_ > 1 && a.accepted < need && tally.took > a.accepted;
     wanted_permit_ = a.split ? most_often_free(seen, permits_) : 0;
 
-    // --once-per: a node that holds the record of this slot's completed run says the slot is
-    // done. The record was written to the majority that held the lock at the end of that run, and
-    // any majority shares a node with it, so a run of a done slot cannot reach a majority; should
-    // one have (a node that lost the record), a single node's word is still enough to skip.
-    if (!a.slot_done && !slots.empty()) {
-        std::sort(slots.begin(), slots.end());
-        a.slot = slots[slots.size() / 2];
-    }
     if (a.slot_done) {
         a.elapsed = since(a.started);
     } else if (quorum_holds(a.accepted, n, ttl, since(a.started))) {
         // Raise the counters of the accepting nodes to one fence above all of theirs. Any later
         // majority shares a node with the majority raised here, and its INCR there exceeds this
         // fence, so fences grow across holders even when a node restarts empty in between.
-        long long fence = quorum_fence(max_counter);
-        // A waiter also leaves the queue on every other node (busy there, or not yet answered:
-        // this runs after its acquire on that node's worker, and keeps a key it took late).
-        // Permits: on every other node, a permit other than ours is given back (settle_permit).
+        long long fence = quorum_fence(tally.max_counter);
         std::vector<char> accepted(n, 0);
         for (std::size_t i = 0; i < n; ++i)
             accepted[i] = seen.results[i] && seen.results[i]->acquired &&
                           seen.results[i]->permit == pick.permit;
-        const int permits = permits_, permit = pick.permit;
-        auto raised = gather<bool>(
-            workers_, cancel_fd_, give_up,
-            [keys, token, fence, accepted, ticket, permits, permit](std::size_t i,
-                                                                    QuorumNode& node) {
-                if (!accepted[i] && permits > 1) node.settle_permit(keys, token, permit);
-                if (!accepted[i] && ticket > 0 && permits == 1) node.leave_queue(keys, token);
-                if (!accepted[i]) return false;
-                return node.raise_fence(keys, token, fence, permit);
-            },
-            [need](const Answers<bool>& seen) {
-                return count_if(seen, [](bool b) { return b; }) >= need;
-            },
-            Early::on_success);
-        std::size_t raised_on = count_if(raised, [](bool b) { return b; });
+        std::size_t raised_on =
+            raise_fences(keys, token, fence, accepted, ticket, pick.permit, give_up);
         a.elapsed = since(a.started);
         if (quorum_holds(raised_on, n, ttl, a.elapsed)) {
             a.acquired = true;
@@ -542,39 +539,75 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         // or had not come yet. A node whose acquire failed otherwise (refused, not reachable in
         // the node timeout) got nothing, and keeps the narrow bounds: a node that is down must
         // not hold up every failed attempt for a --connect-timeout.
-        std::vector<char> wide(n, 0);
-        for (std::size_t i = 0; i < n; ++i) wide[i] = (*lost)[i] || !seen.errors[i];
-        std::vector<std::optional<Millis>> took =
-            ticket > 0
-                ? step_back(keys, token, ticket, ttl, wide)
-                : give_back(
-                      [keys, token](QuorumNode& node) { node.release(keys, token, Millis(0)); },
-                      wide);
-        // A node that did not answer the acquire in time but answered its give-back, slower than
-        // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
-        bool measured_late = false;
+        std::vector<char> wide(n, 0), answered(n, 0);
         for (std::size_t i = 0; i < n; ++i) {
-            if (seen.results[i] || !took[i] || *took[i] <= timeouts_.command) continue;
-            a.first_error = NodeError{
-                fmt::format("{}: answers, but later than --node-timeout {} allows: a round trip "
-                            "there took {} (its give-back's); raise --node-timeout above that",
-                            describe(i), format_duration(timeouts_.command),
-                            format_duration(*took[i])),
-                exit_code::unavailable};
-            measured_late = true;
-            break;
+            wide[i] = (*lost)[i] || !seen.errors[i];
+            answered[i] = seen.results[i].has_value();
         }
-        for (std::size_t i = 0; i < n; ++i)
-            if (!seen.results[i] && took[i] && *took[i] > timeouts_.command)
-                a.late_round_trip = std::max(a.late_round_trip.value_or(Millis(0)), *took[i]);
-        // Unmeasured (the connect itself timed out, so nothing was sent): still name the bound.
-        if (!measured_late && a.answered < need && a.first_error &&
-            a.first_error->message.find("timed out") != std::string::npos)
-            a.first_error->message +=
-                fmt::format(" (--node-timeout {} bounds each node's connect and command)",
-                            format_duration(timeouts_.command));
+        give_back_attempt(keys, token, ticket, ttl, wide, answered, a);
     }
     return a;
+}
+
+// The fence step of an attempt that a majority accepted: raises the counter of each accepting
+// node (`accepted`) to `fence`; a waiter also leaves the queue on every other node (busy there,
+// or not yet answered: this runs after its acquire on that node's worker, and keeps a key it took
+// late), and with permits every other node gives back a permit other than ours (settle_permit).
+// Returns on how many nodes the fence was raised (decided as soon as a majority has).
+std::size_t QuorumLock::raise_fences(const LockKeys& keys, const std::string& token,
+                                     long long fence, const std::vector<char>& accepted,
+                                     long long ticket, int permit, Deadline give_up) {
+    const std::size_t need = majority();
+    const int permits = permits_;
+    auto raised = gather<bool>(
+        workers_, cancel_fd_, give_up,
+        [keys, token, fence, accepted, ticket, permits, permit](std::size_t i, QuorumNode& node) {
+            if (!accepted[i] && permits > 1) node.settle_permit(keys, token, permit);
+            if (!accepted[i] && ticket > 0 && permits == 1) node.leave_queue(keys, token);
+            if (!accepted[i]) return false;
+            return node.raise_fence(keys, token, fence, permit);
+        },
+        [need](const Answers<bool>& seen) {
+            return count_if(seen, [](bool b) { return b; }) >= need;
+        },
+        Early::on_success);
+    return count_if(raised, [](bool b) { return b; });
+}
+
+// A failed attempt's give-back on every node (a waiter's step back, keeping its place), under
+// the wide bounds on the nodes `wide` names; then, from how long each took, what to say about
+// nodes that answered the acquire too late (`answered`: the ones that did in time).
+void QuorumLock::give_back_attempt(const LockKeys& keys, const std::string& token, long long ticket,
+                                   Millis ttl, const std::vector<char>& wide,
+                                   const std::vector<char>& answered, QuorumAttempt& a) {
+    const std::size_t n = size();
+    std::vector<std::optional<Millis>> took =
+        ticket > 0
+            ? step_back(keys, token, ticket, ttl, wide)
+            : give_back([keys, token](QuorumNode& node) { node.release(keys, token, Millis(0)); },
+                        wide);
+    // A node that did not answer the acquire in time but answered its give-back, slower than
+    // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
+    bool measured_late = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (answered[i] || !took[i] || *took[i] <= timeouts_.command) continue;
+        a.first_error = NodeError{
+            fmt::format("{}: answers, but later than --node-timeout {} allows: a round trip "
+                        "there took {} (its give-back's); raise --node-timeout above that",
+                        describe(i), format_duration(timeouts_.command), format_duration(*took[i])),
+            exit_code::unavailable};
+        measured_late = true;
+        break;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (!answered[i] && took[i] && *took[i] > timeouts_.command)
+            a.late_round_trip = std::max(a.late_round_trip.value_or(Millis(0)), *took[i]);
+    // Unmeasured (the connect itself timed out, so nothing was sent): still name the bound.
+    if (!measured_late && a.answered < majority() && a.first_error &&
+        a.first_error->message.find("timed out") != std::string::npos)
+        a.first_error->message +=
+            fmt::format(" (--node-timeout {} bounds each node's connect and command)",
+                        format_duration(timeouts_.command));
 }
 
 // A give-back is not a vote: it decides nothing, so the node timeout, kept short so that a slow

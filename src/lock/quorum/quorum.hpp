@@ -170,6 +170,13 @@ class QuorumLock {
     struct Worker;
 
   private:
+    // The steps of acquire() after the acquire round (quorum.cpp).
+    std::size_t raise_fences(const LockKeys& keys, const std::string& token, long long fence,
+                             const std::vector<char>& accepted, long long ticket, int permit,
+                             Deadline give_up);
+    void give_back_attempt(const LockKeys& keys, const std::string& token, long long ticket,
+                           Millis ttl, const std::vector<char>& wide,
+                           const std::vector<char>& answered, QuorumAttempt& a);
     // A waiter's failed attempt: gives back every node it may have taken, staying queued there
     // at `ticket` (abandon.lua).
     // Returns each node's time to answer, as give_back() does.

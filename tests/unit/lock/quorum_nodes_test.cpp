@@ -440,6 +440,19 @@ TEST(QuorumNodes, PermitsThatDifferAcrossNodesAreASplitAndTheNextAttemptAgrees) 
     EXPECT_EQ(q.at(2, [](NodeState& s) { return s.permit_of[1]; }), "t1");
 }
 
+// The permit a holder is told (REDLOCK_PERMIT) is the one a majority gave it, not the first.
+TEST(QuorumNodes, AHolderIsToldThePermitTheMajorityGaveIt) {
+    Quorum q(3, 3);
+    for (std::size_t i = 0; i < 3; ++i) q.at(i, [](NodeState& s) { s.permit_of[1] = "a"; });
+    q.at(0, [](NodeState& s) { s.permit_of[2] = "b"; });
+    // Nodes 1 and 2 give permit 2, node 0 permit 3 (which it gives back).
+    QuorumAttempt a = q.lock->acquire(keys, "t", long_ttl, nullptr);
+    ASSERT_TRUE(a.acquired);
+    EXPECT_EQ(a.permit, 2);
+    EXPECT_EQ(a.accepted, 2u);
+    EXPECT_TRUE(eventually([&] { return !q.at(0, [](NodeState& s) { return s.holds("t"); }); }));
+}
+
 TEST(QuorumNodes, SharedHoldersShareAMajorityThatAnExclusiveHolderCannot) {
     Quorum shared(3, 1, true);
     shared.at(0, [](NodeState& s) { s.holder = "x"; });
