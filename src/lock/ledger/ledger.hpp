@@ -2,7 +2,9 @@
 // runs, newest first, for `history` and `status`) and, with --once-per, the record of the latest
 // schedule slot a run completed. Both are written by the script that releases the lock, in the
 // same step, so a waiter that takes the lock next already sees them; the acquire script reads
-// the slot record (lock.hpp), so neither costs a round trip of its own.
+// the slot record (lock/node/lock.hpp), so neither costs a round trip of its own. Here the data,
+// its stored form and a quorum's majority of copies, without I/O; lock/node/ledger_io.hpp reads and
+// writes it on a node.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// The run ledger (ledger.hpp) on one node: a run's record written without a release, and the
-// ledger and its last runs read back, each in one round trip through its script.
+// The run ledger (lock/ledger/ledger.hpp) on one node: a run's record written without a release,
+// and the ledger and its last runs read back, each in one round trip through its script.
 #pragma once
 
 #include <cstddef>

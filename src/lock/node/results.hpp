@@ -1,6 +1,7 @@
 // What one node's lock steps answer, as the decoders of lock_replies.hpp make it from a reply
-// (bounds.hpp: the bounds every number in such a reply is held to). Below lock.hpp, the decoders
-// and the status reads (lock_state.hpp), so that none of them has to include another.
+// (lock/ledger/bounds.hpp: the bounds every number in such a reply is held to). Below lock.hpp,
+// the decoders and the status reads (lock_state.hpp), which take these types from here rather
+// than from one another.
 #pragma once
 
 #include <optional>
