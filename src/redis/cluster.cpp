@@ -109,21 +109,13 @@ void ClusterRouter::refresh(Deadline deadline) {
     for (const NodeAddress& address : candidates) {
         if (BootClock::now() >= deadline) break;
         Connection& conn = node(address);
-        std::vector<SlotRange> ranges;
         try {
             // On a new connection it rides in the log-in's write (AUTH): a read, harmless even
             // where that AUTH fails, and the map then costs no round trip of its own.
-            Reply reply = conn.read_only_command({"CLUSTER", "SLOTS"}, deadline);
-            std::string_view error = error_text(*reply);
-            if (error.find("cluster support disabled") != std::string_view::npos)
-                throw UsageError(fmt::format(
-                    "Redis at {} is not a Redis Cluster node ({}); use redis:// for a single "
-                    "server",
-                    address.describe(), error));
-            ranges = parse_cluster_slots(check(reply, "reading the Redis Cluster slot map").raw(),
-                                         address.host);
+            adopt(conn.read_only_command({"CLUSTER", "SLOTS"}, deadline), address);
+            return;
         } catch (const RedisUnavailable& e) {
-            // A seed or master that is down: the next one may know the map.
+            // A seed or master that is down (or serves no slots): the next one may know the map.
             failures += fmt::format("{}{}", failures.empty() ? "" : "; ", e.what());
             continue;
         } catch (const Error& e) {
@@ -131,31 +123,37 @@ void ClusterRouter::refresh(Deadline deadline) {
             if (!refusal) refusal = std::current_exception();
             continue;
         }
-        if (ranges.empty()) {
-            failures += fmt::format("{}{} serves no slots", failures.empty() ? "" : "; ",
-                                    address.describe());
-            continue;
-        }
-        masters_.clear();
-        owner_.fill(no_owner);
-        // One index per master, found by hashing: a linear search per range made a reply of
-        // many ranges quadratic. parse_cluster_slots allows at most 16384 ranges, so every index
-        // fits the 16-bit table.
-        std::unordered_map<std::string, std::uint16_t> index;
-        for (const SlotRange& range : ranges) {
-            auto [it, fresh] = index.try_emplace(range.master.describe(),
-                                                 static_cast<std::uint16_t>(masters_.size()));
-            if (fresh) masters_.push_back(range.master);
-            std::fill(owner_.begin() + range.first, owner_.begin() + range.last + 1, it->second);
-        }
-        stale_ = false;
-        log::verbose("read the Redis Cluster slot map from {}: {} masters", address.describe(),
-                     masters_.size());
-        return;
     }
     if (refusal) std::rethrow_exception(refusal);
     throw RedisUnavailable(fmt::format("no Redis Cluster node answered CLUSTER SLOTS ({})",
                                        failures.empty() ? "out of time" : failures));
+}
+
+void ClusterRouter::adopt(const Reply& reply, const NodeAddress& address) {
+    std::string_view error = error_text(*reply);
+    if (error.find("cluster support disabled") != std::string_view::npos)
+        throw UsageError(fmt::format(
+            "Redis at {} is not a Redis Cluster node ({}); use redis:// for a single server",
+            address.describe(), error));
+    std::vector<SlotRange> ranges =
+        parse_cluster_slots(check(reply, "reading the Redis Cluster slot map").raw(), address.host);
+    if (ranges.empty())
+        throw RedisUnavailable(fmt::format("{} serves no slots", address.describe()));
+    masters_.clear();
+    owner_.fill(no_owner);
+    // One index per master, found by hashing: a linear search per range made a reply of
+    // many ranges quadratic. parse_cluster_slots allows at most 16384 ranges, so every index
+    // fits the 16-bit table.
+    std::unordered_map<std::string, std::uint16_t> index;
+    for (const SlotRange& range : ranges) {
+        auto [it, fresh] =
+            index.try_emplace(range.master.describe(), static_cast<std::uint16_t>(masters_.size()));
+        if (fresh) masters_.push_back(range.master);
+        std::fill(owner_.begin() + range.first, owner_.begin() + range.last + 1, it->second);
+    }
+    stale_ = false;
+    log::verbose("read the Redis Cluster slot map from {}: {} masters", address.describe(),
+                 masters_.size());
 }
 
 NodeAddress ClusterRouter::owner(unsigned slot, Deadline deadline) {
@@ -206,7 +204,10 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
     std::optional<NodeAddress> ask;
     Millis pause(10);
     for (int redirects = 0;;) {
-        NodeAddress target = ask ? *ask : slot ? owner(*slot, deadline) : any_master(deadline);
+        NodeAddress target = pinned_ ? *pinned_
+                             : ask   ? *ask
+                             : slot  ? owner(*slot, deadline)
+                                     : any_master(deadline);
         Connection& conn = node(target);
         Reply reply;
         try {
@@ -274,6 +275,77 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
         }
         return reply;
     }
+}
+
+// A run's first command on a router without a slot map goes to the first seed, with CLUSTER
+// SLOTS behind it in the same write: when the seed serves the lock's slot (a one-master cluster,
+// or the seed named for it), map and acquire cost one round trip. Otherwise the command was
+// redirected (MOVED, ASK, TRYAGAIN: not run) and goes where the map just read says, as
+// command() sends it. Reading the map first was what kept an acquire away from a seed address
+// that a server outside the cluster has taken (a reused port or IP): now the acquire runs there
+// before the map's refusal is read. So on such a server (CLUSTER SLOTS refused, or no slots
+// served) whatever it took is given back at once, on that connection and pinned there, by the
+// caller's `give_back` (a compare-and-delete by the run's own token, as after a failed set-up:
+// Connection::give_back_first); then the seeds are asked as ever. Meanwhile that server's own
+// users may have found the name busy for a round trip, and its fence counter went up by one:
+// never two holders, never a fence that repeats.
+Reply ClusterRouter::first_command(const std::vector<std::string>& argv, Deadline deadline,
+                                   const SetupGiveBack& give_back) {
+    auto key = routing_key(argv);
+    if (!stale_ || !key || cluster_.cluster_seeds.empty()) return command(argv, deadline);
+    const NodeAddress seed{cluster_.cluster_seeds.front().host,
+                           cluster_.cluster_seeds.front().port};
+    Connection& conn = node(seed);
+    if (conn.connected()) return command(argv, deadline);
+    std::vector<Reply> replies;
+    try {
+        replies = conn.first_command(argv, {{"CLUSTER", "SLOTS"}}, deadline, give_back);
+    } catch (const ReplyLost& e) {
+        // It may have run there, or not (a server that wants a password we lack closes the
+        // connection of an unauthenticated client whose command has this many arguments): sent
+        // again with the same token where the map says, which re-answers an acquire that took
+        // the lock there; on a server outside the cluster, what it took expires by its TTL.
+        stale_ = true;
+        log::verbose("Redis Cluster seed {}: {}; reading the slot map elsewhere", seed.describe(),
+                     e.what());
+        return command(argv, deadline);
+    } catch (const Error& e) {
+        // Not reached, or refused in the set-up (given back already): the seeds, as ever.
+        log::verbose("Redis Cluster seed {}: {}; reading the slot map elsewhere", seed.describe(),
+                     e.what());
+        return command(argv, deadline);
+    }
+    try {
+        adopt(replies[1], seed);
+    } catch (const Error& e) {
+        log::verbose(
+            "Redis Cluster seed {} gave no slot map ({}); giving back what the command "
+            "sent with it did there",
+            seed.describe(), e.what());
+        {
+            pinned_ = seed;
+            struct Unpin {
+                std::optional<NodeAddress>& pinned;
+                ~Unpin() { pinned.reset(); }
+            } unpin{pinned_};
+            try {
+                give_back(replies[0]);
+            } catch (const Error& undo) {
+                log::verbose("could not undo on {} the command sent with CLUSTER SLOTS: {}",
+                             seed.describe(), undo.what());
+            }
+        }
+        stale_ = true;
+        return command(argv, deadline);
+    }
+    std::string_view error = error_text(*replies[0]);
+    if (parse_redirect(error) || error.starts_with("TRYAGAIN")) return command(argv, deadline);
+    if (hash_slot(*key) == home_slot_ && !home_reported_ && error.empty()) {
+        home_reported_ = true;
+        log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}",
+                     printable(home_key_), hash_slot(*key), seed.describe());
+    }
+    return std::move(replies[0]);
 }
 
 std::vector<Reply> ClusterRouter::pipeline(const std::vector<std::vector<std::string>>& commands,

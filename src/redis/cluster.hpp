@@ -41,6 +41,12 @@ class ClusterRouter {
     // unchanged), and retrying TRYAGAIN until `deadline`; at most max_cluster_redirects
     // redirections. Other error replies are returned.
     Reply command(const std::vector<std::string>& argv, Deadline deadline);
+    // Connection::first_command over the cluster (a run's acquire): on a router that has no slot
+    // map yet, the command goes to the first seed in one write with CLUSTER SLOTS (and the
+    // set-up), so that a lock whose slot the seed serves costs no round trip for the map.
+    // cluster.cpp says why that is safe on a seed that is not a cluster node.
+    Reply first_command(const std::vector<std::string>& argv, Deadline deadline,
+                        const SetupGiveBack& give_back);
     // One pipeline per master, all at once (a thread per master); a reply that redirects is redone
     // alone with command(). `read_only`: commands that change nothing, which may ride in a new
     // connection's set-up write (Connection::read_only_pipeline).
@@ -64,6 +70,9 @@ class ClusterRouter {
     NodeAddress any_master(Deadline deadline);
     // Reads CLUSTER SLOTS from the first node that answers: known masters, then the seeds.
     void refresh(Deadline deadline);
+    // Takes `reply` (CLUSTER SLOTS from `address`) as the slot map; throws what refresh()
+    // counts as that node's refusal, or RedisUnavailable when it serves no slots.
+    void adopt(const Reply& reply, const NodeAddress& address);
     void learn(unsigned slot, const NodeAddress& master);
     Reply send_asking(Connection& node, const std::vector<std::string>& argv, Deadline deadline);
     // Waits `pause` unless cancelled (throws Cancelled).
@@ -78,6 +87,9 @@ class ClusterRouter {
     std::optional<unsigned> home_slot_;
     std::string home_key_;
     bool home_reported_ = false;  // -v names the lock's slot and master once
+    // While set, every command goes to this node whatever the map says: a give-back on the seed
+    // that ran a first command (first_command).
+    std::optional<NodeAddress> pinned_;
     std::map<std::string, std::unique_ptr<Connection>> nodes_;  // by NodeAddress::describe()
 };
 

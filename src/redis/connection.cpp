@@ -278,14 +278,28 @@ Reply Connection::read_only_command(const std::vector<std::string>& argv, Deadli
 
 Reply Connection::first_command(const std::vector<std::string>& argv, Deadline deadline,
                                 const SetupGiveBack& give_back) {
-    if (cluster_ || socket_) return command(argv, deadline);
+    if (cluster_) return cluster_->first_command(argv, deadline, give_back);
+    if (socket_) return command(argv, deadline);
+    return std::move(first_command(argv, {}, deadline, give_back).front());
+}
+
+std::vector<Reply> Connection::first_command(const std::vector<std::string>& argv,
+                                             const Commands& then, Deadline deadline,
+                                             const SetupGiveBack& give_back) {
+    Commands sent{argv};
+    sent.insert(sent.end(), then.begin(), then.end());
+    if (cluster_)
+        throw Error("internal error: a set-up write with reads over Redis Cluster",
+                    exit_code::internal);
+    if (socket_) return pipeline(sent, deadline);
     Deadline start = BootClock::now();
-    connect(std::nullopt, {argv}, &give_back);
+    // `argv` first: a failed set-up's give-back reads its reply next (give_back_first).
+    connect(std::nullopt, sent, &give_back);
     // Sent whole with the set-up: from here on, as command() after its write. The time the
     // connect took does not count against `deadline`.
-    Reply reply = std::move(read_replies({argv}, deadline + (BootClock::now() - start)).front());
-    drop_if_demoted(reply);
-    return reply;
+    std::vector<Reply> replies = read_replies(sent, deadline + (BootClock::now() - start));
+    drop_if_demoted(replies.front());
+    return replies;
 }
 
 std::vector<Reply> Connection::read_only_pipeline(const Commands& commands, Deadline deadline) {

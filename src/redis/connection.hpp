@@ -65,9 +65,15 @@ class Connection {
     // and a sentinel's master that turns out to be a writable replica runs it too; so when the
     // set-up fails, `give_back` gets its reply on the still-open connection before the set-up's
     // failure is thrown as ever (connection.cpp says why that is safe). An I/O failure after the
-    // write is a ReplyLost: the command may have run. Not over Redis Cluster (command()).
+    // write is a ReplyLost: the command may have run.
+    // Over Redis Cluster, ClusterRouter::first_command.
     Reply first_command(const std::vector<std::string>& argv, Deadline deadline,
                         const SetupGiveBack& give_back);
+    // The same with `then`, commands that change nothing, in the same write after it; the
+    // replies in order, `argv`'s first. Not over Redis Cluster.
+    std::vector<Reply> first_command(const std::vector<std::string>& argv,
+                                     const std::vector<std::vector<std::string>>& then,
+                                     Deadline deadline, const SetupGiveBack& give_back);
     // Sends all `commands` at once, then reads their replies in order: one round trip for many
     // independent commands (list reads every lock this way). Same error handling as command().
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,

@@ -17,6 +17,7 @@ teardown() {
         wait "$pid" 2>/dev/null || true
     done
     quorum_stop
+    redis_stop
 }
 
 # far_quorum MS: a delaying proxy of MS each way in front of every node; sets FAR_URL.
@@ -188,4 +189,26 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     # SCAN, the four reads, the four again with the script's body: one round trip each (7
     # before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
     [ "$(turns)" -eq 3 ]
+}
+
+cluster_ok() { [[ "$(cli "$1" CLUSTER INFO)" == *cluster_state:ok* ]]; }
+
+@test "a run over Cluster whose seed serves the lock is two round trips, the slot map included" {
+    # A one-master cluster behind a counting proxy, announcing the proxy's port: the slot map
+    # leads back through it.
+    redis_start --cluster-enabled yes --cluster-config-file "$BATS_TEST_TMPDIR/nodes.conf"
+    counting_proxy "$REDIS_PORT"
+    cli "$REDIS_PORT" CONFIG SET cluster-announce-port "$PROXY_PORT" >/dev/null
+    cli "$REDIS_PORT" CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null
+    wait_for 10 cluster_ok "$REDIS_PORT"
+    # The scripts cached first (a cold cache costs one more round trip: the acquire's body).
+    run -0 "$RL" -u "redis-cluster://127.0.0.1:$PROXY_PORT" warm -- true
+    local before
+    before=$(turns)
+    run -0 "$RL" -u "redis-cluster://127.0.0.1:$PROXY_PORT" job -- echo ran
+    assert_output ran
+    # The acquire and CLUSTER SLOTS in one write, then the release with the run's record (3
+    # with the slot map read before the acquire).
+    [ "$(($(turns) - before))" -eq 2 ]
+    assert_equal "$(cli "$REDIS_PORT" EXISTS job)" 0
 }
