@@ -685,8 +685,12 @@ TEST_F(QuorumWait, WaitersTakeTheLockInTheOrderTheyCameOneAtATime) {
     EXPECT_EQ(order, (std::vector<std::string>{"w1", "w2", "w3", "w4"}));
     EXPECT_EQ(overlaps, 0);
     for (std::size_t k = 1; k < fences.size(); ++k) EXPECT_GT(fences[k], fences[k - 1]) << k;
+    // Every node ends free with an empty queue; a node's last release or leave may still be on
+    // its way (a round is decided by a majority and the rest go on in the background).
     for (std::size_t i = 0; i < 3; ++i)
-        EXPECT_TRUE(at(i, [](NodeState& s) { return s.queue.empty() && s.holder.empty(); })) << i;
+        EXPECT_TRUE(eventually([&] {
+            return at(i, [](NodeState& s) { return s.queue.empty() && s.holder.empty(); });
+        })) << i;
 }
 
 // A run that does not wait tries again when its permits split (the nodes had permits free), and
