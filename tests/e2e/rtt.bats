@@ -189,3 +189,22 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     # before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
     [ "$(turns)" -eq 3 ]
 }
+
+@test "status, list and history over a distant quorum hear every node without --node-timeout" {
+    run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 farst -- true
+    local i
+    for i in 0 1 2; do cli "${Q_PORT[i]}" SET farheld someone-else PX 60000 >/dev/null; done
+    far_quorum 100
+    # A 200 ms round trip against the default node timeout of 50 ms: the operator commands decide
+    # no lock's validity, so they wait for each node as a single node's status does.
+    run -1 "$RL" -u "$FAR_URL" status farst
+    assert_output --partial "(3 of 3 nodes answered)"
+    refute_output --partial "timed out"
+    run -0 "$RL" -u "$FAR_URL" list 'far*'
+    assert_line --partial farheld
+    run -0 "$RL" -u "$FAR_URL" history farst
+    assert_output --partial ran
+    # Given, the node timeout is kept, and a node that answers after it says what to change.
+    run "$RL" -u "$FAR_URL" --node-timeout 50ms status farst
+    assert_output --partial "--node-timeout 50ms bounds each node's connect and command"
+}
