@@ -176,10 +176,11 @@ class QuorumInspector final : public LockInspector {
         quorum_.in_parallel([&](std::size_t i) {
             errors[i] = node_failure([&] {
                 Connection& conn = quorum_.connection(i);
-                per_node[i] = held_locks(conn, prefix, pattern);
-                if (last_runs)
-                    for (const LockState& lock : per_node[i])
-                        runs[i].emplace(lock.keys.key, last_runs_or_none(conn, lock.keys));
+                // With --last-runs, each lock's last runs read beside its state.
+                for (ListedState& found : listed_locks(conn, prefix, pattern, last_runs, 0)) {
+                    if (found.runs) runs[i].emplace(found.lock.keys.key, std::move(*found.runs));
+                    per_node[i].push_back(std::move(found.lock));
+                }
             });
         });
         ListReport report;

@@ -208,3 +208,26 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     run "$RL" -u "$FAR_URL" --node-timeout 50ms status farst
     assert_output --partial "--node-timeout 50ms bounds each node's connect and command"
 }
+
+@test "list --last-runs costs the round trips that list does" {
+    local i plain
+    # Three locks that ran and are free now (a ledger, no key), two held by someone with one.
+    for i in 1 2 3; do run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" "lr$i" -- true; done
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" lr4 -- true
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" lr5 -- true
+    cli "${Q_PORT[0]}" SET lr4 someone-else PX 60000 >/dev/null
+    cli "${Q_PORT[0]}" SET lr5 someone-else PX 60000 >/dev/null
+    # The scripts cached.
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" list --last-runs 'lr*'
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list 'lr*'
+    assert_line --partial lr5
+    plain=$(turns)
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list --last-runs 'lr*'
+    assert_line --partial lr1
+    assert_line --regexp "^lr5 .* ran, exit 0"
+    # The SCAN for the ledgers beside the one for the keys, and each lock's last runs in the
+    # same write as its state (before: one more SCAN, one read of the free locks' states and one
+    # round trip per lock, 2 + 7 here).
+    [ "$(($(turns) - plain))" -eq "$plain" ]
+}
