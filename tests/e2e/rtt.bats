@@ -231,3 +231,57 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     # round trip per lock, 2 + 7 here).
     [ "$(($(turns) - plain))" -eq "$plain" ]
 }
+
+# monitor_start PORT: MONITOR of the server on PORT into $MON_LOG (its pid in MON_PID), once it
+# sees commands; monitor_stop waits until it has seen everything sent before it.
+monitor_start() {
+    MON_LOG=$(mktemp "$BATS_TEST_TMPDIR/monitor.XXXXXX") MON_PORT=$1
+    # redis-cli itself, not through cli (a subshell): the kill below must reach it.
+    redis-cli -h 127.0.0.1 -p "$1" MONITOR >"$MON_LOG" 2>/dev/null 3>&- &
+    MON_PID=$!
+    wait_for 5 sh -c "redis-cli -p $1 PING >/dev/null && grep -q PING '$MON_LOG'"
+}
+monitor_stop() {
+    cli "$MON_PORT" ECHO monitor-done >/dev/null
+    wait_for 5 grep -q monitor-done "$MON_LOG"
+    kill "$MON_PID"
+    wait "$MON_PID" 2>/dev/null || true
+}
+# client_count WORD: how many of the commands the clients sent (not the scripts) are WORD.
+client_count() { grep -av '\[0 lua\]' "$MON_LOG" | grep -ac "\"$1\"" || true; }
+
+# emptied_while_held PORT NAME OPTIONS...: a run that holds NAME while its server's script cache
+# is emptied and its connection cut (a restart that kept the data: persistence, or a replica
+# promoted), then ends; the commands its release sent are in $MON_LOG.
+emptied_while_held() {
+    local port=$1 name=$2 addr pid
+    shift 2
+    # The scripts cached, as on a server that has served runs before.
+    run -0 "$RL" -u "redis://127.0.0.1:$port" "$@" "$name" -- true
+    rm -f "$BATS_TEST_TMPDIR/started" "$BATS_TEST_TMPDIR/go"
+    "$RL" -u "redis://127.0.0.1:$port" -t 60s "$@" "$name" -- sh -c "touch '$BATS_TEST_TMPDIR/started'; \
+        while [ ! -e '$BATS_TEST_TMPDIR/go' ]; do sleep 0.05; done" 3>&- &
+    pid=$!
+    wait_for 10 file_exists "$BATS_TEST_TMPDIR/started"
+    cli "$port" SCRIPT FLUSH >/dev/null
+    addr=$(cli "$port" CLIENT LIST | grep -E ' cmd=eval(sha)? ' | sed 's/.* addr=\([^ ]*\) .*/\1/')
+    [ -n "$addr" ]
+    cli "$port" CLIENT KILL ADDR "$addr" >/dev/null
+    monitor_start "$port"
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$pid"
+    monitor_stop
+}
+
+@test "a server whose script cache was emptied while the lock was held gets the release's body at once" {
+    local mode
+    for mode in "" "--permits 2" "--shared"; do
+        # shellcheck disable=SC2086
+        emptied_while_held "${Q_PORT[0]}" "held${mode// /}" $mode
+        # The release goes with its body: an EVALSHA would be answered NOSCRIPT, a round trip
+        # lost before the lock is given back.
+        [ "$(client_count EVALSHA)" -eq 0 ]
+        [ "$(client_count EVAL)" -eq 1 ]
+        assert_equal "$(cli "${Q_PORT[0]}" EXISTS "held${mode// /}")" 0
+    done
+}
