@@ -285,3 +285,23 @@ emptied_while_held() {
         assert_equal "$(cli "${Q_PORT[0]}" EXISTS "held${mode// /}")" 0
     done
 }
+
+# noscripts PORT: how many NOSCRIPT replies the server on PORT gave since its stats were reset.
+noscripts() {
+    cli "$1" INFO errorstats | tr -d '\r' | sed -n 's/^errorstat_NOSCRIPT:count=//p' | grep . || echo 0
+}
+
+@test "a run on a server whose script cache was flushed meets NOSCRIPT once, in every lock mode" {
+    local port=${Q_PORT[0]} mode
+    for mode in "" "--permits 2" "--shared"; do
+        # shellcheck disable=SC2086
+        run -0 "$RL" -u "redis://127.0.0.1:$port" --ledger-size 5 $mode "cold${mode// /}" -- true
+        cli "$port" SCRIPT FLUSH >/dev/null
+        cli "$port" CONFIG RESETSTAT >/dev/null
+        # shellcheck disable=SC2086
+        run -0 "$RL" -u "redis://127.0.0.1:$port" --ledger-size 5 $mode "cold${mode// /}" -- true
+        # The acquire's EVALSHA; after it every script goes with its body, the release's too.
+        assert_equal "$(noscripts "$port")" 1
+        assert_equal "$(cli "$port" EXISTS "cold${mode// /}")" 0
+    done
+}
