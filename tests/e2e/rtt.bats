@@ -190,7 +190,7 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     [ "$(turns)" -eq 3 ]
 }
 
-@test "status, list and history over a distant quorum hear every node without --node-timeout" {
+@test "status, list, history and release over a distant quorum hear every node without --node-timeout" {
     run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 farst -- true
     local i
     for i in 0 1 2; do cli "${Q_PORT[i]}" SET farheld someone-else PX 60000 >/dev/null; done
@@ -204,6 +204,8 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     assert_line --partial farheld
     run -0 "$RL" -u "$FAR_URL" history farst
     assert_output --partial ran
+    run -0 "$RL" -u "$FAR_URL" release --force farheld
+    q_nothing_left farheld
     # Given, the node timeout is kept, and a node that answers after it says what to change.
     run "$RL" -u "$FAR_URL" --node-timeout 50ms status farst
     assert_output --partial "--node-timeout 50ms bounds each node's connect and command"
