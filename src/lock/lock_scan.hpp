@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lock/ledger/ledger.hpp"
 #include "lock/node/lock_state.hpp"
 #include "redis/connection.hpp"
 
@@ -16,6 +17,21 @@ namespace redlock {
 // out.
 std::vector<LockState> held_locks(Connection& conn, const std::string& prefix,
                                   const std::string& pattern);
+
+// What list reads of one lock: its state and, when asked for, its ledger's last runs.
+struct ListedState {
+    LockState lock;
+    std::optional<LastRuns> runs;
+};
+
+// list's reads: the locks held under `prefix` whose names match `pattern`, sorted by name, as
+// held_locks finds them. With `last_runs`, each lock's last runs too, read in the same write as
+// its state; with `ledgers` > 0 also the locks with a run ledger, held or free (at most that
+// many), found by their `:ledger` keys in a SCAN sent beside the one for the lock keys. So
+// list --last-runs costs the round trips of a plain list, not one more per lock.
+std::vector<ListedState> listed_locks(Connection& conn, const std::string& prefix,
+                                      const std::string& pattern, bool last_runs,
+                                      std::size_t ledgers);
 
 // The names of the locks ever taken under `prefix` whose names match `pattern`, found by their
 // fence counters (a lock's key goes with its release, the counter stays), sorted, at most `max`.

@@ -1,7 +1,6 @@
 // The operator commands' view of a lock on one Redis master: plain, TLS, unix socket, Sentinel
 // or Cluster (they differ only below the Connection), and plain, permits and shared locks.
 #include <algorithm>
-#include <set>
 
 #include "lock/inspector.hpp"
 #include "lock/lock_scan.hpp"
@@ -27,7 +26,7 @@ std::optional<PermitsState> holders_of(Connection& conn, const LockState& lock) 
 
 namespace {
 
-// list --last-runs reads at most this many ledgers of free locks (one round trip each).
+// list --last-runs reads at most this many ledgers of free locks.
 constexpr std::size_t max_ledgers = 10000;
 
 class NodeInspector final : public LockInspector {
@@ -67,27 +66,16 @@ class NodeInspector final : public LockInspector {
     ListReport list(const std::string& prefix, const std::string& pattern,
                     bool last_runs) override {
         ListReport report;
-        std::vector<LockState> locks = held_locks(conn_, prefix, pattern);
         // --last-runs is the fleet view: a job that has gone quiet holds nothing, so the locks
-        // with a ledger come too, held or free (their state read like the held ones').
-        if (last_runs) {
-            std::set<std::string> listed;
-            for (const LockState& lock : locks) listed.insert(lock.keys.name);
-            std::vector<LockKeys> quiet;
-            for (const std::string& name : ledger_names(conn_, prefix, pattern, max_ledgers))
-                if (!listed.contains(name)) quiet.push_back(LockKeys::make(name, prefix));
-            for (LockState& lock : read_lock_states(conn_, quiet)) locks.push_back(std::move(lock));
-            std::sort(locks.begin(), locks.end(), [](const LockState& a, const LockState& b) {
-                return a.keys.name < b.keys.name;
-            });
-        }
-        for (LockState& lock : locks) {
+        // with a ledger come too, held or free (their state read like the held ones'), each
+        // with its last runs read beside its state.
+        for (ListedState& found :
+             listed_locks(conn_, prefix, pattern, last_runs, last_runs ? max_ledgers : 0)) {
             ListedLock listed;
-            // One more round trip per permits or shared lock, and per lock with --last-runs,
-            // which is why it is asked for.
-            listed.holders = holders_of(conn_, lock);
-            if (last_runs) listed.runs = last_runs_or_none(conn_, lock.keys);
-            listed.lock = std::move(lock);
+            // One more round trip per permits or shared lock.
+            listed.holders = holders_of(conn_, found.lock);
+            listed.runs = std::move(found.runs);
+            listed.lock = std::move(found.lock);
             report.locks.push_back(std::move(listed));
         }
         return report;

@@ -15,6 +15,7 @@
 #include "lock/node/scripts.hpp"
 #include "lock/node/shared.hpp"
 #include "lock/quorum/quorum.hpp"
+#include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 
@@ -60,10 +61,22 @@ std::optional<PermitsState> majority_holders(const std::vector<std::optional<Per
     return out;
 }
 
+// Each node's bounds. The node timeout keeps an attempt's cost to the lock's validity small; a
+// read or an operator's release decides no validity, and must hear a node far away rather than
+// report it as not answering. So, with --node-timeout not given, each node is bounded as a single
+// node's operator commands are (--connect-timeout, --command-timeout): as the run follows a
+// distant node's round trip (QuorumLock::follow), without the failed first attempt it needs to
+// measure it. Given, it is kept, and a node that answers after it says so (with_bound).
+Timeouts inspector_timeouts(const ConnectionOptions& conn) {
+    return conn.node_timeout_given ? quorum_timeouts(conn) : conn.timeouts;
+}
+
 class QuorumInspector final : public LockInspector {
   public:
     explicit QuorumInspector(const ConnectionOptions& conn)
-        : quorum_(conn.quorum, quorum_timeouts(conn), ReplicaPolicy{}) {}
+        : quorum_(conn.quorum, inspector_timeouts(conn), ReplicaPolicy{}),
+          node_timeout_given_(conn.node_timeout_given),
+          node_timeout_(conn.node_timeout) {}
 
     LockReport status(const LockKeys& keys) override {
         const std::size_t n = quorum_.size();
@@ -89,7 +102,7 @@ class QuorumInspector final : public LockInspector {
                 copies[i] = last_runs_or_none(replies[1], keys);
                 queues[i] = waiters_or_none(replies[2], keys);
             });
-            if (error) nodes[i].error = error->message;
+            if (error) nodes[i].error = with_bound(error->message);
         });
         LockReport report;
         report.lock.keys = keys;
@@ -111,11 +124,18 @@ class QuorumInspector final : public LockInspector {
         for (const auto& [t, count] : votes)
             if (count > report.holding) std::tie(token, report.holding) = std::tie(t, count);
         report.held = report.holding >= a.majority;
-        if (!report.held && a.answered < a.majority)
+        if (!report.held && a.answered < a.majority) {
+            std::string why;
+            for (const NodeReading& node : nodes)
+                if (!node.error.empty()) {
+                    why = fmt::format("; {}: {}", node.endpoint, node.error);
+                    break;
+                }
             throw RedisUnavailable(fmt::format(
                 "cannot tell whether lock '{}' is held: only {} of {} Redis nodes answered ({} "
-                "needed)",
-                keys.key, a.answered, n, a.majority));
+                "needed){}",
+                keys.key, a.answered, n, a.majority, why));
+        }
         if (report.held)
             for (const NodeReading& node : nodes)
                 if (node.lock && node.lock->held() && node.lock->token == token) {
@@ -157,10 +177,11 @@ class QuorumInspector final : public LockInspector {
         quorum_.in_parallel([&](std::size_t i) {
             errors[i] = node_failure([&] {
                 Connection& conn = quorum_.connection(i);
-                per_node[i] = held_locks(conn, prefix, pattern);
-                if (last_runs)
-                    for (const LockState& lock : per_node[i])
-                        runs[i].emplace(lock.keys.key, last_runs_or_none(conn, lock.keys));
+                // With --last-runs, each lock's last runs read beside its state.
+                for (ListedState& found : listed_locks(conn, prefix, pattern, last_runs, 0)) {
+                    if (found.runs) runs[i].emplace(found.lock.keys.key, std::move(*found.runs));
+                    per_node[i].push_back(std::move(found.lock));
+                }
             });
         });
         ListReport report;
@@ -173,13 +194,13 @@ class QuorumInspector final : public LockInspector {
                 continue;
             }
             log::warning("list: node {} did not answer: {}", quorum_.describe(i),
-                         errors[i]->message);
+                         with_bound(errors[i]->message));
         }
         if (a.answered < a.majority)
             throw RedisUnavailable(
                 fmt::format("cannot list the locks: only {} of {} Redis nodes "
-                            "answered ({} needed for a majority)",
-                            a.answered, n, a.majority));
+                            "answered ({} needed for a majority){}",
+                            a.answered, n, a.majority, first_failure(errors)));
         // By key (hence by name), then by token: how many nodes hold it, its first state, and
         // every copy of its ledger's last runs.
         struct Votes {
@@ -266,7 +287,7 @@ class QuorumInspector final : public LockInspector {
         for (std::size_t i = 0; i < n; ++i) {
             if (errors[i]) {
                 log::warning("history of lock '{}': {}: {}", keys.key, quorum_.describe(i),
-                             errors[i]->message);
+                             with_bound(errors[i]->message));
                 continue;
             }
             ++answered;
@@ -280,8 +301,8 @@ class QuorumInspector final : public LockInspector {
         if (answered < quorum_.majority())
             throw RedisUnavailable(fmt::format(
                 "cannot read the history of lock '{}': only {} of {} Redis nodes answered ({} "
-                "needed for a majority)",
-                keys.key, answered, n, quorum_.majority()));
+                "needed for a majority){}",
+                keys.key, answered, n, quorum_.majority(), first_failure(errors)));
         return majority_history(per_node, quorum_.majority(), limit);
     }
 
@@ -297,7 +318,7 @@ class QuorumInspector final : public LockInspector {
         report.per_node.resize(n);
         quorum_.in_parallel([&](std::size_t i) {
             std::optional<NodeError> error = node_failure([&] { op(i, report.per_node[i]); });
-            if (error) report.per_node[i].error = error->message;
+            if (error) report.per_node[i].error = with_bound(error->message);
         });
         Agreement& a = report.agreement.emplace();
         a.nodes = n;
@@ -316,7 +337,27 @@ class QuorumInspector final : public LockInspector {
         return report;
     }
 
+    // A node that timed out under a --node-timeout given: the message names the option, which
+    // is what to raise for a node far away.
+    std::string with_bound(std::string message) const {
+        if (node_timeout_given_ && message.find("timed out") != std::string::npos)
+            message += fmt::format(" (--node-timeout {} bounds each node's connect and command)",
+                                   format_duration(node_timeout_));
+        return message;
+    }
+
+    // "; ENDPOINT: MESSAGE" for the first node that failed, for a message that says why too few
+    // answered.
+    std::string first_failure(const std::vector<std::optional<NodeError>>& errors) const {
+        for (std::size_t i = 0; i < errors.size(); ++i)
+            if (errors[i])
+                return fmt::format("; {}: {}", quorum_.describe(i), with_bound(errors[i]->message));
+        return {};
+    }
+
     QuorumLock quorum_;
+    bool node_timeout_given_;
+    Millis node_timeout_;
 };
 
 }  // namespace

@@ -88,6 +88,14 @@ void Connection::close() {
     reader_.reset();
     answered_ = false;
     owed_ = 0;
+    // A connection cut after scripts ran on it comes back, as often as not, to a server that
+    // restarted or failed over, whose script cache is empty: every script goes with its body
+    // until it has run on the new connection, so that the release or give-back that follows
+    // does not pay a NOSCRIPT round trip (issue 35). A body costs bytes, not round trips.
+    if (script_ran_) {
+        script_cache_emptied_ = true;
+        ran_scripts_.clear();
+    }
     script_ran_ = false;
 }
 

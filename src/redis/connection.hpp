@@ -110,7 +110,8 @@ class Connection {
     // missing too, so a cold run wastes one round trip, not one per script. A NOSCRIPT after
     // others ran marks that script only (a server that never saw it, such as the renew script
     // on one that only ever saw short runs). Kept across reconnects: EVAL is right for any
-    // server.
+    // server. A connection cut after a script ran takes every script as missing too (a
+    // restart or a failover empties the cache; close() says why).
     bool script_uncached(std::string_view sha1) const;
     void set_script_uncached(std::string_view sha1, bool uncached);
 

@@ -211,4 +211,121 @@ cluster_ok() { [[ "$(cli "$1" CLUSTER INFO)" == *cluster_state:ok* ]]; }
     # with the slot map read before the acquire).
     [ "$(($(turns) - before))" -eq 2 ]
     assert_equal "$(cli "$REDIS_PORT" EXISTS job)" 0
+
+@test "status, list, history and release over a distant quorum hear every node without --node-timeout" {
+    run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 farst -- true
+    local i
+    for i in 0 1 2; do cli "${Q_PORT[i]}" SET farheld someone-else PX 60000 >/dev/null; done
+    far_quorum 100
+    # A 200 ms round trip against the default node timeout of 50 ms: the operator commands decide
+    # no lock's validity, so they wait for each node as a single node's status does.
+    run -1 "$RL" -u "$FAR_URL" status farst
+    assert_output --partial "(3 of 3 nodes answered)"
+    refute_output --partial "timed out"
+    run -0 "$RL" -u "$FAR_URL" list 'far*'
+    assert_line --partial farheld
+    run -0 "$RL" -u "$FAR_URL" history farst
+    assert_output --partial ran
+    run -0 "$RL" -u "$FAR_URL" release --force farheld
+    q_nothing_left farheld
+    # Given, the node timeout is kept, and a node that answers after it says what to change.
+    run "$RL" -u "$FAR_URL" --node-timeout 50ms status farst
+    assert_output --partial "--node-timeout 50ms bounds each node's connect and command"
+}
+
+@test "list --last-runs costs the round trips that list does" {
+    local i plain
+    # Three locks that ran and are free now (a ledger, no key), two held by someone with one.
+    for i in 1 2 3; do run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" "lr$i" -- true; done
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" lr4 -- true
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" lr5 -- true
+    cli "${Q_PORT[0]}" SET lr4 someone-else PX 60000 >/dev/null
+    cli "${Q_PORT[0]}" SET lr5 someone-else PX 60000 >/dev/null
+    # The scripts cached.
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" list --last-runs 'lr*'
+    counting_proxy "${Q_PORT[0]}"
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list 'lr*'
+    assert_line --partial lr5
+    plain=$(turns)
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list --last-runs 'lr*'
+    assert_line --partial lr1
+    assert_line --regexp "^lr5 .* ran, exit 0"
+    # The SCAN for the ledgers beside the one for the keys, and each lock's last runs in the
+    # same write as its state (before: one more SCAN, one read of the free locks' states and one
+    # round trip per lock, 2 + 7 here).
+    [ "$(($(turns) - plain))" -eq "$plain" ]
+}
+
+# monitor_start PORT: MONITOR of the server on PORT into $MON_LOG (its pid in MON_PID), once it
+# sees commands; monitor_stop waits until it has seen everything sent before it.
+monitor_start() {
+    MON_LOG=$(mktemp "$BATS_TEST_TMPDIR/monitor.XXXXXX") MON_PORT=$1
+    # redis-cli itself, not through cli (a subshell): the kill below must reach it.
+    redis-cli -h 127.0.0.1 -p "$1" MONITOR >"$MON_LOG" 2>/dev/null 3>&- &
+    MON_PID=$!
+    wait_for 5 sh -c "redis-cli -p $1 PING >/dev/null && grep -q PING '$MON_LOG'"
+}
+monitor_stop() {
+    cli "$MON_PORT" ECHO monitor-done >/dev/null
+    wait_for 5 grep -q monitor-done "$MON_LOG"
+    kill "$MON_PID"
+    wait "$MON_PID" 2>/dev/null || true
+}
+# client_count WORD: how many of the commands the clients sent (not the scripts) are WORD.
+client_count() { grep -av '\[0 lua\]' "$MON_LOG" | grep -ac "\"$1\"" || true; }
+
+# emptied_while_held PORT NAME OPTIONS...: a run that holds NAME while its server's script cache
+# is emptied and its connection cut (a restart that kept the data: persistence, or a replica
+# promoted), then ends; the commands its release sent are in $MON_LOG.
+emptied_while_held() {
+    local port=$1 name=$2 addr pid
+    shift 2
+    # The scripts cached, as on a server that has served runs before.
+    run -0 "$RL" -u "redis://127.0.0.1:$port" "$@" "$name" -- true
+    rm -f "$BATS_TEST_TMPDIR/started" "$BATS_TEST_TMPDIR/go"
+    "$RL" -u "redis://127.0.0.1:$port" -t 60s "$@" "$name" -- sh -c "touch '$BATS_TEST_TMPDIR/started'; \
+        while [ ! -e '$BATS_TEST_TMPDIR/go' ]; do sleep 0.05; done" 3>&- &
+    pid=$!
+    wait_for 10 file_exists "$BATS_TEST_TMPDIR/started"
+    cli "$port" SCRIPT FLUSH >/dev/null
+    addr=$(cli "$port" CLIENT LIST | grep -E ' cmd=eval(sha)? ' | sed 's/.* addr=\([^ ]*\) .*/\1/')
+    [ -n "$addr" ]
+    cli "$port" CLIENT KILL ADDR "$addr" >/dev/null
+    monitor_start "$port"
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$pid"
+    monitor_stop
+}
+
+@test "a server whose script cache was emptied while the lock was held gets the release's body at once" {
+    local mode
+    for mode in "" "--permits 2" "--shared"; do
+        # shellcheck disable=SC2086
+        emptied_while_held "${Q_PORT[0]}" "held${mode// /}" $mode
+        # The release goes with its body: an EVALSHA would be answered NOSCRIPT, a round trip
+        # lost before the lock is given back.
+        [ "$(client_count EVALSHA)" -eq 0 ]
+        [ "$(client_count EVAL)" -eq 1 ]
+        assert_equal "$(cli "${Q_PORT[0]}" EXISTS "held${mode// /}")" 0
+    done
+}
+
+# noscripts PORT: how many NOSCRIPT replies the server on PORT gave since its stats were reset.
+noscripts() {
+    cli "$1" INFO errorstats | tr -d '\r' | sed -n 's/^errorstat_NOSCRIPT:count=//p' | grep . || echo 0
+}
+
+@test "a run on a server whose script cache was flushed meets NOSCRIPT once, in every lock mode" {
+    local port=${Q_PORT[0]} mode
+    for mode in "" "--permits 2" "--shared"; do
+        # shellcheck disable=SC2086
+        run -0 "$RL" -u "redis://127.0.0.1:$port" --ledger-size 5 $mode "cold${mode// /}" -- true
+        cli "$port" SCRIPT FLUSH >/dev/null
+        cli "$port" CONFIG RESETSTAT >/dev/null
+        # shellcheck disable=SC2086
+        run -0 "$RL" -u "redis://127.0.0.1:$port" --ledger-size 5 $mode "cold${mode// /}" -- true
+        # The acquire's EVALSHA; after it every script goes with its body, the release's too.
+        assert_equal "$(noscripts "$port")" 1
+        assert_equal "$(cli "$port" EXISTS "cold${mode// /}")" 0
+    done
 }

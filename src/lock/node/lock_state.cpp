@@ -11,13 +11,6 @@
 #include "util/errors.hpp"
 
 namespace redlock {
-namespace {
-
-// Replies of one pipelined batch: enough to amortise the round trip, small enough to keep a
-// batch well inside the command timeout.
-constexpr std::size_t batch_size = 256;
-
-}  // namespace
 
 LockState read_lock_state(Connection& conn, const LockKeys& keys) {
     return checked_lock_state(keys, scripts::status().run(conn, {keys.key, keys.fence, keys.info},
@@ -29,24 +22,6 @@ LockState checked_lock_state(const LockKeys& keys, const Reply& reply) {
     if (!s.is_lock())
         throw DataError(fmt::format("key '{}' holds a {}, not a lock token", keys.key, s.type));
     return s;
-}
-
-std::vector<LockState> read_lock_states(Connection& conn, const std::vector<LockKeys>& keys) {
-    std::vector<LockState> states;
-    states.reserve(keys.size());
-    for (std::size_t begin = 0; begin < keys.size(); begin += batch_size) {
-        std::size_t end = std::min(keys.size(), begin + batch_size);
-        std::vector<ReadCall> calls;
-        for (std::size_t i = begin; i < end; ++i)
-            calls.push_back({&scripts::status(), {keys[i].key, keys[i].fence, keys[i].info}, {}});
-        // The script cache is empty after a restart or SCRIPT FLUSH: run_read_only sends the
-        // bodies of the whole batch in one more write, not one round trip per lock.
-        std::vector<Reply> replies =
-            run_read_only(conn, calls, BootClock::now() + conn.timeouts().command);
-        for (std::size_t i = begin; i < end; ++i)
-            states.push_back(lock_state_from_reply(keys[i], replies[i - begin]));
-    }
-    return states;
 }
 
 std::optional<LockState> force_release_lock(Connection& conn, const LockKeys& keys) {

@@ -17,10 +17,6 @@ LockState read_lock_state(Connection& conn, const LockKeys& keys);
 // The same from status.lua's reply, read in a pipeline with others.
 LockState checked_lock_state(const LockKeys& keys, const Reply& reply);
 
-// Many locks, pipelined (one round trip per batch rather than per lock). Keys that are not lock
-// tokens are returned as they are (check is_lock()); keys that vanished are returned as free.
-std::vector<LockState> read_lock_states(Connection& conn, const std::vector<LockKeys>& keys);
-
 // release --force on a plain lock, through the script that also wakes its waiters: the state it
 // had (token, TTL, holder info), or nullopt when it was not held.
 std::optional<LockState> force_release_lock(Connection& conn, const LockKeys& keys);

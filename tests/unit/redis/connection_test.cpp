@@ -357,3 +357,25 @@ TEST(Connection, ClusterSlotsGoesOutWithAuth) {
     EXPECT_NE(before_answer.find("AUTH"), std::string::npos) << before_answer;
     EXPECT_NE(before_answer.find("SLOTS"), std::string::npos) << before_answer;
 }
+
+// A connection cut after scripts ran may come back to a server that restarted: its cache is
+// taken as emptied, so every script goes with its body until it runs again (issue 35). One cut
+// before any script ran says nothing about the cache.
+TEST(Connection, ACutAfterAScriptRanTakesEveryScriptAsMissing) {
+    Connection conn(loopback(closed_port()), Timeouts{});
+    conn.close();
+    EXPECT_FALSE(conn.script_uncached("acquire"));
+    conn.set_script_uncached("acquire", false);  // ran
+    EXPECT_FALSE(conn.script_uncached("acquire"));
+    EXPECT_FALSE(conn.script_uncached("release"));
+    conn.close();
+    EXPECT_TRUE(conn.script_uncached("acquire"));
+    EXPECT_TRUE(conn.script_uncached("release"));
+    conn.set_script_uncached("release", false);  // ran on the new connection
+    EXPECT_FALSE(conn.script_uncached("release"));
+    EXPECT_TRUE(conn.script_uncached("acquire"));
+    // Cut again after release ran there: both missing again.
+    conn.close();
+    EXPECT_TRUE(conn.script_uncached("acquire"));
+    EXPECT_TRUE(conn.script_uncached("release"));
+}
