@@ -211,6 +211,7 @@ cluster_ok() { [[ "$(cli "$1" CLUSTER INFO)" == *cluster_state:ok* ]]; }
     # with the slot map read before the acquire).
     [ "$(($(turns) - before))" -eq 2 ]
     assert_equal "$(cli "$REDIS_PORT" EXISTS job)" 0
+}
 
 @test "status, list, history and release over a distant quorum hear every node without --node-timeout" {
     run -0 "$RL" -u "$QUORUM_URL" -t 60s --ledger-size 5 farst -- true
