@@ -309,7 +309,9 @@ fake() {
 @test "cluster: a MOVED for another slot than the key's is not followed to the node it names" {
     redis_start
     plant_sentinel
-    fake_start script "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n\$9\r\n127.0.0.1\r\n:PORT\r\n|-MOVED 1 127.0.0.1:$REDIS_PORT\r\n"
+    # The run's first write is the acquire and CLUSTER SLOTS (the map: every slot on the fake);
+    # every acquire is answered with a MOVED for slot 1.
+    fake_start script "-MOVED 1 127.0.0.1:$REDIS_PORT\r\n|*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n\$9\r\n127.0.0.1\r\n:PORT\r\n|-MOVED 1 127.0.0.1:$REDIS_PORT\r\n"
     refuse 69 "node 127.0.0.1:$FAKE_PORT redirected EVALSHA for slot 1, but its key is in slot 2906; not following it" \
         -u "redis-cluster://127.0.0.1:$FAKE_PORT" "${JOB[@]}"
     assert_untouched
