@@ -189,3 +189,33 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
     # before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
     [ "$(turns)" -eq 3 ]
 }
+
+q0_exists() { [ "$(cli "${Q_PORT[0]}" EXISTS "$1")" = 1 ]; }
+q0_blocked_is() { [ "$(blocked_clients "${Q_PORT[0]}")" = "$1" ]; }
+
+@test "a hand-off: the woken waiter sends one acquire, then starts its command" {
+    local d=$BATS_TEST_TMPDIR url="redis://127.0.0.1:${Q_PORT[0]}"
+    # The scripts cached (a cold cache costs one more round trip: the acquire's body).
+    run -0 "$RL" -u "$url" ho -- true
+    "$RL" -u "$url" ho -- sh -c 'while [ ! -e "$0" ]; do sleep 0.02; done' "$d/go" &
+    DELAY_PIDS+=($!)
+    local holder=$!
+    wait_for 5 q0_exists ho
+    counting_proxy "${Q_PORT[0]}"
+    # Only the waiter goes through the counting proxy: its turns before its command starts are
+    # the round trips on its side of the hand-off.
+    "$RL" -u "redis://127.0.0.1:$PROXY_PORT" --wait 30s ho -- sh -c 'cat "$0" > "$1"' \
+        "$TURNS" "$d/at-start" &
+    local waiter=$!
+    wait_for 5 q0_blocked_is 1
+    # The acquire that queued it, and its BLPOP.
+    [ "$(turns)" -eq 2 ]
+    touch "$d/go"
+    wait "$holder"
+    wait "$waiter"
+    # Woken by the release's push, it takes the lock with one more acquire (3). The floor, a
+    # release that hands the lock over in the wake-up itself (issue 35), is 2.
+    [ "$(cat "$d/at-start")" -eq 3 ]
+    # And its release with the run's record.
+    [ "$(turns)" -eq 4 ]
+}

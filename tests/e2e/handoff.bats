@@ -1,0 +1,104 @@
+#!/usr/bin/env bats
+# The hand-off from a holder to the queue's head, under its safety properties (issue 35): many
+# `--wait` runs on one lock never hold it two at a time, their fences strictly grow, waiters
+# queued one after another run in that order, and a head waiter that was paused (SIGSTOP) past
+# its turn never runs beside the holder that took the lock meanwhile. The commands' own
+# start/end log (lease_probe.py) is the witness, checked by contenders.bash's checker.
+load helpers
+load contenders
+
+setup() { redis_start; }
+teardown() {
+    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/go2"
+    local pid
+    for pid in ${PAUSED:-}; do kill -CONT "$pid" 2>/dev/null || true; done
+    if [ -n "${HOLDER:-}" ]; then
+        kill -9 "$HOLDER" 2>/dev/null || true
+        wait "$HOLDER" 2>/dev/null || true
+    fi
+    contenders_cleanup
+    rl_cleanup "$BATS_TEST_TMPDIR"/contenders/pgid.* "$BATS_TEST_TMPDIR"/pgid.*
+    redis_stop
+}
+
+# probe_run TAG [OPTIONS...] NAME: a background `redlock-run --wait 60s OPTIONS NAME` whose command
+# is lease_probe.py, logging to $CONT_DIR/log as the contenders do (work: until the file $GATE
+# exists when GATE is set, else 0.05s); its pid in $REPLY.
+probe_run() {
+    local tag=$1 work=0.05
+    shift
+    [ -z "${GATE:-}" ] || work="until:$GATE"
+    "$RL" --wait 60s "$@" -- /usr/bin/python3 "$PROBE" hold "$CONT_DIR/log" "$tag" \
+        "$BATS_TEST_TMPDIR/pgid.$tag" "$work" >/dev/null 2>"$BATS_TEST_TMPDIR/$tag.err" &
+    REPLY=$!
+}
+
+# start_order LOG: the tags in the order their commands started.
+start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
+
+@test "contenders with --wait on one plain lock: never two holders, fences strictly growing" {
+    CONTENDER_WORK=0.05 contenders_start 6 loop --wait 60s -t 5s
+    contenders_progress 60 40
+    contenders_stop
+    contenders_check
+}
+
+@test "waiters queued one after another take the lock in that order, each fence above the last" {
+    CONT_DIR="$BATS_TEST_TMPDIR/contenders"
+    mkdir -p "$CONT_DIR"
+    hold_until fifo "$BATS_TEST_TMPDIR/go"
+    local i pids=() want=""
+    for i in 1 2 3 4 5 6 7 8; do
+        probe_run "w$i" fifo
+        pids+=("$REPLY")
+        want+="w$i "
+        wait_for 10 blocked_is "$i"
+    done
+    touch "$BATS_TEST_TMPDIR/go"
+    for i in "${pids[@]}"; do wait "$i"; done
+    wait_for 10 all_ended "$CONT_DIR/log"
+    assert_equal "$(start_order "$CONT_DIR/log")" "$want"
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log"
+    echo "$output"
+    assert_success
+    key_absent fifo
+}
+
+@test "a head waiter paused past its turn and resumed never runs beside the holder that took over" {
+    CONT_DIR="$BATS_TEST_TMPDIR/contenders"
+    mkdir -p "$CONT_DIR"
+    # A short holder TTL: the paused head's reservation (its last block, bounded by that TTL, plus
+    # the presence grace) ends soon, and the second waiter takes the lock while the head sleeps.
+    hold_until paused "$BATS_TEST_TMPDIR/go" -t 1s
+    probe_run head paused -t 2s
+    local head=$REPLY
+    wait_for 10 blocked_is 1
+    # The second waiter holds until go2: the head, resumed, finds it running.
+    GATE="$BATS_TEST_TMPDIR/go2" probe_run next paused -t 2s
+    local next=$REPLY
+    wait_for 10 blocked_is 2
+    kill -STOP "$head"
+    PAUSED=$head
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$HOLDER"
+    HOLDER=
+    # Whatever the release handed the head, the next waiter gets the lock once that has lapsed.
+    wait_for 60 starts_reach_in "$CONT_DIR/log" 1
+    assert_equal "$(start_order "$CONT_DIR/log")" "next "
+    kill -CONT "$head"
+    PAUSED=
+    # Resumed while the next holder runs: the head must not start now. It is queued again (or
+    # blocked) once it has looked, which shows it has resumed and looked.
+    wait_for 30 blocked_is 1
+    assert_equal "$(start_order "$CONT_DIR/log")" "next "
+    touch "$BATS_TEST_TMPDIR/go2"
+    wait "$next"
+    wait "$head"
+    wait_for 10 all_ended "$CONT_DIR/log"
+    assert_equal "$(start_order "$CONT_DIR/log")" "next head "
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log"
+    echo "$output"
+    assert_success
+    key_absent paused
+}
+starts_reach_in() { [ "$(starts_in "$1")" -ge "$2" ]; }
