@@ -37,10 +37,44 @@ probe_run() {
 start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
 
 @test "contenders with --wait on one plain lock: never two holders, fences strictly growing" {
-    CONTENDER_WORK=0.05 contenders_start 6 loop --wait 60s -t 5s
+    CONTENDER_WORK=0.05 contenders_start 6 loop -v --wait 60s -t 5s
     contenders_progress 60 40
     contenders_stop
     contenders_check
+    # The lock went from run to run by hand-offs (issue 35), not only by wake-ups and acquires.
+    local handed
+    handed=$(cat "$CONT_DIR"/*.err | grep -c "was handed over by its release" || true)
+    echo "# $handed hand-offs" >&3
+    [ "$handed" -gt 0 ]
+}
+
+@test "a head waiter killed while queued holds the lock for the claim window, not the TTL" {
+    CONT_DIR="$BATS_TEST_TMPDIR/contenders"
+    mkdir -p "$CONT_DIR"
+    # A TTL of a minute: before the hand-off, the dead head kept the lock reserved for the
+    # holder's TTL and a grace after it (wait.bats "a waiter killed outright ...").
+    hold_until dead-head "$BATS_TEST_TMPDIR/go" -t 60s
+    probe_run head dead-head -t 60s
+    local head=$REPLY
+    wait_for 10 blocked_is 1
+    probe_run next dead-head -t 60s
+    local next=$REPLY
+    wait_for 10 blocked_is 2
+    kill -9 "$head"
+    wait "$head" || true
+    touch "$BATS_TEST_TMPDIR/go"
+    wait "$HOLDER"
+    HOLDER=
+    local released took
+    released=$(now_ms)
+    wait "$next"
+    took=$(($(now_ms) - released))
+    echo "# the next waiter ran ${took}ms after the release" >&3
+    assert_equal "$(start_order "$CONT_DIR/log")" "next "
+    # The claim window is 5s (the TTL's minimum); 30s leaves a loaded machine room, and is half
+    # what the minute's TTL cost before.
+    [ "$took" -lt 30000 ]
+    key_absent dead-head
 }
 
 @test "waiters queued one after another take the lock in that order, each fence above the last" {
@@ -70,7 +104,7 @@ start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
     # A short holder TTL: the paused head's reservation (its last block, bounded by that TTL, plus
     # the presence grace) ends soon, and the second waiter takes the lock while the head sleeps.
     hold_until paused "$BATS_TEST_TMPDIR/go" -t 1s
-    probe_run head paused -t 2s
+    probe_run head paused -v -t 2s
     local head=$REPLY
     wait_for 10 blocked_is 1
     # The second waiter holds until go2: the head, resumed, finds it running.
@@ -96,6 +130,8 @@ start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
     wait "$head"
     wait_for 10 all_ended "$CONT_DIR/log"
     assert_equal "$(start_order "$CONT_DIR/log")" "next head "
+    # It was handed the lock while paused, and confirmed rather than started on it.
+    grep "handed over too long after" "$BATS_TEST_TMPDIR/head.err"
     run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log"
     echo "$output"
     assert_success
