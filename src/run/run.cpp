@@ -378,8 +378,10 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
             [this, started = finished_.started] { record_start_in_metrics(opt_, started); });
     const JobOptions& job = opt_.job;
     if (job.heartbeat_timeout || job.max_renewals)
+        // (From the wake-up's arrival for a lock a release handed over: its lease_start is a
+        // bound from before, up to half the claim window earlier than the command's start.)
         stuck_detector_.emplace(job.heartbeat_file, job.heartbeat_timeout, job.max_renewals,
-                                opt_.renew_every, lease_start_);
+                                opt_.renew_every, lease_ > Millis(0) ? acquired_at_ : lease_start_);
 }
 
 // What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
