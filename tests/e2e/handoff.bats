@@ -138,3 +138,59 @@ start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
     key_absent paused
 }
 starts_reach_in() { [ "$(starts_in "$1")" -ge "$2" ]; }
+
+# The pid of the redlock-run queued last on lock chaos now (its ':who' record: since, pid, host),
+# blocked in its BLPOP as far as the queue can tell.
+waiting_rl() {
+    local token who
+    token=$(cli "$REDIS_PORT" LINDEX '{chaos}:wait' -1)
+    [ -n "$token" ] || return 1
+    who=$(cli "$REDIS_PORT" GET "{chaos}:wake:$token:who")
+    set -- $who
+    [ -n "${2:-}" ] && echo "$2"
+}
+some_waiting_rl() { waiting_rl >/dev/null; }
+
+@test "contenders whose waiters are SIGSTOPped past the claim window at random never overlap" {
+    # A 3s TTL: the claim window is 3s, and a waiter paused for longer than that finds the lock
+    # gone on. A paused waiter usually has a plain wake-up ('1': look again) in its socket when
+    # it is handed the lock, so the hand-off waits in its list while someone else takes the
+    # lapsed lock: its next acquire, busy, must drop it. Without that (acquire.lua's DEL of the
+    # wake-up list on a busy reply) this loop saw three overlaps and fences out of order.
+    CONTENDER_WORK=0.1 contenders_start 5 chaos -v --wait 60s -t 3s
+    contenders_progress 60 3
+    local k pid stopped=0
+    for k in 1 2 3 4 5 6; do
+        wait_for 10 some_waiting_rl || continue
+        pid=$(waiting_rl) || continue
+        kill -STOP "$pid" 2>/dev/null || continue
+        PAUSED="$PAUSED $pid"
+        stopped=$((stopped + 1))
+        # Paused until four more commands (of the others) have started: with four others, it
+        # reached the queue's head meanwhile, and was handed the lock or passed over.
+        contenders_progress 60 4
+        kill -CONT "$pid" 2>/dev/null || true
+    done
+    PAUSED=
+    contenders_progress 60 3
+    contenders_stop
+    local confirmed
+    confirmed=$(cat "$CONT_DIR"/*.err | grep -c "handed over too long after" || true)
+    echo "# $stopped waiters paused; $confirmed hand-offs confirmed rather than started on" >&3
+    [ "$stopped" -ge 4 ]
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log"
+    echo "$output"
+    echo "# $(tail -n 1 <<<"$output")" >&3
+    assert_success
+    # Every run ended 0, or 69 when paused between taking the lock and starting its command for
+    # longer than its lease allowed ("acquired too late": released, the command never started).
+    local tag status bad=0
+    while read -r _ tag status _; do
+        [ "$status" = 0 ] && continue
+        if [ "$status" = 69 ] && grep -q "acquired too late" "$CONT_DIR/$tag.err"; then continue; fi
+        echo "exit $tag $status"
+        cat "$CONT_DIR/$tag.err"
+        bad=1
+    done < <(grep '^exit ' "$CONT_DIR/log")
+    [ "$bad" = 0 ]
+}
