@@ -21,6 +21,7 @@ Acquisition acquisition(const LastAttempt& last, const std::function<std::string
     a.fence = last.fence;
     a.permit = last.permit;
     a.lease_start = last.lease_start;
+    a.lease = last.lease;
     return a;
 }
 

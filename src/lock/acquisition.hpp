@@ -21,6 +21,7 @@ struct LastAttempt {
     long long fence = 0;
     int permit = 1;
     Deadline lease_start{};
+    Millis lease{0};  // the lease's length from lease_start; zero: the TTL
 };
 
 // `busy` is asked for the message when the lock was not taken; `held` for where it is held

@@ -34,6 +34,9 @@ struct Acquisition {
     std::string where;       // when acquired: "on 127.0.0.1:6379", "on 3 of 3 nodes"
     int permit = 1;          // when acquired: which of the --permits N (1 for a plain lock)
     std::string busy;        // when not: "lock 'k' is held by ...", without what we did about it
+    // When acquired: how long that lease is, until the first renewal: the TTL (zero here), or
+    // for a lock a release handed over, its claim window (Renewer: renewed early).
+    Millis lease{0};
     std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
     // --once-per (set_once_per): the slot by the lock's clock, when acquired or skipped; and
     // when the lock was not taken because that slot's run is already done, who did it.

@@ -3,6 +3,8 @@
 // (waiter.hpp), --min-replicas and the release policy.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "lock/acquisition.hpp"
 #include "lock/backend.hpp"
 #include "lock/busy_text.hpp"
@@ -19,6 +21,13 @@
 
 namespace redlock {
 namespace {
+
+// How long a lock handed to a waiter (lib/take.lua) is held for it before it has renewed: what
+// a waiter that died after queuing costs the queue behind it. Long enough for the wake-up and
+// the first renewal to cross a distant link many times over; short against the usual TTLs.
+Millis hand_off_claim(Millis ttl) {
+    return std::min(ttl, Millis(5'000));
+}
 
 Release release_outcome(ReleaseResult result) {
     switch (result) {
@@ -53,12 +62,16 @@ class NodeBackend final : public LockBackend {
         if (verbose_) warn_if_evicting(conn_, keys().key);
         node_.set_busy_holder(busy_holder());
         node_.set_restart_guard(restart_guard());
+        // --min-replicas confirms an acquire with a WAIT on the taker's own connection, which
+        // does not cover a hand-off's writes (made on the releaser's): such a waiter is woken only.
+        node_.set_hand_off(replicas_.enabled() ? std::nullopt
+                                               : std::optional<Millis>(hand_off_claim(ttl)));
         WaitResult w =
             acquire_waiting(node_, keys(), token, ttl, info, wait, signals, wait_progress());
         const AcquireResult& last = w.last;
         return acquisition(
             {w.interrupted_by, last.slot, last.slot_done, last.acquired, last.fence, last.permit,
-             w.lease_start},
+             w.lease_start, w.lease},
             [&] {
                 if (last.restart_uptime_s)
                     return fmt::format("lock '{}' not taken: {}", keys().key,

@@ -4,7 +4,9 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <charconv>
 
+#include "lock/backend.hpp"
 #include "lock/node/acquire_retry.hpp"
 #include "lock/node/lock_replies.hpp"
 #include "lock/node/scripts.hpp"
@@ -48,7 +50,23 @@ class NodeTarget final : public WaitTarget {
                 {"BLPOP", keys_.wake_key(token_), fmt::format("{:.3f}", block.count() / 1000.0)},
                 BootClock::now() + block + conn.timeouts().command);
             ReplyView reply = check(r, fmt::format("waiting for lock '{}'", keys_.key));
-            return reply.is_nil() ? Blocked::timed_out : Blocked::woken;
+            if (reply.is_nil()) return Blocked::timed_out;
+            // 'handoff:<fence>' (lib/take.lua); anything else ('1', a payload of another
+            // version) is a plain wake-up, which the next acquire follows up as before.
+            std::optional<std::string_view> pushed =
+                reply.size() == 2 ? reply[1].string() : std::nullopt;
+            if (node_.hand_off_claim() && pushed && pushed->starts_with("handoff:")) {
+                long long fence = 0;
+                std::string_view digits = pushed->substr(8);
+                auto [end, ec] =
+                    std::from_chars(digits.data(), digits.data() + digits.size(), fence);
+                if (ec == std::errc() && end == digits.data() + digits.size() && fence > 0 &&
+                    fence < fence_limit) {
+                    handed_fence_ = fence;
+                    return Blocked::handed;
+                }
+            }
+            return Blocked::woken;
         } catch (const Cancelled&) {
             return Blocked::cancelled;
         }
@@ -80,6 +98,8 @@ class NodeTarget final : public WaitTarget {
     void release() override { node_.release(keys_, token_); }
     int permits() const override { return node_.permits(); }
     bool shared() const override { return node_.shared(); }
+    Millis claim_window() const override { return node_.hand_off_claim().value_or(Millis(0)); }
+    long long handed_fence() const override { return handed_fence_; }
 
   private:
     LockNode& node_;
@@ -87,6 +107,7 @@ class NodeTarget final : public WaitTarget {
     const std::string& token_;
     Millis ttl_;
     const HolderInfo* info_;
+    long long handed_fence_ = 0;
 };
 
 using Blocked = WaitTarget::Blocked;
@@ -120,10 +141,15 @@ void pause(Clock& clock, Millis delay, SignalEvents& signals) {
 
 // One block on our wake-up list, for up to `block`: woken (a release handed us the lock), timed
 // out, or interrupted (a signal, or a broken connection, after a pause).
+// `empty_since`: moved to this block's send time when it times out, a reply that shows our
+// wake-up list empty (a hand-off found later was pushed after it).
 Blocked block_on_wake_list(WaitTarget& target, const LockKeys& keys, Millis block,
-                           SignalEvents& signals, Backoff& outage, Clock& clock) {
+                           SignalEvents& signals, Backoff& outage, Clock& clock,
+                           Deadline& empty_since) {
     try {
+        Deadline sent = clock.now();
         Blocked outcome = target.block(block, signals.fd());
+        if (outcome == Blocked::timed_out) empty_since = sent;
         // A signal arrived; the top of the loop decides whether it ends the wait.
         if (outcome != Blocked::cancelled) outage.reset();
         return outcome;
@@ -148,22 +174,21 @@ Blocked block_on_wake_list(WaitTarget& target, const LockKeys& keys, Millis bloc
 // starts only while a second of the block is left, so the block overruns by at most one read,
 // which the ':alive' grace set at the attempt covers (LockNode::acquire). A read that fails is
 // skipped: the line keeps what it had, and the next slice or attempt deals with the outage.
-void watch_blocked(WaitTarget& target, const LockKeys& keys, Millis block, SignalEvents& signals,
-                   Backoff& outage, WaitView& view, Clock& clock) {
+Blocked watch_blocked(WaitTarget& target, const LockKeys& keys, Millis block, SignalEvents& signals,
+                      Backoff& outage, WaitView& view, Clock& clock, Deadline& empty_since) {
     if (!target.reads_status()) {
         // Nothing to read between slices: the line shows what the attempt found, moved on.
         view.show();
-        block_on_wake_list(target, keys, block, signals, outage, clock);
-        return;
+        return block_on_wake_list(target, keys, block, signals, outage, clock, empty_since);
     }
     Deadline end = clock.now() + block;
     for (;;) {
         view.show();
         Millis slice = std::min(wait_progress_every, std::chrono::ceil<Millis>(end - clock.now()));
-        if (block_on_wake_list(target, keys, std::max(slice, Millis(1)), signals, outage, clock) !=
-            Blocked::timed_out)
-            return;
-        if (end - clock.now() < wait_progress_every) return;
+        Blocked outcome = block_on_wake_list(target, keys, std::max(slice, Millis(1)), signals,
+                                             outage, clock, empty_since);
+        if (outcome != Blocked::timed_out) return outcome;
+        if (end - clock.now() < wait_progress_every) return outcome;
         // A permits lock keeps its holders elsewhere (permits.hpp): the line shows only times.
         // Nor while the restart guard holds the lock back: the read would show a free lock.
         if (target.permits() > 1 || view.held_back()) continue;
@@ -204,7 +229,10 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
     // refused while the server restarts or a failover completes.
     Backoff outage(Millis(50), Millis(1000));
     int foreign_rechecks = 0;  // looks in a row behind a holder whose release wakes nobody
-    bool announced = false;    // "lock is busy; waiting" logged
+    // A lock a release handed over (Blocked::handed), in time to start on, as an acquire's reply.
+    std::optional<AcquireAttempt> handed;
+    Deadline empty_since{};  // see block_on_wake_list
+    bool announced = false;  // "lock is busy; waiting" logged
     for (int attempt = 1;; ++attempt) {
         // Checked before every attempt: a waiter told to stop must never take the lock.
         if ((result.interrupted_by = stopping_signal(signals))) {
@@ -215,10 +243,19 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
         // after a failover the old master stays writable for seconds (for ever, if it is cut off
         // from the sentinels), and a lock taken there is held beside the real holder's on the
         // new master. (A no-op for every other kind of endpoint.)
-        if (attempt > 1) target.follow_master();
+        // (Not after a hand-off: it came over the connection to the master that holds it.)
+        if (attempt > 1 && !handed) target.follow_master();
         AcquireAttempt sent;
         try {
-            sent = target.attempt(queueing, reached);
+            if (handed) {
+                sent = *handed;
+                result.lease = target.claim_window();
+                log::verbose("lock '{}' was handed over by its release", keys.key);
+            } else {
+                sent = target.attempt(queueing, reached);
+                result.lease = Millis(0);
+            }
+            handed.reset();
         } catch (const RedisUnavailable& e) {
             // A restart, a failover, a network blip: the wait still has time, and a waiter rides
             // it out rather than fail a job that would have got the lock a little later. The
@@ -241,6 +278,7 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
         outage.reset();
         result.last = sent.result;
         result.lease_start = sent.sent;
+        empty_since = sent.sent;  // a busy acquire empties the wake-up list (acquire.lua)
         if (result.last.acquired && (result.interrupted_by = stopping_signal(signals))) {
             // Told to stop while the acquire was in flight: give the lock straight back (which
             // wakes the next waiter) rather than start the command.
@@ -313,10 +351,33 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
         }
         announced = true;
         view.saw(result.last);
-        if (view.enabled())
-            watch_blocked(target, keys, block, signals, outage, view, clock);
-        else
-            block_on_wake_list(target, keys, block, signals, outage, clock);
+        Blocked outcome =
+            view.enabled()
+                ? watch_blocked(target, keys, block, signals, outage, view, clock, empty_since)
+                : block_on_wake_list(target, keys, block, signals, outage, clock, empty_since);
+        // A release took the lock for us, for the claim window C from when it ran, which we do
+        // not know: only that it ran after `empty_since`, the send time of our last command
+        // whose reply showed the wake-up list empty (the busy acquire empties it; a block that
+        // timed out found it empty). So the lease is [empty_since, empty_since + C), and the
+        // next turn of the loop takes it as it would an acquire's reply, without sending one,
+        // while at least half of C (less the drift margin) is left for the first renewal; a
+        // wake-up that comes later (a long wait since that command, a waiter paused past its
+        // turn) is confirmed by an acquire instead, which finds our token if the claim has not
+        // lapsed and queues us again if someone took the lock meanwhile.
+        if (outcome == Blocked::handed) {
+            Millis claim = target.claim_window();
+            if (clock.now() + claim / 2 < empty_since + claim - lease_margin(claim)) {
+                handed.emplace();
+                handed->result.acquired = true;
+                handed->result.fence = target.handed_fence();
+                handed->sent = empty_since;
+            } else {
+                log::verbose(
+                    "lock '{}' was handed over too long after the wait's last look; "
+                    "confirming it",
+                    keys.key);
+            }
+        }
     }
 }
 

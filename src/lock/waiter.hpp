@@ -24,6 +24,9 @@ struct WaitResult {
     AcquireResult last;                 // the final attempt: acquired, or the holder's state
     std::optional<int> interrupted_by;  // a signal ended the wait before the lock was taken
     Deadline lease_start{};             // when the successful acquire was sent
+    // How long the lease from lease_start is: the TTL (zero here), or, for a lock a release
+    // handed over (WaitTarget::Blocked::handed), its claim window until the first renewal.
+    Millis lease{0};
 };
 
 // What the wait loop asks of Redis for one token of one lock. The product has two: a LockNode
@@ -33,7 +36,9 @@ struct WaitResult {
 // to give up, what a signal ends) are proved exactly, without a server and without a wall clock.
 class WaitTarget {
   public:
-    enum class Blocked { woken, timed_out, cancelled };
+    // handed: a release took the lock for us (hand_off_head, src/lock/scripts/lib/take.lua) for
+    // our claim window; handed_fence() is its fence.
+    enum class Blocked { woken, timed_out, cancelled, handed };
 
     virtual ~WaitTarget() = default;
     // One acquire, re-sent while its reply is lost (acquire_resolving, whose contract this is).
@@ -62,6 +67,10 @@ class WaitTarget {
     virtual bool reads_status() const { return true; }
     // What the "lock is busy; waiting" line adds after the first busy attempt: a quorum's tally.
     virtual std::string busy_detail() const { return {}; }
+    // The claim window this waiter's acquires ask a release to hand the lock over for (zero: no
+    // hand-off asked; a release then only wakes it), and after Blocked::handed the fence.
+    virtual Millis claim_window() const { return Millis(0); }
+    virtual long long handed_fence() const { return 0; }
 };
 
 // Behind a holder that a release will not wake us from (a key without redlock-run holder info: an

@@ -43,7 +43,7 @@ bool sleep_until(Clock& clock, Deadline until, int cancel_fd) {
 }  // namespace
 
 Renewer::Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
-                 Deadline lease_start, Clock& clock)
+                 Deadline lease_start, Clock& clock, Millis first_lease)
     : lock_(lock),
       clock_(clock),
       keys_(std::move(keys)),
@@ -51,7 +51,10 @@ Renewer::Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl
       ttl_(ttl),
       every_(every),
       lease_start_(lease_start),
-      valid_until_ns_(lock.lease_end(lease_start, ttl).time_since_epoch().count()),
+      first_lease_(first_lease),
+      valid_until_ns_(lock.lease_end(lease_start, first_lease > Millis(0) ? first_lease : ttl)
+                          .time_since_epoch()
+                          .count()),
       cancel_(make_eventfd()),
       event_(make_eventfd()) {}
 
@@ -100,7 +103,7 @@ void Renewer::report_lost(std::string reason) {
 
 void Renewer::run() {
     lock_.set_cancel_fd(cancel_.get());
-    Deadline next = lease_start_ + every_;
+    Deadline next = first_renewal();
     // Retries of a failed renewal start at 50ms and double up to 1s (or every/2 when that is
     // shorter, so a short ttl still gets several tries before its lease ends), jittered.
     Backoff backoff(Millis(50), std::clamp(every_ / 2, Millis(50), Millis(1000)));
@@ -122,6 +125,7 @@ void Renewer::run() {
             lock_.confirm_renewal(valid_until);
             Deadline extended = lock_.lease_end(sent, ttl_);
             valid_until_ns_ = extended.time_since_epoch().count();
+            renewed_ = true;
             if (on_extended_) on_extended_(extended);
             log::verbose("renewed lock '{}' in {}", keys_.key,
                          format_duration(std::chrono::duration_cast<Millis>(clock_.now() - sent)));

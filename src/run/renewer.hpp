@@ -4,6 +4,7 @@
 // or stuck renewer thread can only make us give up early, never late.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -23,8 +24,13 @@ class Renewer {
     // `lease_start` is when the acquire (or last renew) command was sent: Redis started the TTL
     // no earlier than that, so counting from it errs on the safe side. `lock` decides how long a
     // renewal proves the lock is ours (LockBackend::lease_end). `clock` times the renewals.
+    // `first_lease` > 0: the lease from lease_start is that long, not the TTL (a lock a release
+    // handed over for its claim window, waiter.hpp), and the first renewal is due a quarter of
+    // it after lease_start (at once when that has passed): a command that ends sooner (many do)
+    // pays no renewal, nor the reconnect of one aborted at its end, and the renewal still has
+    // half the claim window to answer before the supervisor's stop (Run::term_lead).
     Renewer(LockBackend& lock, LockKeys keys, std::string token, Millis ttl, Millis every,
-            Deadline lease_start, Clock& clock = boot_clock());
+            Deadline lease_start, Clock& clock = boot_clock(), Millis first_lease = Millis(0));
     ~Renewer();
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
@@ -37,7 +43,12 @@ class Renewer {
 
     // When the first renewal is due. Run starts the thread then rather than with the command:
     // a command that ends sooner (many do) never pays for creating and joining a thread.
-    Deadline first_renewal() const { return lease_start_ + every_; }
+    Deadline first_renewal() const {
+        return lease_start_ +
+               (first_lease_ > Millis(0) ? std::min(every_, first_lease_ / 4) : every_);
+    }
+    // Whether a renewal has succeeded yet.
+    bool renewed() const { return renewed_.load(); }
     bool started() const { return thread_.joinable(); }
     void start();
     // Stops and joins the thread; aborts an in-flight renewal at once. Idempotent.
@@ -61,6 +72,8 @@ class Renewer {
     Millis ttl_;
     Millis every_;
     Deadline lease_start_;
+    Millis first_lease_;
+    std::atomic<bool> renewed_{false};
     std::atomic<BootClock::rep> valid_until_ns_;
     Fd cancel_;
     Fd event_;

@@ -64,7 +64,7 @@ class Run {
     // `kill_by`: the latest moment the command may still run (the lease end), if there is one.
     void lose(Child& child, Renewer& renewer, const std::string& reason,
               std::optional<Deadline> kill_by = std::nullopt);
-    Millis term_lead() const;
+    Millis term_lead(const Renewer& renewer) const;
     Millis watchdog_lead() const { return std::min(Millis(50), opt_.ttl / 20); }
     void release(Millis keep = Millis(0));
     // What a release said, for the log (and lost_).
@@ -92,6 +92,7 @@ class Run {
     long long fence_ = 0;
     int permit_ = 1;  // which of the --permits this run holds
     Deadline lease_start_{};
+    Millis lease_{0};  // the first lease's length when not the TTL: a hand-off's claim window
     bool lost_ = false;
     std::optional<Deadline> kill_at_;
     Deadline renewal_start_{};        // when supervise() (next) tries to start the renewal thread
@@ -139,6 +140,7 @@ bool Run::acquire() {
         return false;
     }
     lease_start_ = a.lease_start;
+    lease_ = a.lease;
     acquired_at_ = clock_.now();
     fence_ = a.fence;
     permit_ = a.permit;
@@ -195,8 +197,11 @@ void Run::lose(Child& child, Renewer& renewer, const std::string& reason,
 // at the end of --kill-after lands no later than the lease end: after that Redis may already have
 // handed the lock to someone else. Capped at half the slack between a due renewal and the lease
 // end, so a long --kill-after cannot turn one slow renewal into a lost lock.
-Millis Run::term_lead() const {
+Millis Run::term_lead(const Renewer& renewer) const {
     if (opt_.on_lost != OnLost::term) return Millis(0);
+    // A lock handed over for a claim window, not yet renewed (the renewer renews it at once): a
+    // lead of the TTL's scale would stop the command before that renewal could answer.
+    if (lease_ > Millis(0) && !renewer.renewed()) return std::min(opt_.kill_after, lease_ / 4);
     return std::min(opt_.kill_after, (opt_.ttl - opt_.renew_every) / 2);
 }
 
@@ -226,7 +231,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
         // earlier, so that the watchdog acts only when the supervisor could not (was stopped or
         // starved), not in a tie with a supervisor that is on time.
         Deadline lease_end = renewer.valid_until() - watchdog_lead();
-        if (!lost_ && now >= lease_end - term_lead())
+        if (!lost_ && now >= lease_end - term_lead(renewer))
             lose(child, renewer,
                  fmt::format(
                      "no renewal succeeded in time and the lease {}, after which "
@@ -270,7 +275,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
         }
 
         Deadline wake = Deadline::max();
-        if (!lost_) wake = renewer.valid_until() - watchdog_lead() - term_lead();
+        if (!lost_) wake = renewer.valid_until() - watchdog_lead() - term_lead(renewer);
         if (!lost_ && !renewer.started()) wake = std::min(wake, renewal_start_);
         if (kill_at_) wake = std::min(wake, *kill_at_);
         if (runtime_end_) wake = std::min(wake, *runtime_end_);
@@ -309,7 +314,7 @@ int Run::supervise(Child& child, Renewer& renewer) {
 void Run::refuse_if_too_late(const Renewer& renewer) {
     Deadline now = clock_.now();
     Millis took = std::chrono::ceil<Millis>(now - lease_start_);
-    Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead();
+    Deadline stop_at = renewer.valid_until() - watchdog_lead() - term_lead(renewer);
     if (now < stop_at) return;
     // Not release(): a lock found gone there means "the command ran without it", which is false
     // here, since the command never started. The lock simply expired before we could use it.
@@ -373,8 +378,10 @@ void Run::start(Renewer& renewer, const Child::Env& env, std::optional<Watchdog>
             [this, started = finished_.started] { record_start_in_metrics(opt_, started); });
     const JobOptions& job = opt_.job;
     if (job.heartbeat_timeout || job.max_renewals)
+        // (From the wake-up's arrival for a lock a release handed over: its lease_start is a
+        // bound from before, up to half the claim window earlier than the command's start.)
         stuck_detector_.emplace(job.heartbeat_file, job.heartbeat_timeout, job.max_renewals,
-                                opt_.renew_every, lease_start_);
+                                opt_.renew_every, lease_ > Millis(0) ? acquired_at_ : lease_start_);
 }
 
 // What --min-hold still asks for. Counted from when the acquire reply arrived, which is no
@@ -491,7 +498,8 @@ int Run::execute() {
     std::optional<Child> child;
     int status;
     {
-        Renewer renewer(lock_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_, clock_);
+        Renewer renewer(lock_, keys_, token_, opt_.ttl, opt_.renew_every, lease_start_, clock_,
+                        lease_);
         start(renewer, env, watchdog, child);
         status = supervise(*child, renewer);  // starts the renewer when its first renewal is due
     }  // the renewer is stopped and joined before release: it must never outlive the lock

@@ -43,16 +43,20 @@ monitor_stop() {
 # The SHA1 a script is sent under (EVALSHA), as Redis shows it in MONITOR. The scripts that touch
 # the waiters' queue (QUEUE_SCRIPTS in CMakeLists.txt) are sent with its functions prepended, and
 # those that record a run (LEDGER_SCRIPTS) with the record's functions after them, and those that
-# tell an abandoned run (ABANDONED_SCRIPTS, OPEN_RUNS_SCRIPTS) with its functions last.
+# tell an abandoned run (ABANDONED_SCRIPTS, OPEN_RUNS_SCRIPTS) with its functions after those, and
+# acquire.lua (TAKE_SCRIPTS) with the taking of a free lock (lib/take.lua) last.
 script_sha() {
     local dir="$BATS_TEST_DIRNAME/../../src/lock/scripts"
     case $1 in
-        permits | shared | ledger)
+        permits | shared)
             cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/lib/abandoned.lua" \
                 "$dir/lib/open_runs.lua" "$dir/$1.lua" ;;
-        acquire)
-            cat "$dir/lib/queue.lua" "$dir/lib/abandoned.lua" "$dir/$1.lua" ;;
-        release | abandon | force_release)
+        ledger)
+            cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/lib/abandoned.lua" \
+                "$dir/lib/open_runs.lua" "$dir/lib/take.lua" "$dir/$1.lua" ;;
+        acquire | release)
+            cat "$dir/lib/queue.lua" "$dir/lib/abandoned.lua" "$dir/lib/take.lua" "$dir/$1.lua" ;;
+        abandon | force_release)
             cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
         last_runs | history)
             cat "$dir/lib/abandoned.lua" "$dir/lib/open_runs.lua" "$dir/$1.lua" ;;

@@ -11,7 +11,8 @@
         T" when the last process of the command has died: it waits for EOF on a pipe whose write
         end every process of the command holds, and then for the kernel to drop the command's
         flock. So a command killed with SIGKILL, which logs no "done", still has an end, and
-        never one before its true end.
+        never one before its true end. SECONDS may be until:PATH instead: the work lasts until
+        the file PATH exists (a test's gate).
         Before its start's time it also tries a non-blocking exclusive flock on LOG + ".flock",
         which every process of an earlier command still alive holds: "busy TAG" is logged if it
         fails.
@@ -159,6 +160,9 @@ def hold(log, tag, pgid_file, seconds):
     os.set_inheritable(lock, True)
     work = os.fork()
     if work == 0:
+        if seconds.startswith("until:"):
+            os.execv("/bin/sh", ["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.02; done',
+                                 seconds[len("until:"):]])
         os.execv("/bin/sh", ["sh", "-c", "sleep %s; true" % seconds])
     os.waitpid(work, 0)
     # The work is over and this is the last process of the command; with its flock dropped,

@@ -84,9 +84,14 @@ teardown() {
     rl_start --wait 2m -u "$PROXY_URL" race -- touch "$d/ran"
     # The waiter has failed its attempt and queued; its BLPOP is held back by the proxy.
     wait_for 5 file_contains "$PROXY_LOG" "delayed BLPOP"
+    local waiter
+    waiter=$(cli "$REDIS_PORT" LINDEX '{race}:wait' 0)
+    [ -n "$waiter" ]
     touch "$d/go"
     wait "$HOLDER"
-    key_absent race
+    # The release handed the lock to the waiter (issue 35): its token, while its BLPOP is still
+    # on the way.
+    assert_equal "$(cli "$REDIS_PORT" GET race)" "$waiter"
     # The wake-up waits in the waiter's own list until its BLPOP arrives.
     rl_finish 15
     assert_equal "$RL_STATUS" 0

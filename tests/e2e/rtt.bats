@@ -330,3 +330,35 @@ noscripts() {
         assert_equal "$(cli "$port" EXISTS "cold${mode// /}")" 0
     done
 }
+
+q0_exists() { [ "$(cli "${Q_PORT[0]}" EXISTS "$1")" = 1 ]; }
+q0_blocked_is() { [ "$(blocked_clients "${Q_PORT[0]}")" = "$1" ]; }
+
+@test "a hand-off: the waiter starts its command on the wake-up, one round trip after the holder's end" {
+    local d=$BATS_TEST_TMPDIR url="redis://127.0.0.1:${Q_PORT[0]}"
+    # The scripts cached (a cold cache costs one more round trip: the acquire's body).
+    run -0 "$RL" -u "$url" ho -- true
+    "$RL" -u "$url" ho -- sh -c 'while [ ! -e "$0" ]; do sleep 0.02; done' "$d/go" &
+    DELAY_PIDS+=($!)
+    local holder=$!
+    wait_for 5 q0_exists ho
+    counting_proxy "${Q_PORT[0]}"
+    # Only the waiter goes through the counting proxy: its turns before its command starts are
+    # the round trips on its side of the hand-off.
+    "$RL" -u "redis://127.0.0.1:$PROXY_PORT" --wait 30s ho -- sh -c 'cat "$0" > "$1"' \
+        "$TURNS" "$d/at-start" &
+    local waiter=$!
+    wait_for 5 q0_blocked_is 1
+    # The acquire that queued it, and its BLPOP.
+    [ "$(turns)" -eq 2 ]
+    touch "$d/go"
+    wait "$holder"
+    wait "$waiter"
+    # The release handed it the lock in the wake-up (issue 35): it starts with no more commands
+    # (3 before: an acquire after the wake-up).
+    echo "# turns at the start: $(cat "$d/at-start"), in all: $(turns)" >&3
+    [ "$(cat "$d/at-start")" -eq 2 ]
+    # Then its release with the run's record (a command this short ends before its first
+    # renewal is due, a quarter of the claim window in).
+    [ "$(turns)" -eq 3 ]
+}

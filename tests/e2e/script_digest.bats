@@ -30,17 +30,20 @@ noscripts() {
     assert_success
     # The scripts those runs send, as embedded (CMakeLists.txt): the queue functions, then for
     # the scripts that record a run the record's functions, then for those that tell an abandoned
-    # run its functions, then the script itself: acquire.lua,
+    # run its functions, then (acquire.lua) the taking of a free lock, then the script itself:
+    # acquire.lua,
     # the ledger script that records the run and releases the lock (the ledger is on by
     # default), and permits.lua and shared.lua, which do both in their 'finish'.
     local src="$BATS_TEST_DIRNAME/../../src/lock/scripts" sha name
-    sha=$(cat "$src/lib/queue.lua" "$src/lib/abandoned.lua" "$src/acquire.lua" | sha1sum |
-        cut -d' ' -f1)
+    sha=$(cat "$src/lib/queue.lua" "$src/lib/abandoned.lua" "$src/lib/take.lua" "$src/acquire.lua" |
+        sha1sum | cut -d' ' -f1)
     run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
     assert_output 1
     for name in ledger permits shared; do
+        # (ledger.lua, which may hand the lock to the queue's head, with lib/take.lua last.)
         sha=$(cat "$src/lib/queue.lua" "$src/lib/ledger.lua" "$src/lib/abandoned.lua" \
-            "$src/lib/open_runs.lua" "$src/$name.lua" | sha1sum | cut -d' ' -f1)
+            "$src/lib/open_runs.lua" $([ "$name" != ledger ] || echo "$src/lib/take.lua") \
+            "$src/$name.lua" | sha1sum | cut -d' ' -f1)
         run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
         assert_output 1
     done

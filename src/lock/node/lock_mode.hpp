@@ -33,6 +33,9 @@ struct NodeSettings {
     bool busy_holder = true;
     int wanted_permit = 0;
     std::optional<Millis> restart_guard = Millis(0);
+    // A plain waiter's claim window: its acquires ask a release to hand it the lock for that
+    // long (acquire.lua's 'handoff:C'); nullopt: only to wake it (LockNode::set_hand_off).
+    std::optional<Millis> hand_off_claim;
 
     // The acquire scripts' argument for an acquire with `ttl`: the guard in ms, "0" for none.
     std::string restart_guard_arg(Millis ttl) const {

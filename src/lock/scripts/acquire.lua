@@ -2,8 +2,9 @@
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] holder-info hash, KEYS[4] waiters' queue,
 -- KEYS[5] run ledger (all in one slot).
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '' when this run does not wait, '1' when it joins
--- the queue's end when busy, 'ticket:T' when it joins the queue at ticket T (a quorum waiter,
--- see lib/queue.lua); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
+-- the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts the lock
+-- handed over by a release for a claim window of C ms (lib/take.lua), 'ticket:T' when it joins
+-- the queue at ticket T (a quorum waiter, see lib/queue.lua); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
@@ -23,6 +24,7 @@
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
 -- (Parsed only when there is something to parse: each step below is paid by every attempt.)
 local ticket = waits and string.match(ARGV[3], '^ticket:(%d+)$')
+local claim = waits and not ticket and string.match(ARGV[3], '^handoff:(%d+)$')
 local want_holder = ARGV[8] == '1'
 
 -- Redis's clock in ms, read once per call: the once-per slot, the holder's acquired_ms and a
@@ -156,6 +158,17 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) or guard_left then
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
     waiter_note(prefix, token, 10, block + tonumber(ARGV[5]))
+    if claim then
+      -- What a release needs to take the lock for us (hand_off_head, lib/take.lua): the TTL,
+      -- the claim window, the holder info. And this busy reply makes any hand-off already on
+      -- our wake-up list stale (one whose claim lapsed and whose lock went on to someone else):
+      -- it goes, so that whatever the waiter finds there from now on was pushed after this
+      -- call, which the waiter's lease bound counts from (waiter.cpp).
+      local take = prefix .. token .. ':take'
+      redis.call('DEL', take, prefix .. token)
+      redis.call('RPUSH', take, ARGV[2], claim, unpack(ARGV, 10))
+      redis.call('PEXPIRE', take, block + tonumber(ARGV[5]))
+    end
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
   -- The holder's info, when it belongs to the current token and the caller will show it
@@ -229,7 +242,8 @@ if once_slot() then
     if mine then redis.call('DEL', KEYS[1], KEYS[3]) end
     if waits then
       queue_remove(KEYS[4], token)
-      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who',
+                 prefix .. token .. ':take')
       wake_head(KEYS[4], prefix, ARGV[5])
     end
     local reply = {2, once_slot()}
@@ -244,33 +258,8 @@ if once_slot() then
 end
 -- ---- end of --once-per ----
 
--- The previous holder's record, when it is still there and marked, is that of a run whose end was
--- never recorded (lib/abandoned.lua): it goes into the ledger as abandoned before this run
--- replaces the record (not our own: an earlier attempt of this run whose reply was lost). Paid
--- only here, where the lock is taken: one HMGET, of a hash that is normally gone (a finished run
--- deleted it).
-local lost_entry, lost_size = abandoned_entry(KEYS[3], token, now_ms())
-if lost_entry then record_abandoned(KEYS[5], lost_entry, lost_size) end
-
-redis.call('SET', KEYS[1], token, 'PX', ARGV[2])
-if waits then
-  queue_remove(KEYS[4], token)
-  redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
-end
--- Never below this master's clock in microseconds (next_fence, in the prelude).
-local fence = next_fence(KEYS[2])
--- Holder info from an earlier holder is stale now, whether or not this run records its own.
-redis.call('DEL', KEYS[3])
-if #ARGV > 9 then
-  local fields = {'token', token, 'fence', fence, 'ttl_ms', ARGV[2], 'acquired_ms', now_ms()}
-  local marked = false
-  for i = 10, #ARGV do
-    fields[#fields + 1] = ARGV[i]
-    if i % 2 == 0 and ARGV[i] == 'ledger' then marked = true end
-  end
-  redis.call('HSET', KEYS[3], unpack(fields))
-  -- A run with a ledger marks its record, which then outlives the lease (lib/abandoned.lua):
-  -- should the run and its watchdog die, it is what tells of the run. Its end takes it away.
-  if not marked then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
-end
+-- Taken (lib/take.lua, the one code path that takes a lock): the record of an abandoned earlier
+-- run, the key, the queue left, the fence, the holder info.
+local fence = take_lock(KEYS[1], KEYS[2], KEYS[3], KEYS[5], waits and KEYS[4] or nil, prefix,
+                        token, ARGV[2], ARGV[2], now_ms(), ARGV, 10)
 return acquired(fence)

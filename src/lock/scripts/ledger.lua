@@ -5,7 +5,8 @@
 -- back and recorded by the 'finish' operation of permits.lua or shared.lua, with the same record
 -- and the same reply.)
 -- KEYS[1] lock key, KEYS[2] ledger list, KEYS[3] once-per record, KEYS[4] holder-info hash,
--- KEYS[5] waiters' queue (all in one slot).
+-- KEYS[5] waiters' queue, KEYS[6] fence counter when given (then the free lock is handed to the
+-- queue's head when it asked for that: hand_off_head, lib/take.lua) (all in one slot).
 -- ARGV[1] the run's token ('' when it never held the lock); ARGV[2..8] the record (see
 -- record_run in lib/ledger.lua); ARGV[9] '' (record only) or keep_ms for the release (see
 -- release.lua); ARGV[10] how long an unclaimed wake-up may linger (ms); ARGV[11] the prefix of
@@ -25,7 +26,13 @@ end
 -- still written in this same atomic step: no one else can take the lock in between.
 local released = 2
 if ARGV[9] ~= '' then
-  released = release_lock(KEYS[1], KEYS[4], KEYS[5], token, ARGV[9], ARGV[10], ARGV[11])
+  local hand_on = nil
+  if KEYS[6] then
+    hand_on = function(queue, prefix, linger_ms)
+      hand_off_head(KEYS[1], KEYS[6], KEYS[4], KEYS[2], queue, prefix, linger_ms)
+    end
+  end
+  released = release_lock(KEYS[1], KEYS[4], KEYS[5], token, ARGV[9], ARGV[10], ARGV[11], hand_on)
 end
 
 local marked, problem = record_run(KEYS[2], KEYS[3], now, token ~= '', held, 2, 12)

@@ -1157,3 +1157,79 @@ TEST_F(Lock, TenThousandAcquisitionsStoreTenThousandDistinctTokens) {
     }
     EXPECT_EQ(stored.size(), 10'000u);
 }
+
+// ---- The hand-off (issue 35, hand_off_head in lib/take.lua) ----
+
+// The release takes the lock for the head that asked for it, as the head's own acquire would:
+// its token in the key for the claim window, the next fence, its holder info, the queue left;
+// and its wake-up carries the fence. The next waiter is told to look again.
+TEST_F(Lock, AReleaseHandsTheFreeLockToTheHeadThatAskedForIt) {
+    std::string h = new_token(), first = new_token(), second = new_token();
+    AcquireResult held = node.acquire(keys, h, milliseconds(30000));
+    ASSERT_TRUE(held.acquired);
+    LockNode waiter{conn};
+    waiter.set_hand_off(milliseconds(2000));
+    HolderInfo info;
+    info.host = "waiter-host";
+    info.pid = 4242;
+    ASSERT_FALSE(waiter.acquire(keys, first, milliseconds(30000), &info, Queueing::wait).acquired);
+    ASSERT_FALSE(waiter.acquire(keys, second, milliseconds(30000), &info, Queueing::wait).acquired);
+    ASSERT_EQ(node.release(keys, h), ReleaseResult::released);
+
+    EXPECT_EQ(raw({"GET", keys.key}), first);
+    long long pttl = std::stoll(raw({"PTTL", keys.key}));
+    EXPECT_GT(pttl, 1000);
+    EXPECT_LE(pttl, 2000);
+    long long fence = std::stoll(raw({"GET", keys.fence}));
+    EXPECT_GT(fence, held.fence);
+    EXPECT_EQ(raw({"LLEN", keys.wake_key(first)}), "1");
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(first), "0"}), "handoff:" + std::to_string(fence));
+    EXPECT_EQ(raw({"HGET", keys.info, "token"}), first);
+    EXPECT_EQ(raw({"HGET", keys.info, "host"}), "waiter-host");
+    EXPECT_EQ(raw({"HGET", keys.info, "ttl_ms"}), "30000");
+    EXPECT_EQ(raw({"LLEN", keys.wait}), "1");
+    EXPECT_EQ(raw({"LINDEX", keys.wait, "0"}), second);
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(first) + ":alive"}), "0");
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(first) + ":take"}), "0");
+    EXPECT_EQ(raw({"LLEN", keys.wake_key(second)}), "1");
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(second), "0"}), "1");
+    // The new holder confirms (or renews): its own token, the fence it was handed, the TTL.
+    AcquireResult mine = waiter.acquire(keys, first, milliseconds(30000), &info, Queueing::wait);
+    ASSERT_TRUE(mine.acquired);
+    EXPECT_EQ(mine.fence, fence);
+    EXPECT_GT(std::stoll(raw({"PTTL", keys.key})), 2000);
+}
+
+// A head that did not ask (an older waiter, --once-per, --min-replicas) is only woken, and a
+// fence counter that is gone (a restart without persistence) leaves the take to the head's own
+// acquire (the restart guard is its to apply).
+TEST_F(Lock, AReleaseOnlyWakesAHeadThatDidNotAskOrWhenTheCounterIsGone) {
+    for (bool asked : {false, true}) {
+        raw("FLUSHALL");
+        std::string h = new_token(), first = new_token();
+        ASSERT_TRUE(node.acquire(keys, h, milliseconds(30000)).acquired);
+        LockNode waiter{conn};
+        if (asked) waiter.set_hand_off(milliseconds(2000));
+        ASSERT_FALSE(
+            waiter.acquire(keys, first, milliseconds(30000), nullptr, Queueing::wait).acquired);
+        if (asked) raw({"DEL", keys.fence});
+        ASSERT_EQ(node.release(keys, h), ReleaseResult::released);
+        EXPECT_EQ(raw({"EXISTS", keys.key}), "0");
+        EXPECT_EQ(raw({"LLEN", keys.wake_key(first)}), "1");
+        EXPECT_EQ(raw({"LINDEX", keys.wake_key(first), "0"}), "1");
+        EXPECT_EQ(raw({"LINDEX", keys.wait, "0"}), first);
+    }
+}
+
+// A busy reply to a waiter that asks for the hand-off empties its wake-up list: a hand-off left
+// there (its claim lapsed and the lock went on) must not be taken for a fresh one (waiter.cpp
+// counts the lease from this reply).
+TEST_F(Lock, ABusyReplyToAHandOffWaiterDropsAStaleWakeUp) {
+    std::string h = new_token(), w = new_token();
+    ASSERT_TRUE(node.acquire(keys, h, milliseconds(30000)).acquired);
+    raw({"RPUSH", keys.wake_key(w), "handoff:12345"});
+    LockNode waiter{conn};
+    waiter.set_hand_off(milliseconds(2000));
+    ASSERT_FALSE(waiter.acquire(keys, w, milliseconds(30000), nullptr, Queueing::wait).acquired);
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(w)}), "0");
+}

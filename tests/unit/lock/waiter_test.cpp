@@ -215,6 +215,12 @@ class ScriptedLock final : public WaitTarget {
     // woken, or is presumed alive) until then: busy, with no key and no holder info.
     Deadline reserved_until{};
     int key_looks = 0;  // key_exists() calls
+    // A release that hands the lock over (lib/take.lua): the wake-up at `released` carries the
+    // lock taken for us for `claim`, with fence `handed`; `paused_for` after the wake-up the
+    // waiter's thread resumes (a SIGSTOP between the BLPOP's answer and what the waiter does).
+    Millis claim{0};
+    long long handed = 0;
+    Millis paused_for{0};
 
     std::vector<Deadline> attempts;                   // when each attempt came in
     std::vector<std::pair<Deadline, Millis>> blocks;  // when each block began, and for how long
@@ -263,7 +269,11 @@ class ScriptedLock final : public WaitTarget {
                 pthread_kill(pthread_self(), SIGTERM);
                 continue;
             }
-            if (t >= wake) return Blocked::woken;
+            if (t >= wake) {
+                if (claim == Millis(0)) return Blocked::woken;
+                if (paused_for > Millis(0)) clock_.advance(paused_for);
+                return Blocked::handed;
+            }
             if (away(t)) throw RedisUnavailable("connection reset (scripted outage)");
             if (t >= until) return Blocked::timed_out;
         }
@@ -285,6 +295,8 @@ class ScriptedLock final : public WaitTarget {
     void release() override { releases.push_back(clock_.now()); }
     int permits() const override { return permits_n; }
     bool shared() const override { return false; }
+    Millis claim_window() const override { return claim; }
+    long long handed_fence() const override { return handed; }
 
   private:
     bool away(Deadline t) const { return t >= outage_from && t < outage_to; }
@@ -455,6 +467,85 @@ TEST_F(VirtualWaiter, ProgressIsReportedOnceASecondWhileBlocked) {
     EXPECT_EQ(r.lease_start, at(3'501));
     EXPECT_EQ(waited, (std::vector<Millis>{milliseconds(0), milliseconds(1'000),
                                            milliseconds(2'000), milliseconds(3'000)}));
+}
+
+// ---- The hand-off in one round trip (issue 35): a release takes the lock for the head ----
+
+// The wake-up carries the lock: the command starts on it, with no acquire after it. The lease
+// counts from the busy acquire (which emptied the wake-up list: the release ran after it), for
+// the claim window, until the first renewal.
+TEST_F(VirtualWaiter, AHandOffReceivedWithinTheBoundStartsWithoutAnotherAttempt) {
+    lock.expires = at(30'000);
+    lock.released = at(1'234);
+    lock.claim = milliseconds(5'000);
+    lock.handed = 42;
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, 42);
+    EXPECT_EQ(lock.attempts.size(), 1u);
+    EXPECT_EQ(r.lease_start, at(0));
+    EXPECT_EQ(r.lease, milliseconds(5'000));
+    EXPECT_TRUE(lock.abandons.empty());
+}
+
+// Handed over when less than half the claim window (less the drift margin) is left of what the
+// waiter can prove: it confirms with an acquire, which finds its token, and its lease is that
+// acquire's, for the TTL.
+TEST_F(VirtualWaiter, AHandOffReceivedAfterTheBoundIsConfirmedByAnAcquire) {
+    lock.expires = at(30'000);
+    lock.released = at(2'500);
+    lock.claim = milliseconds(5'000);
+    lock.handed = 42;
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(lock.attempts.size(), 2u);
+    EXPECT_NE(r.last.fence, 42);
+    EXPECT_EQ(r.lease_start, at(2'500));
+    EXPECT_EQ(r.lease, milliseconds(0));
+}
+
+// A waiter paused (SIGSTOP) after the wake-up arrived, past the claim window: someone else may
+// hold the lock by now. It never starts on the hand-off; it asks again.
+TEST_F(VirtualWaiter, AWaiterPausedPastTheClaimWindowDoesNotStartOnTheHandOff) {
+    lock.expires = at(30'000);
+    lock.released = at(100);
+    lock.claim = milliseconds(5'000);
+    lock.handed = 42;
+    lock.paused_for = milliseconds(6'000);
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_EQ(lock.attempts.size(), 2u);
+    EXPECT_EQ(lock.attempts[1], at(6'100));
+    EXPECT_NE(r.last.fence, 42);
+    EXPECT_EQ(r.lease, milliseconds(0));
+}
+
+// A block that timed out showed the wake-up list empty when it was sent: the bound counts from
+// the last such block (the watched wait's one-second slices: the one sent at 5s timed out, the
+// one sent at 6s got the hand-off, which may have been pushed just before it was sent), not from
+// the acquire before them, so that a hand-off after a long wait still starts at once.
+TEST_F(VirtualWaiter, ABlockThatTimedOutMovesTheBoundOfTheHandOff) {
+    lock.expires = at(30'000);
+    lock.released = at(6'500);
+    lock.claim = milliseconds(5'000);
+    lock.handed = 42;
+    WaitResult r = wait_for(milliseconds(20'000), [](const WaitProgress&) {});
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, 42);
+    EXPECT_EQ(lock.attempts.size(), 1u);
+    EXPECT_EQ(r.lease_start, at(5'000));
+    EXPECT_EQ(r.lease, milliseconds(5'000));
+}
+
+// A plain wake-up ('1': a release of an older version, or a waiter that asked for no hand-off)
+// is followed by an acquire, as before.
+TEST_F(VirtualWaiter, APlainWakeUpIsFollowedByAnAcquire) {
+    lock.expires = at(30'000);
+    lock.released = at(1'234);
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(lock.attempts.size(), 2u);
+    EXPECT_EQ(r.lease_start, at(1'234));
+    EXPECT_EQ(r.lease, milliseconds(0));
 }
 
 // ---- A foreign holder (an application's SET NX PX, released by its own DEL) ----

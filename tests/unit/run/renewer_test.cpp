@@ -77,6 +77,31 @@ TEST(Renewer, RenewsEveryIntervalFromTheLastSendUntilStopped) {
     EXPECT_FALSE(readable(renewer.event_fd()));
 }
 
+// A lock a release handed over (waiter.hpp): the lease from its start is the claim window, not
+// the TTL, until the first renewal, which is due a quarter of the claim in (before `every`);
+// from then on the TTL, every `every`.
+TEST(Renewer, AHandedOverLeaseIsTheClaimWindowUntilAnEarlyFirstRenewal) {
+    fake::Clock clock(0);
+    fake::Backend lock;
+    lock.set_clock(clock);
+    Millis ttl(30'000), every(10'000), claim(5'000);
+    Deadline start = clock.now();
+    Renewer renewer(lock, lock.keys(), token, ttl, every, start, clock, claim);
+    EXPECT_EQ(renewer.valid_until(), lock.lease_end(start, claim));
+    EXPECT_EQ(renewer.first_renewal(), start + claim / 4);
+    EXPECT_FALSE(renewer.renewed());
+    renewer.start();
+    ASSERT_TRUE(eventually([&] { return answered_renewals(lock) >= 2; }));
+    renewer.stop();
+    std::vector<Call> renews = lock.calls(Call::Kind::renew);
+    ASSERT_GE(renews.size(), 2u);
+    EXPECT_EQ(renews[0].at, start + claim / 4);
+    EXPECT_EQ(renews[0].ttl, ttl);
+    EXPECT_EQ(renews[1].at - renews[0].at, every);
+    EXPECT_TRUE(renewer.renewed());
+    EXPECT_EQ(renewer.valid_until(), lock.lease_end(renews[answered_renewals(lock) - 1].at, ttl));
+}
+
 TEST(Renewer, NotOwnerIsReportedAsAnEventAndEndsTheRenewals) {
     fake::Clock clock(0);
     fake::Backend lock;

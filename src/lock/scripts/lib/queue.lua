@@ -76,7 +76,9 @@ local function restart_guard_left(guard_ms)
 end
 
 -- A waiter is its token in the queue plus prefix .. token .. ':alive' (it is still waiting)
--- and prefix .. token (its wake-up list); the prefix carries the lock's hash tag.
+-- and prefix .. token (its wake-up list); the prefix carries the lock's hash tag. A plain
+-- single-node waiter that accepts a hand-off (lib/take.lua) also keeps prefix .. token ..
+-- ':take', its acquire's arguments, with the same expiry as its ':alive'.
 -- The queue is a list in arrival order on one node, or, for a quorum's waiters, a sorted set
 -- scored by each waiter's ticket (the time it began waiting, by its host's clock): every node
 -- then orders the same waiters the same way, whenever each of them reached it (quorum.cpp,
@@ -154,7 +156,8 @@ local function queue_leave_or_keep(queue, prefix, token, ticket, mark, alive_ms)
     redis.call('DEL', prefix .. token)
   else
     queue_remove(queue, token)
-    redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
+    redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who',
+               prefix .. token .. ':take')
   end
 end
 
@@ -214,9 +217,11 @@ end
 -- Ends `token`'s hold on lock `key`, never touching someone else's: compare-and-delete (or with
 -- keep_ms > 0 shorten it to that, --min-hold, by Redis's clock), then wake the longest-waiting
 -- run. One function, so that release.lua and ledger.lua (which releases after recording a run)
--- give the same guarantee. Returns 1 released (or shortened), 0 already gone, -1 held by
--- another token (left untouched).
-local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
+-- give the same guarantee. `hand_on(queue, prefix, linger_ms)`, when given, is what a real
+-- delete calls instead of wake_head (hand_off_head, lib/take.lua: the free lock handed to the
+-- head). Returns 1 released (or shortened), 0 already gone, -1 held by another token (left
+-- untouched).
+local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix, hand_on)
   local kind = redis.call('TYPE', key).ok
   if kind ~= 'string' or redis.call('GET', key) ~= token then
     -- The key is no longer ours: it was lost (a restart without persistence, a failover to a
@@ -226,7 +231,8 @@ local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
     -- wake the new head: it blocked for as long as that mark had left, and must look again (at
     -- a free lock, or at a holder whose TTL is shorter).
     if queue_remove(queue, token) > 0 then
-      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who')
+      redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who',
+                 prefix .. token .. ':take')
       wake_head(queue, prefix, linger_ms)
     end
     -- Our holder record, when it outlived the lease (lib/abandoned.lua), goes too: this run did
@@ -242,6 +248,10 @@ local function release_lock(key, info, queue, token, keep_ms, linger_ms, prefix)
   end
   redis.call('DEL', key, info)
   -- The waiters are woken only by a real delete.
-  wake_head(queue, prefix, linger_ms)
+  if hand_on then
+    hand_on(queue, prefix, linger_ms)
+  else
+    wake_head(queue, prefix, linger_ms)
+  end
   return 1
 end
