@@ -4,7 +4,6 @@
 #include <poll.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "lock/backend.hpp"
 #include "lock/node/acquire_retry.hpp"
@@ -15,6 +14,7 @@
 #include "util/duration.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -56,13 +56,9 @@ class NodeTarget final : public WaitTarget {
             std::optional<std::string_view> pushed =
                 reply.size() == 2 ? reply[1].string() : std::nullopt;
             if (node_.hand_off_claim() && pushed && pushed->starts_with("handoff:")) {
-                long long fence = 0;
-                std::string_view digits = pushed->substr(8);
-                auto [end, ec] =
-                    std::from_chars(digits.data(), digits.data() + digits.size(), fence);
-                if (ec == std::errc() && end == digits.data() + digits.size() && fence > 0 &&
-                    fence < fence_limit) {
-                    handed_fence_ = fence;
+                // A fence out of range is no hand-off we can use: the acquire confirms instead.
+                if (auto fence = parse_integer(pushed->substr(8), 1, fence_limit - 1)) {
+                    handed_fence_ = *fence;
                     return Blocked::handed;
                 }
             }
