@@ -26,13 +26,8 @@ end
 -- still written in this same atomic step: no one else can take the lock in between.
 local released = 2
 if ARGV[9] ~= '' then
-  local hand_on = nil
-  if KEYS[6] then
-    hand_on = function(queue, prefix, linger_ms)
-      hand_off_head(KEYS[1], KEYS[6], KEYS[4], KEYS[2], queue, prefix, linger_ms)
-    end
-  end
-  released = release_lock(KEYS[1], KEYS[4], KEYS[5], token, ARGV[9], ARGV[10], ARGV[11], hand_on)
+  released = release_lock(KEYS[1], KEYS[4], KEYS[5], token, ARGV[9], ARGV[10], ARGV[11],
+                          hand_on_with(KEYS[1], KEYS[6], KEYS[4], KEYS[2]))
 end
 
 local marked, problem = record_run(KEYS[2], KEYS[3], now, token ~= '', held, 2, 12)

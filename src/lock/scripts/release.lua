@@ -6,10 +6,5 @@
 -- (--min-hold, enforced by Redis's clock); ARGV[3] how long an unclaimed wake-up may linger (ms);
 -- ARGV[4] the prefix of the waiters' keys (see lib/queue.lua).
 -- Returns 1 released (or shortened), 0 already gone, -1 held by another token (left untouched).
-local hand_on = nil
-if KEYS[5] then
-  hand_on = function(queue, prefix, linger_ms)
-    hand_off_head(KEYS[1], KEYS[4], KEYS[2], KEYS[5], queue, prefix, linger_ms)
-  end
-end
-return release_lock(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], hand_on)
+return release_lock(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
+                    hand_on_with(KEYS[1], KEYS[4], KEYS[2], KEYS[5]))

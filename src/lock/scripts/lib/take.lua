@@ -94,3 +94,12 @@ local function hand_off_head(key, fence_key, info, ledger, queue, prefix, linger
   end
   wake_head(queue, prefix, linger_ms)
 end
+
+-- What a release passes release_lock to wake the queue with: the hand-off above, or nil (a plain
+-- wake-up) when its caller gave no fence counter or ledger key (a caller of an older version).
+local function hand_on_with(key, fence_key, info, ledger)
+  if not fence_key or not ledger then return nil end
+  return function(queue, prefix, linger_ms)
+    hand_off_head(key, fence_key, info, ledger, queue, prefix, linger_ms)
+  end
+end
