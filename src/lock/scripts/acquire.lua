@@ -113,6 +113,10 @@ if mine and fence_kind ~= 'none' then
       and redis.call('HEXISTS', KEYS[3], 'ledger') == 0 then
     redis.call('PEXPIRE', KEYS[3], ARGV[2])
   end
+  -- A waiter's wake-up list: a hand-off (lib/take.lua) may have left its wake-up there before
+  -- this attempt (a re-send after a lost reply, a late wake-up's confirm) found the lock ours,
+  -- and no BLPOP will take it now.
+  if waits then redis.call('DEL', prefix .. token) end
   -- The counter as the string GET gave: Lua's numbers are doubles, exact only below 2^53.
   -- (With --once-per the slot was checked by that attempt, and none can have been completed
   -- since: completing one takes the lock, and ours has stood ever since.)

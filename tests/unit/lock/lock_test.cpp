@@ -1198,6 +1198,9 @@ TEST_F(Lock, AReleaseHandsTheFreeLockToTheHeadThatAskedForIt) {
     ASSERT_TRUE(mine.acquired);
     EXPECT_EQ(mine.fence, fence);
     EXPECT_GT(std::stoll(raw({"PTTL", keys.key})), 2000);
+    // The hand-off's wake-up, which this acquire came before (a re-sent acquire, a confirm),
+    // goes with it rather than linger (ambiguous.bats found it left behind in a clean-clone CI).
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(first)}), "0");
 }
 
 // A head that did not ask (an older waiter, --once-per, --min-replicas) is only woken, and a
