@@ -56,9 +56,6 @@ AcquireAttempt QuorumTarget::attempt(Queueing, bool& reached) {
         throw_unreachable();
     AcquireAttempt out;
     out.sent = last_.started;  // the validity counts from when the attempt began
-    out.result.acquired = last_.acquired;
-    out.result.fence = last_.fence;
-    out.result.slot_done = last_.slot_done;
     if (!last_.acquired) {
         // What the status line and the loop's bounds read: a node's busy reply, else the
         // restart guard's longest hold-back, else (votes split, no node named a holder) a
@@ -66,9 +63,10 @@ AcquireAttempt QuorumTarget::attempt(Queueing, bool& reached) {
         AcquireResult between;
         between.holder_pttl = -2;
         out.result = last_.busy ? *last_.busy : last_.held_back_longest.value_or(between);
-        out.result.acquired = false;
-        out.result.slot_done = last_.slot_done;
     }
+    out.result.acquired = last_.acquired;
+    out.result.fence = last_.fence;
+    out.result.slot_done = last_.slot_done;
     // A split is not a busy lock: the nodes had permits free, so even a run that does not
     // wait tries a few more times (asking for the permit most nodes had free) before it
     // says the permits are taken; short, jittered pauses, so that two runs that split each

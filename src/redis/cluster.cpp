@@ -179,6 +179,15 @@ NodeAddress ClusterRouter::any_master(Deadline deadline) {
     return masters_.front();
 }
 
+// Named once a node has answered a command on the lock key's slot without a redirect: that node
+// holds the lock, not the seed or the owner an old map named.
+void ClusterRouter::report_home(unsigned slot, const NodeAddress& served_by, bool asked) {
+    if (slot != home_slot_ || home_reported_) return;
+    home_reported_ = true;
+    log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}{}", printable(home_key_),
+                 slot, served_by.describe(), asked ? " (migrating there)" : "");
+}
+
 void ClusterRouter::pause_for(Millis pause) const {
     pollfd p{cancel_fd_, POLLIN, 0};
     Deadline until = BootClock::now() + pause;
@@ -265,14 +274,7 @@ Reply ClusterRouter::command(const std::vector<std::string>& argv, Deadline dead
             continue;
         }
         if (error.starts_with("CLUSTERDOWN")) stale_ = true;
-        // Named once the node has answered without a redirect: that node holds the lock, not
-        // the seed or the owner an old map named.
-        if (slot && slot == home_slot_ && !home_reported_ && error.empty()) {
-            home_reported_ = true;
-            log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}{}",
-                         printable(home_key_), *slot, target.describe(),
-                         asked ? " (migrating there)" : "");
-        }
+        if (slot && error.empty()) report_home(*slot, target, asked);
         return reply;
     }
 }
@@ -340,11 +342,7 @@ Reply ClusterRouter::first_command(const std::vector<std::string>& argv, Deadlin
     }
     std::string_view error = error_text(*replies[0]);
     if (parse_redirect(error) || error.starts_with("TRYAGAIN")) return command(argv, deadline);
-    if (hash_slot(*key) == home_slot_ && !home_reported_ && error.empty()) {
-        home_reported_ = true;
-        log::verbose("Redis Cluster: lock key '{}' is in slot {}, served by {}",
-                     printable(home_key_), hash_slot(*key), seed.describe());
-    }
+    if (error.empty()) report_home(hash_slot(*key), seed, false);
     return std::move(replies[0]);
 }
 

@@ -75,6 +75,8 @@ class ClusterRouter {
     void adopt(const Reply& reply, const NodeAddress& address);
     void learn(unsigned slot, const NodeAddress& master);
     Reply send_asking(Connection& node, const std::vector<std::string>& argv, Deadline deadline);
+    // -v names the lock's slot and the node that serves it, once.
+    void report_home(unsigned slot, const NodeAddress& served_by, bool asked);
     // Waits `pause` unless cancelled (throws Cancelled).
     void pause_for(Millis pause) const;
 
