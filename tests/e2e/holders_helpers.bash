@@ -7,13 +7,15 @@ starts_at_least() { [ "$(starts_in "$1")" -ge "$2" ]; }
 
 # crowd ROUNDS SECONDS MODE NAME [OPTIONS...]: in the background, ROUNDS runs in a row of
 # `redlock-run OPTIONS NAME -- permit_probe.py hold $BATS_TEST_TMPDIR/log SECONDS [MODE]` (MODE
-# '-' for none); a run that fails is noted in $BATS_TEST_TMPDIR/failed. Adds its pid to PIDS.
+# '-' for none); a run that fails is noted in $BATS_TEST_TMPDIR/failed. Adds its pid to PIDS. The
+# runs' stderr goes to the file CROWD_ERR names, when set (appended).
 crowd() {
     local rounds=$1 seconds=$2 mode=$3 name=$4 round
     shift 4
     [ "$mode" != - ] || mode=
     (for round in $(seq "$rounds"); do
-        "$RL" "$@" "$name" -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" "$seconds" $mode ||
+        "$RL" "$@" "$name" -- "$PROBE" hold "$BATS_TEST_TMPDIR/log" "$seconds" $mode \
+            2>>"${CROWD_ERR:-/dev/stderr}" ||
             echo "a run of $* $name${mode:+ ($mode)} failed: $?" >>"$BATS_TEST_TMPDIR/failed"
     done) &
     PIDS+=($!)

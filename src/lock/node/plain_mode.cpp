@@ -40,15 +40,15 @@ class PlainMode final : public LockMode {
                           const SetupGiveBack* give_back) override {
         const std::optional<OncePer>& once = settings.once;
         std::vector<std::string> args{
-            token, std::to_string(ttl.count()),
-            // (--once-per never: its slot is judged by the taker's own acquire.)
-            queueing == Queueing::wait && ticket == 0 && settings.hand_off_claim && !once
-                ? fmt::format("handoff:{}", settings.hand_off_claim->count())
-                : queue_arg(queueing, ticket),
-            keys.wake, std::to_string(alive_grace(conn).count()),
+            token,
+            std::to_string(ttl.count()),
+            queue_arg(settings, queueing, ticket),
+            keys.wake,
+            std::to_string(alive_grace(conn).count()),
             std::to_string(no_ttl_recheck.count()),
             once ? fmt::format("{}:{}", once->period.count(), once->offset.count()) : std::string(),
-            settings.busy_holder ? "1" : "", settings.restart_guard_arg(ttl)};
+            settings.busy_holder ? "1" : "",
+            settings.restart_guard_arg(ttl)};
         if (info) {
             auto fields = info->own_fields();
             args.insert(args.end(), fields.begin(), fields.end());

@@ -20,6 +20,7 @@
 #include "../fake_clock.hpp"
 #include "lock/node/holder.hpp"
 #include "lock/node/keys.hpp"
+#include "lock/node/permits.hpp"
 #include "lock/node/token.hpp"
 #include "redis_server.hpp"
 #include "util/errors.hpp"
@@ -59,6 +60,18 @@ class Waiter : public unit::RedisServerTest {
     }
 
     long long queued() { return std::stoll(raw({"LLEN", keys.wait})); }
+
+    // A --permits 2 waiter that asks for hand-offs with claim window `claim`, as wait_in_thread.
+    std::future<WaitResult> permits_waiter(const std::string& token, Millis claim) {
+        return std::async(std::launch::async, [=, this] {
+            Connection c(endpoint(), Timeouts{});
+            LockNode n(c, 2);
+            n.set_restart_guard(Millis(0));
+            n.set_hand_off(claim);
+            return acquire_waiting(n, keys, token, milliseconds(30000), nullptr,
+                                   milliseconds(20000), signals);
+        });
+    }
 };
 
 }  // namespace
@@ -190,6 +203,60 @@ TEST_F(Waiter, AWaiterHeldBackByTheRestartGuardReportsItUntilItTakesTheLock) {
     EXPECT_EQ(not_held_back.load(), 0);
 }
 
+// ---- Permits (issue 35): a release hands the freed permit to the head waiter ----
+
+// The waiter starts on the wake-up, with no acquire after it: the permit the release freed, a
+// fence above the holders', the permit key set for the claim window until its first renewal.
+// (A claim of a minute: the waiter starts on it while half is left, however slow the machine.)
+TEST_F(Waiter, APermitReleaseHandsThatPermitToTheHeadWaiter) {
+    LockNode a(conn, 2), b(conn, 2);
+    std::string ta = new_token(), tb = new_token(), w = new_token();
+    AcquireResult ha = a.acquire(keys, ta, milliseconds(30000));
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000));
+    ASSERT_TRUE(ha.acquired && hb.acquired);
+    auto waiter = permits_waiter(w, milliseconds(60000));
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
+    EXPECT_EQ(b.release(keys, tb), ReleaseResult::released);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.permit, hb.permit);
+    EXPECT_EQ(r.lease, milliseconds(60000));  // the hand-off's claim: no acquire's reply
+    EXPECT_GT(r.last.fence, hb.fence);
+    EXPECT_GT(r.last.fence, ha.fence);
+    std::string permit = permit_key_prefix(keys) + std::to_string(hb.permit);
+    EXPECT_EQ(raw({"GET", permit}), w);
+    EXPECT_EQ(raw({"GET", permit + ":fence"}), std::to_string(r.last.fence));
+    EXPECT_LE(std::stoll(raw({"PTTL", permit})), 60000);
+    EXPECT_EQ(queued(), 0);
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(w) + ":take"}), "0");
+}
+
+// A wake-up that names a permit out of range is no hand-off: the waiter acquires, and holds
+// what the server gave it, never the fence or the permit of the payload.
+TEST_F(Waiter, AHandOffNamingAPermitOutOfRangeIsNotTrusted) {
+    LockNode a(conn, 2), b(conn, 2);
+    std::string ta = new_token(), tb = new_token(), w = new_token();
+    ASSERT_TRUE(a.acquire(keys, ta, milliseconds(30000)).acquired);
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000));
+    ASSERT_TRUE(hb.acquired);
+    auto waiter = permits_waiter(w, milliseconds(60000));
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
+    raw({"RPUSH", keys.wake_key(w), "handoff:99:3"});
+    // Taken by the waiter (which then looks again, and queues again: both permits are held).
+    ASSERT_TRUE(eventually(
+        [&] {
+            return raw({"EXISTS", keys.wake_key(w)}) == "0";
+        },
+        milliseconds(10000)));
+    EXPECT_EQ(b.release(keys, tb), ReleaseResult::released);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_NE(r.last.fence, 99);
+    EXPECT_GT(r.last.fence, hb.fence);
+    EXPECT_EQ(r.last.permit, hb.permit);
+    EXPECT_EQ(raw({"GET", permit_key_prefix(keys) + std::to_string(hb.permit)}), w);
+}
+
 // ---- On virtual time ----
 
 namespace {
@@ -220,6 +287,7 @@ class ScriptedLock final : public WaitTarget {
     // waiter's thread resumes (a SIGSTOP between the BLPOP's answer and what the waiter does).
     Millis claim{0};
     long long handed = 0;
+    int handed_permit_n = 1;  // the permit a permits lock's hand-off names
     Millis paused_for{0};
 
     std::vector<Deadline> attempts;                   // when each attempt came in
@@ -297,6 +365,7 @@ class ScriptedLock final : public WaitTarget {
     bool shared() const override { return false; }
     Millis claim_window() const override { return claim; }
     long long handed_fence() const override { return handed; }
+    int handed_permit() const override { return handed_permit_n; }
 
   private:
     bool away(Deadline t) const { return t >= outage_from && t < outage_to; }
@@ -546,6 +615,57 @@ TEST_F(VirtualWaiter, APlainWakeUpIsFollowedByAnAcquire) {
     EXPECT_EQ(lock.attempts.size(), 2u);
     EXPECT_EQ(r.lease_start, at(1'234));
     EXPECT_EQ(r.lease, milliseconds(0));
+}
+
+// A permits lock's hand-off names the permit: the run renews, releases and reports that one.
+TEST_F(VirtualWaiter, APermitHandedOverIsThePermitTheRunHolds) {
+    lock.permits_n = 3;
+    lock.expires = at(30'000);
+    lock.released = at(1'234);
+    lock.claim = milliseconds(5'000);
+    lock.handed = 42;
+    lock.handed_permit_n = 2;
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, 42);
+    EXPECT_EQ(r.last.permit, 2);
+    EXPECT_EQ(lock.attempts.size(), 1u);
+    EXPECT_EQ(r.lease, milliseconds(5'000));
+}
+
+// ---- The wake-up's payload (parse_hand_off): from the server, so range-checked ----
+
+TEST(ParseHandOff, APlainHandOffCarriesTheFence) {
+    std::optional<HandOff> h = parse_hand_off("handoff:1796575255101428", 1);
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->fence, 1796575255101428);
+    EXPECT_EQ(h->permit, 1);
+}
+
+TEST(ParseHandOff, APermitsHandOffCarriesTheFenceAndThePermit) {
+    std::optional<HandOff> h = parse_hand_off("handoff:42:3", 3);
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->fence, 42);
+    EXPECT_EQ(h->permit, 3);
+}
+
+// Anything else is a plain wake-up: the waiter confirms with an acquire, trusting nothing in it.
+TEST(ParseHandOff, AnythingOutOfShapeOrRangeIsNoHandOff) {
+    for (std::string_view bad :
+         {"1", "", "handoff:", "handoff:0", "handoff:-5", "handoff:+5", "handoff:42 ",
+          "handoff:4611686018427387904",                   // 2^62, the fence limit
+          "handoff:99999999999999999999", "handoff:42:1",  // a permit, for a plain lock
+          "handoff:0x2a", "HANDOFF:42"}) {
+        EXPECT_FALSE(parse_hand_off(bad, 1)) << bad;
+    }
+    for (std::string_view bad :
+         {"handoff:42",  // no permit, for a permits lock
+          "handoff:42:0", "handoff:42:4", "handoff:42:-1", "handoff:42:2x", "handoff::2",
+          "handoff:0:2", "handoff:42:2:1", "handoff:42:", "handoff:4611686018427387904:2",
+          "handoff:42:99999999999999999999"}) {
+        EXPECT_FALSE(parse_hand_off(bad, 3)) << bad;
+    }
+    EXPECT_TRUE(parse_hand_off("handoff:4611686018427387903", 1));
 }
 
 // ---- A foreign holder (an application's SET NX PX, released by its own DEL) ----

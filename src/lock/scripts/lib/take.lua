@@ -68,9 +68,8 @@ end
 local function hand_off_head(key, fence_key, info, ledger, queue, prefix, linger_ms)
   local head = live_head(queue, prefix)
   if not head then return end
-  local args = redis.pcall('LRANGE', prefix .. head .. ':take', 0, -1)
-  if type(args) == 'table' and not args.err and #args >= 2 and string.match(args[1], '^%d+$')
-      and string.match(args[2], '^%d+$') and tonumber(args[2]) > 0 then
+  local args = take_args(prefix, head)
+  if args then
     local kind = check_fence_counter(fence_key)
     if kind == 'string' then
       local t = redis.call('TIME')
