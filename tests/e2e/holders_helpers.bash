@@ -56,3 +56,29 @@ writer_through_readers() {
     assert_success
     [ "$(grep -c '^start .* X ' "$log")" = 1 ]
 }
+
+# probe_run TAG MODE OPTIONS... NAME: a background `redlock-run --wait 60s OPTIONS NAME` whose
+# command is permit_probe.py (logging to $BATS_TEST_TMPDIR/log with MODE, '-' for none; work:
+# until the file $GATE exists when GATE is set, else 0.05s), its stderr in
+# $BATS_TEST_TMPDIR/TAG.err; its pid in REPLY and in PIDS, and the pid of its command, once it
+# runs, in $BATS_TEST_TMPDIR/TAG.pid.
+probe_run() {
+    local tag=$1 mode=$2 work=${GATE:+until:$GATE}
+    shift 2
+    [ "$mode" != - ] || mode=
+    "$RL" --wait 60s "$@" -- sh -c 'echo $$ > "$0"; exec "$@"' \
+        "$BATS_TEST_TMPDIR/$tag.pid" "$PROBE" hold "$BATS_TEST_TMPDIR/log" "${work:-0.05}" $mode \
+        2>"$BATS_TEST_TMPDIR/$tag.err" &
+    REPLY=$!
+    PIDS+=($!)
+}
+# start_order TAG...: those of the tags whose commands have started, in the order they started.
+start_order() {
+    local tag pids=()
+    for tag in "$@"; do
+        [ -s "$BATS_TEST_TMPDIR/$tag.pid" ] && pids+=("$(cat "$BATS_TEST_TMPDIR/$tag.pid")=$tag")
+    done
+    awk -v map="${pids[*]}" '
+        BEGIN { n = split(map, m, " "); for (i = 1; i <= n; i++) { split(m[i], kv, "="); tag[kv[1]] = kv[2] } }
+        $1 == "start" && ($5 in tag) { printf "%s ", tag[$5] }' "$BATS_TEST_TMPDIR/log"
+}

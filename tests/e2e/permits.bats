@@ -259,27 +259,6 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
 
 # ---- The hand-off in one round trip (issue 35): a release hands the freed permit to the head ----
 
-# probe_run TAG OPTIONS... NAME: a background `redlock-run --permits 2 --wait 60s OPTIONS NAME`
-# whose command is permit_probe.py (logging to $BATS_TEST_TMPDIR/log; work: until the file $GATE
-# exists when GATE is set, else 0.05s), its stderr in $BATS_TEST_TMPDIR/TAG.err; its pid in REPLY
-# and in PIDS, and the pid of its command, once it runs, in $BATS_TEST_TMPDIR/TAG.pid.
-probe_run() {
-    local tag=$1 work=${GATE:+until:$GATE}
-    shift
-    "$RL" --permits 2 --wait 60s "$@" -- sh -c 'echo $$ > "$0"; exec "$@"' \
-        "$BATS_TEST_TMPDIR/$tag.pid" "$PROBE" hold "$BATS_TEST_TMPDIR/log" "${work:-0.05}" \
-        2>"$BATS_TEST_TMPDIR/$tag.err" &
-    REPLY=$!
-    PIDS+=($!)
-}
-# start_order TAG...: the tags whose commands have started, in the order they started.
-start_order() {
-    local tag pids=()
-    for tag in "$@"; do [ -s "$BATS_TEST_TMPDIR/$tag.pid" ] && pids+=("$(cat "$BATS_TEST_TMPDIR/$tag.pid")=$tag"); done
-    awk -v map="${pids[*]}" 'BEGIN { n = split(map, m, " "); for (i = 1; i <= n; i++) { split(m[i], kv, "="); tag[kv[1]] = kv[2] } }
-        $1 == "start" && ($5 in tag) { printf "%s ", tag[$5] }' "$BATS_TEST_TMPDIR/log"
-}
-
 @test "hand-offs among 10 contenders x 4 rounds with --permits 3: never more than 3 at once, never a permit twice, fences unique" {
     local i
     for i in $(seq 10); do
@@ -302,11 +281,11 @@ start_order() {
     # One permit held throughout; the other passes from waiter to waiter, one release at a time.
     gated fifo 2
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 1
-    GATE=$BATS_TEST_TMPDIR/go1 probe_run first fifo
+    GATE=$BATS_TEST_TMPDIR/go1 probe_run first - --permits 2 fifo
     wait_for 10 file_exists "$BATS_TEST_TMPDIR/first.pid"
     local i want="first "
     for i in 1 2 3 4 5; do
-        probe_run "w$i" -v fifo
+        probe_run "w$i" - --permits 2 -v fifo
         want+="w$i "
         wait_for 10 blocked_is "$i"
     done
@@ -331,10 +310,10 @@ start_order() {
     gated dead-head 2 --ttl 60s
     gated dead-head 2 --ttl 60s
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 2
-    probe_run head -t 60s dead-head
+    probe_run head - --permits 2 -t 60s dead-head
     local head=$REPLY
     wait_for 10 blocked_is 1
-    probe_run next -t 60s dead-head
+    probe_run next - --permits 2 -t 60s dead-head
     local next=$REPLY
     wait_for 10 blocked_is 2
     kill -9 "$head"
@@ -357,13 +336,13 @@ start_order() {
     # One permit held throughout; the other by a holder with a short TTL, released at go1.
     gated paused 2
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 1
-    GATE=$BATS_TEST_TMPDIR/go1 probe_run first -t 1s paused
+    GATE=$BATS_TEST_TMPDIR/go1 probe_run first - --permits 2 -t 1s paused
     wait_for 10 file_exists "$BATS_TEST_TMPDIR/first.pid"
-    probe_run head -v -t 2s paused
+    probe_run head - --permits 2 -v -t 2s paused
     local head=$REPLY
     wait_for 10 blocked_is 1
     # The second waiter holds until go2: the head, resumed, finds it running.
-    GATE=$BATS_TEST_TMPDIR/go2 probe_run next -t 2s paused
+    GATE=$BATS_TEST_TMPDIR/go2 probe_run next - --permits 2 -t 2s paused
     local next=$REPLY
     wait_for 10 blocked_is 2
     kill -STOP "$head"

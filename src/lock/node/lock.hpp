@@ -73,11 +73,10 @@ class LockNode {
     // A waiter that may start on a lock (or a permit) a release handed it (issue 35): its
     // queued acquires ask for the hand-off, with the key set for `claim` until its first renewal
     // (hand_off_head in lib/take.lua says why that is safe). nullopt (the default, and what the
-    // backends choose for --min-replicas and a quorum; never with --once-per or shared): woken
-    // only.
+    // backends choose for --min-replicas and a quorum; never with --once-per): woken only.
     void set_hand_off(std::optional<Millis> claim) { settings_.hand_off_claim = claim; }
     std::optional<Millis> hand_off_claim() const {
-        return settings_.once || shared() ? std::nullopt : settings_.hand_off_claim;
+        return settings_.once ? std::nullopt : settings_.hand_off_claim;
     }
     // A release handed us the lock (`permit`, for a permits lock): renewals and the release
     // follow it (waiter.cpp calls this on a 'handoff:' wake-up).

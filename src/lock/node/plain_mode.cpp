@@ -86,9 +86,12 @@ class PlainMode final : public LockMode {
 
     ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,
                           Millis keep) override {
-        // The fence counter and the ledger: the free lock may be handed to the queue's head.
+        // The fence counter and the ledger: the free lock may be handed to the queue's head;
+        // the shared holders and the open runs: to the readers at its head (lib/share.lua).
         Reply reply = scripts::release().run(
-            conn, {keys.key, keys.info, keys.wait, keys.fence, keys.ledger},
+            conn,
+            {keys.key, keys.info, keys.wait, keys.fence, keys.ledger, shared_holders_key(keys),
+             keys.open},
             {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
             conn.timeouts().command);
         return release_result(reply, keys.key);
@@ -100,9 +103,11 @@ class PlainMode final : public LockMode {
         // in keys of its own, which only its protocol's script knows).
         std::vector<std::string> release_args{std::to_string(keep.count()),
                                               std::to_string(wake_linger.count()), keys.wake};
-        Reply reply = scripts::ledger().run(
-            conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait, keys.fence},
-            ledger_script_args(token, record, release_args), conn.timeouts().command);
+        Reply reply = scripts::ledger().run(conn,
+                                            {keys.key, keys.ledger, keys.once, keys.info, keys.wait,
+                                             keys.fence, shared_holders_key(keys), keys.open},
+                                            ledger_script_args(token, record, release_args),
+                                            conn.timeouts().command);
         return finish_result(reply, keys.key, /*released=*/true);
     }
 

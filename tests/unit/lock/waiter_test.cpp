@@ -61,11 +61,13 @@ class Waiter : public unit::RedisServerTest {
 
     long long queued() { return std::stoll(raw({"LLEN", keys.wait})); }
 
-    // A --permits 2 waiter that asks for hand-offs with claim window `claim`, as wait_in_thread.
-    std::future<WaitResult> permits_waiter(const std::string& token, Millis claim) {
+    // A waiter (--permits `permits`, or --shared) that asks for hand-offs with claim window
+    // `claim`, as wait_in_thread.
+    std::future<WaitResult> permits_waiter(const std::string& token, Millis claim, int permits = 2,
+                                           bool shared = false) {
         return std::async(std::launch::async, [=, this] {
             Connection c(endpoint(), Timeouts{});
-            LockNode n(c, 2);
+            LockNode n(c, permits, shared);
             n.set_restart_guard(Millis(0));
             n.set_hand_off(claim);
             return acquire_waiting(n, keys, token, milliseconds(30000), nullptr,
@@ -255,6 +257,59 @@ TEST_F(Waiter, AHandOffNamingAPermitOutOfRangeIsNotTrusted) {
     EXPECT_GT(r.last.fence, hb.fence);
     EXPECT_EQ(r.last.permit, hb.permit);
     EXPECT_EQ(raw({"GET", permit_key_prefix(keys) + std::to_string(hb.permit)}), w);
+}
+
+// ---- Shared holders (issue 35): a release that frees the lock hands it to the queue's head ----
+
+// Readers queued behind a writer are handed the shared hold together when it releases, up to
+// the next writer (writer preference): that one is handed the lock when the last of them leaves,
+// and the reader behind it when it leaves, each fence above the last, none with an acquire after
+// its wake-up (a lease of the claim window). (A claim of a minute, as above.)
+TEST_F(Waiter, AFreedLockIsHandedToTheReadersAtTheHeadThenToTheWriterBehindThem) {
+    LockNode writer(conn), reader(conn, 1, true);
+    std::string h = new_token(), r1 = new_token(), r2 = new_token(), w = new_token(),
+                r3 = new_token();
+    AcquireResult held = writer.acquire(keys, h, milliseconds(30000));
+    ASSERT_TRUE(held.acquired);
+    const Millis claim(60000);
+    auto a = permits_waiter(r1, claim, 1, true);
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
+    auto b = permits_waiter(r2, claim, 1, true);
+    ASSERT_TRUE(eventually([&] { return queued() == 2; }, milliseconds(10000)));
+    auto c = permits_waiter(w, claim, 1, false);
+    ASSERT_TRUE(eventually([&] { return queued() == 3; }, milliseconds(10000)));
+    auto d = permits_waiter(r3, claim, 1, true);
+    ASSERT_TRUE(eventually([&] { return queued() == 4; }, milliseconds(10000)));
+
+    EXPECT_EQ(writer.release(keys, h), ReleaseResult::released);
+    WaitResult ra = a.get(), rb = b.get();
+    ASSERT_TRUE(ra.last.acquired && rb.last.acquired);
+    EXPECT_EQ(ra.lease, claim);
+    EXPECT_EQ(rb.lease, claim);
+    EXPECT_GT(ra.last.fence, held.fence);
+    EXPECT_GT(rb.last.fence, ra.last.fence);
+    EXPECT_EQ(raw({"GET", keys.key}), "redlock-shared");
+    // The writer and the reader behind it wait.
+    EXPECT_EQ(c.wait_for(milliseconds(300)), std::future_status::timeout);
+    EXPECT_EQ(queued(), 2);
+
+    EXPECT_EQ(reader.release(keys, r1), ReleaseResult::released);
+    EXPECT_EQ(c.wait_for(milliseconds(300)), std::future_status::timeout);
+    EXPECT_EQ(reader.release(keys, r2), ReleaseResult::released);
+    WaitResult rc = c.get();
+    ASSERT_TRUE(rc.last.acquired);
+    EXPECT_EQ(rc.lease, claim);
+    EXPECT_GT(rc.last.fence, rb.last.fence);
+    EXPECT_EQ(raw({"GET", keys.key}), w);
+    EXPECT_LE(std::stoll(raw({"PTTL", keys.key})), 60000);
+    EXPECT_EQ(d.wait_for(milliseconds(300)), std::future_status::timeout);
+
+    EXPECT_EQ(writer.release(keys, w), ReleaseResult::released);
+    WaitResult rd = d.get();
+    ASSERT_TRUE(rd.last.acquired);
+    EXPECT_EQ(rd.lease, claim);
+    EXPECT_GT(rd.last.fence, rc.last.fence);
+    EXPECT_EQ(queued(), 0);
 }
 
 // ---- On virtual time ----

@@ -146,8 +146,8 @@ end
 
 -- A waiter that accepts a hand-off (an acquire's 'handoff:C', lib/take.lua) keeps what a
 -- release needs to take the lock for it in prefix .. token .. ':take': its TTL (ms), its claim
--- window C (ms) and its holder-info field/value pairs (ARGV[from..]), for `px` ms (its ':alive'
--- mark's expiry). Written at each of its busy acquires, which also drop any hand-off already on
+-- window C (ms; 'shared:C' for a shared waiter, whose hold is another kind, lib/share.lua) and
+-- its holder-info field/value pairs (ARGV[from..]), for `px` ms (its ':alive' mark's expiry). Written at each of its busy acquires, which also drop any hand-off already on
 -- its wake-up list: one whose claim lapsed and whose lock went on to someone else. Whatever the
 -- waiter finds there from now on was pushed after this call, which the waiter's lease bound
 -- counts from (waiter.cpp). One function for every mode (acquire.lua, permits.lua, shared.lua).
@@ -160,14 +160,17 @@ end
 
 -- What waiter `token` left for a hand-off (take_note): {ttl, claim, field, value...}, or nil
 -- when it asked for none (a waiter of an older version, a quorum's, --once-per) or the list is
--- not one that take_note wrote.
-local function take_args(prefix, token)
+-- not one that take_note wrote for this kind of hold (`shared`: a shared hold; else the lock
+-- itself or a permit), so that a shared waiter is never handed the lock exclusive.
+local function take_args(prefix, token, shared)
   local args = redis.pcall('LRANGE', prefix .. token .. ':take', 0, -1)
-  if type(args) == 'table' and not args.err and #args >= 2 and string.match(args[1], '^%d+$')
-      and string.match(args[2], '^%d+$') and tonumber(args[2]) > 0 then
-    return args
+  if type(args) ~= 'table' or args.err or #args < 2 or not string.match(args[1], '^%d+$') then
+    return nil
   end
-  return nil
+  local claim = string.match(args[2], shared and '^shared:(%d+)$' or '^(%d+)$')
+  if not claim or tonumber(claim) <= 0 then return nil end
+  args[2] = claim
+  return args
 end
 
 -- A waiter that gives up leaves the queue (`ticket` nil); a quorum waiter whose attempt took no
