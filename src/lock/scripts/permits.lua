@@ -184,14 +184,8 @@ local function take_permit(n, i, token, px, ttl, now, kind, args, from)
   if left then record_abandoned(KEYS[4], left, left_size) end
   redis.call('DEL', info)
   if #args >= from then
-    local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'permit', i,
-                    'acquired_ms', now}
-    local marked = false
-    for k = from, #args do
-      fields[#fields + 1] = args[k]
-      if (k - from) % 2 == 0 and args[k] == 'ledger' then marked = true end
-    end
-    redis.call('HSET', info, unpack(fields))
+    local marked = write_record(info, {'token', token, 'fence', fence, 'ttl_ms', ttl,
+                                       'permit', i, 'acquired_ms', now}, args, from)
     -- A run with a ledger marks its record, which then outlives the permit until the run's end
     -- is recorded, and names it in the set of open runs, where the readers and the next run
     -- find it (lib/abandoned.lua). Instead of the PEXPIRE: no more commands than before.

@@ -173,6 +173,20 @@ local function take_args(prefix, token, shared)
   return args
 end
 
+-- Writes a holder's record `record` (a hash): `fields` (the taker's own: token, fence, ...) and
+-- then the holder-info field/value pairs args[from..]. Returns whether they mark the record for
+-- the ledger (a 'ledger' field: lib/abandoned.lua), which the caller then leaves without expiry.
+-- One function for the lock (take_lock), a permit (take_permit) and a shared hold (take_shared).
+local function write_record(record, fields, args, from)
+  local marked = false
+  for i = from, #args do
+    fields[#fields + 1] = args[i]
+    if (i - from) % 2 == 0 and args[i] == 'ledger' then marked = true end
+  end
+  redis.call('HSET', record, unpack(fields))
+  return marked
+end
+
 -- A waiter that gives up leaves the queue (`ticket` nil); a quorum waiter whose attempt took no
 -- majority steps back instead: it keeps its place at `ticket`, marked alive (`mark`: 'shared'
 -- for a --shared run, '1' otherwise) for `alive_ms`, so that no later waiter can take the node

@@ -40,13 +40,8 @@ local function take_shared(key, fence_key, holders, open, ledger, queue, prefix,
   local fence = next_fence(fence_key)
   local record = holders .. ':' .. token
   redis.call('DEL', record)
-  local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'acquired_ms', now}
-  local marked = false
-  for k = from, #args do
-    fields[#fields + 1] = args[k]
-    if (k - from) % 2 == 0 and args[k] == 'ledger' then marked = true end
-  end
-  redis.call('HSET', record, unpack(fields))
+  local marked = write_record(record, {'token', token, 'fence', fence, 'ttl_ms', ttl,
+                                       'acquired_ms', now}, args, from)
   -- A run with a ledger marks its record, which then outlives the hold until the run's end is
   -- recorded, and names it in the set of open runs (lib/open_runs.lua), instead of its PEXPIRE.
   if marked then redis.call('SADD', open, record) end

@@ -31,13 +31,8 @@ local function take_lock(key, fence_key, info, ledger, queue, prefix, token, px,
   -- Holder info from an earlier holder is stale now, whether or not this run records its own.
   redis.call('DEL', info)
   if #args >= from then
-    local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl_ms, 'acquired_ms', now}
-    local marked = false
-    for i = from, #args do
-      fields[#fields + 1] = args[i]
-      if (i - from) % 2 == 0 and args[i] == 'ledger' then marked = true end
-    end
-    redis.call('HSET', info, unpack(fields))
+    local marked = write_record(info, {'token', token, 'fence', fence, 'ttl_ms', ttl_ms,
+                                       'acquired_ms', now}, args, from)
     -- A run with a ledger marks its record, which then outlives the lease (lib/abandoned.lua):
     -- should the run and its watchdog die, it is what tells of the run. Its end takes it away.
     if not marked then redis.call('PEXPIRE', info, px) end
