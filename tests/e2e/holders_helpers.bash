@@ -66,9 +66,10 @@ probe_run() {
     local tag=$1 mode=$2 work=${GATE:+until:$GATE}
     shift 2
     [ "$mode" != - ] || mode=
+    # shellcheck disable=SC2016 # (expanded by that sh)
     "$RL" --wait 60s "$@" -- sh -c 'echo $$ > "$0"; exec "$@"' \
-        "$BATS_TEST_TMPDIR/$tag.pid" "$PROBE" hold "$BATS_TEST_TMPDIR/log" "${work:-0.05}" $mode \
-        2>"$BATS_TEST_TMPDIR/$tag.err" &
+        "$BATS_TEST_TMPDIR/$tag.pid" "$PROBE" hold "$BATS_TEST_TMPDIR/log" "${work:-0.05}" \
+        ${mode:+"$mode"} 2>"$BATS_TEST_TMPDIR/$tag.err" &
     REPLY=$!
     PIDS+=($!)
 }
@@ -79,6 +80,9 @@ start_order() {
         [ -s "$BATS_TEST_TMPDIR/$tag.pid" ] && pids+=("$(cat "$BATS_TEST_TMPDIR/$tag.pid")=$tag")
     done
     awk -v map="${pids[*]}" '
-        BEGIN { n = split(map, m, " "); for (i = 1; i <= n; i++) { split(m[i], kv, "="); tag[kv[1]] = kv[2] } }
+        BEGIN {
+            n = split(map, m, " ")
+            for (i = 1; i <= n; i++) { split(m[i], kv, "="); tag[kv[1]] = kv[2] }
+        }
         $1 == "start" && ($5 in tag) { printf "%s ", tag[$5] }' "$BATS_TEST_TMPDIR/log"
 }
