@@ -1270,6 +1270,30 @@ TEST_F(Lock, APermitReleaseHandsTheFreedPermitToTheWaiterItAdmits) {
     EXPECT_EQ(raw({"EXISTS", keys.wake_key(first)}), "0");
 }
 
+// A finish that hands its permit on settles its own record only: the waiter it handed the permit
+// to, a run with a ledger, stays named in the set of open runs (lib/open_runs.lua), which is
+// what tells of it should it die without a trace. (settle_record took the permit's record name
+// out of the set whoever's it was by then.)
+TEST_F(Lock, APermitsFinishThatHandsThePermitOnLeavesTheNewHoldersOpenRun) {
+    LockNode a{conn, 2}, b{conn, 2}, waiter{conn, 2};
+    waiter.set_hand_off(milliseconds(2000));
+    HolderInfo info;
+    info.host = "h";
+    info.ledger_size = 10;
+    std::string ta = new_token(), tb = new_token(), w = new_token();
+    ASSERT_TRUE(a.acquire(keys, ta, milliseconds(30000), &info).acquired);
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000), &info);
+    ASSERT_TRUE(hb.acquired);
+    ASSERT_FALSE(waiter.acquire(keys, w, milliseconds(30000), &info, Queueing::wait).acquired);
+    RunRecord rec = slot_run(0);
+    rec.slot.reset();
+    FinishResult f = b.finish(keys, tb, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    std::string record = permit_key_prefix(keys) + std::to_string(hb.permit) + ":info";
+    EXPECT_EQ(raw({"HGET", record, "token"}), w);
+    EXPECT_EQ(raw({"SISMEMBER", keys.open, record}), "1");
+}
+
 // Shared: a writer's release hands the free lock to the readers at the queue's head, a shared
 // hold each (never the lock exclusive: a reader's take note is not a writer's), up to the next
 // writer, who is told to look again; the last reader's release hands that writer the lock.
