@@ -86,3 +86,9 @@ start_order() {
         }
         $1 == "start" && ($5 in tag) { printf "%s ", tag[$5] }' "$BATS_TEST_TMPDIR/log"
 }
+# has_started TAG: the command of `probe_run TAG` has logged its start.
+has_started() {
+    [ -s "$BATS_TEST_TMPDIR/$1.pid" ] &&
+        awk -v p="$(cat "$BATS_TEST_TMPDIR/$1.pid")" '$1 == "start" && $5 == p { f = 1 }
+            END { exit !f }' "$BATS_TEST_TMPDIR/log"
+}

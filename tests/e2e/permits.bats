@@ -282,22 +282,23 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     gated fifo 2
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 1
     GATE=$BATS_TEST_TMPDIR/go1 probe_run first - --permits 2 fifo
-    wait_for 10 file_exists "$BATS_TEST_TMPDIR/first.pid"
-    local i want="first "
+    local i want="first " pids=("$REPLY")
+    wait_for 10 has_started first
     for i in 1 2 3 4 5; do
         probe_run "w$i" - --permits 2 -v fifo
+        pids+=("$REPLY")
         want+="w$i "
         wait_for 10 blocked_is "$i"
     done
     touch "$BATS_TEST_TMPDIR/go1"
-    wait_for 30 file_exists "$BATS_TEST_TMPDIR/w5.pid"
-    wait_for 10 all_ended "$BATS_TEST_TMPDIR/log"
+    for i in "${pids[@]}"; do wait "$i"; done
     assert_equal "$(start_order first w1 w2 w3 w4 w5)" "$want"
     # Strictly growing fences, in that order, all on the one permit that passed.
     run awk '$1 == "start" { print $3, $4 }' "$BATS_TEST_TMPDIR/log"
     echo "$output"
     [ "$(awk '$1 == "start" { print $4 }' "$BATS_TEST_TMPDIR/log" | sort -u | wc -l)" = 1 ]
-    awk '$1 == "start" { if (NR > 1 && $3 <= last) exit 1; last = $3 }' "$BATS_TEST_TMPDIR/log"
+    awk '$1 == "start" { if (seen && $3 <= last) exit 1; seen = 1; last = $3 }' \
+        "$BATS_TEST_TMPDIR/log"
     run "$PROBE" check "$BATS_TEST_TMPDIR/log" 2
     echo "$output"
     assert_success
@@ -337,7 +338,7 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     gated paused 2
     wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 1
     GATE=$BATS_TEST_TMPDIR/go1 probe_run first - --permits 2 -t 1s paused
-    wait_for 10 file_exists "$BATS_TEST_TMPDIR/first.pid"
+    wait_for 10 has_started first
     probe_run head - --permits 2 -v -t 2s paused
     local head=$REPLY
     wait_for 10 blocked_is 1
@@ -349,7 +350,7 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     PAUSED=$head
     touch "$BATS_TEST_TMPDIR/go1"
     # Whatever the release handed the head, the next waiter gets the permit once that has lapsed.
-    wait_for 60 file_exists "$BATS_TEST_TMPDIR/next.pid"
+    wait_for 60 has_started next
     assert_equal "$(start_order first head next)" "first next "
     kill -CONT "$head"
     PAUSED=

@@ -242,7 +242,7 @@ gated() {
     # An exclusive holder with a TTL of a minute: before the hand-off, the dead shared head kept
     # the free lock reserved for that TTL and a grace after it.
     GATE=$BATS_TEST_TMPDIR/go1 probe_run first X -t 60s dead-head
-    wait_for 10 file_exists "$BATS_TEST_TMPDIR/first.pid"
+    wait_for 10 has_started first
     probe_run head S --shared -t 60s dead-head
     local head=$REPLY
     wait_for 10 blocked_is 1
@@ -269,7 +269,7 @@ gated() {
 
 @test "a shared head waiter paused past its turn and resumed never holds beside the exclusive run that took over" {
     GATE=$BATS_TEST_TMPDIR/go1 probe_run first X -t 1s paused
-    wait_for 10 file_exists "$BATS_TEST_TMPDIR/first.pid"
+    wait_for 10 has_started first
     probe_run head S --shared -v -t 2s paused
     local head=$REPLY
     wait_for 10 blocked_is 1
@@ -281,7 +281,7 @@ gated() {
     PAUSED=$head
     touch "$BATS_TEST_TMPDIR/go1"
     # Whatever the release handed the head, the exclusive waiter gets the lock once that lapsed.
-    wait_for 60 file_exists "$BATS_TEST_TMPDIR/next.pid"
+    wait_for 60 has_started next
     assert_equal "$(start_order first head next)" "first next "
     kill -CONT "$head"
     PAUSED=
