@@ -51,14 +51,15 @@ class NodeTarget final : public WaitTarget {
                 BootClock::now() + block + conn.timeouts().command);
             ReplyView reply = check(r, fmt::format("waiting for lock '{}'", keys_.key));
             if (reply.is_nil()) return Blocked::timed_out;
-            // 'handoff:<fence>' (lib/take.lua); anything else ('1', a payload of another
-            // version) is a plain wake-up, which the next acquire follows up as before.
+            // A hand-off (parse_hand_off); anything else ('1', a payload of another version or
+            // out of range) is a plain wake-up, which the next acquire follows up as before.
             std::optional<std::string_view> pushed =
                 reply.size() == 2 ? reply[1].string() : std::nullopt;
-            if (node_.hand_off_claim() && pushed && pushed->starts_with("handoff:")) {
-                // A fence out of range is no hand-off we can use: the acquire confirms instead.
-                if (auto fence = parse_integer(pushed->substr(8), 1, fence_limit - 1)) {
-                    handed_fence_ = *fence;
+            if (node_.hand_off_claim() && pushed) {
+                if (auto handed = parse_hand_off(*pushed, node_.permits())) {
+                    handed_fence_ = handed->fence;
+                    handed_permit_ = handed->permit;
+                    node_.handed_over(handed->permit);
                     return Blocked::handed;
                 }
             }
@@ -96,6 +97,7 @@ class NodeTarget final : public WaitTarget {
     bool shared() const override { return node_.shared(); }
     Millis claim_window() const override { return node_.hand_off_claim().value_or(Millis(0)); }
     long long handed_fence() const override { return handed_fence_; }
+    int handed_permit() const override { return handed_permit_; }
 
   private:
     LockNode& node_;
@@ -104,9 +106,36 @@ class NodeTarget final : public WaitTarget {
     Millis ttl_;
     const HolderInfo* info_;
     long long handed_fence_ = 0;
+    int handed_permit_ = 1;
 };
 
 using Blocked = WaitTarget::Blocked;
+
+}  // namespace
+
+std::optional<HandOff> parse_hand_off(std::string_view payload, int permits) {
+    constexpr std::string_view prefix = "handoff:";
+    if (!payload.starts_with(prefix)) return std::nullopt;
+    payload.remove_prefix(prefix.size());
+    HandOff handed;
+    // A permits lock's wake-up names the permit too (permits.lua); a plain one does not. Either
+    // out of shape, or a number out of range, is no hand-off this waiter can start on.
+    std::string_view fence = payload;
+    if (permits > 1) {
+        std::size_t colon = payload.find(':');
+        if (colon == std::string_view::npos) return std::nullopt;
+        fence = payload.substr(0, colon);
+        std::optional<long long> permit = parse_integer(payload.substr(colon + 1), 1, permits);
+        if (!permit) return std::nullopt;
+        handed.permit = static_cast<int>(*permit);
+    }
+    std::optional<long long> value = parse_integer(fence, 1, fence_limit - 1);
+    if (!value) return std::nullopt;
+    handed.fence = *value;
+    return handed;
+}
+
+namespace {
 
 // Best effort: a waiter whose entry stays behind is only skipped over later, by timeouts, and a
 // lock an unanswered acquire took expires by its TTL.
@@ -366,6 +395,7 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
                 handed.emplace();
                 handed->result.acquired = true;
                 handed->result.fence = target.handed_fence();
+                handed->result.permit = target.handed_permit();
                 handed->sent = empty_since;
             } else {
                 log::verbose(

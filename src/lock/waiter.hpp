@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "lock/node/acquire_retry.hpp"
 #include "lock/node/lock.hpp"
@@ -71,7 +72,20 @@ class WaitTarget {
     // hand-off asked; a release then only wakes it), and after Blocked::handed the fence.
     virtual Millis claim_window() const { return Millis(0); }
     virtual long long handed_fence() const { return 0; }
+    virtual int handed_permit() const { return 1; }  // after Blocked::handed: 1..--permits
 };
+
+// A wake-up that hands us the lock (issue 35): 'handoff:<fence>' from a plain or shared lock's
+// release (lib/take.lua, shared.lua), 'handoff:<fence>:<permit>' from a permits lock's
+// (permits.lua).
+struct HandOff {
+    long long fence = 0;
+    int permit = 1;
+};
+// `payload` read as a hand-off for a lock of `permits` (1: plain or shared), each number
+// range-checked: nullopt for anything else (another shape, a fence or permit out of range),
+// which the waiter treats as a plain wake-up and follows with an acquire, trusting nothing.
+std::optional<HandOff> parse_hand_off(std::string_view payload, int permits);
 
 // Behind a holder that a release will not wake us from (a key without redlock-run holder info: an
 // application's lock, released with its own DEL), the `rechecks`th look comes this long after

@@ -44,18 +44,22 @@ monitor_stop() {
 # the waiters' queue (QUEUE_SCRIPTS in CMakeLists.txt) are sent with its functions prepended, and
 # those that record a run (LEDGER_SCRIPTS) with the record's functions after them, and those that
 # tell an abandoned run (ABANDONED_SCRIPTS, OPEN_RUNS_SCRIPTS) with its functions after those, and
-# acquire.lua (TAKE_SCRIPTS) with the taking of a free lock (lib/take.lua) last.
+# those that take a free lock (TAKE_SCRIPTS) with lib/take.lua after those, and those that admit
+# a shared holder (SHARE_SCRIPTS) with lib/share.lua last.
 script_sha() {
     local dir="$BATS_TEST_DIRNAME/../../src/lock/scripts"
     case $1 in
-        permits | shared)
+        permits)
             cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/lib/abandoned.lua" \
                 "$dir/lib/open_runs.lua" "$dir/$1.lua" ;;
-        ledger)
+        ledger | shared)
             cat "$dir/lib/queue.lua" "$dir/lib/ledger.lua" "$dir/lib/abandoned.lua" \
-                "$dir/lib/open_runs.lua" "$dir/lib/take.lua" "$dir/$1.lua" ;;
-        acquire | release)
+                "$dir/lib/open_runs.lua" "$dir/lib/take.lua" "$dir/lib/share.lua" "$dir/$1.lua" ;;
+        acquire)
             cat "$dir/lib/queue.lua" "$dir/lib/abandoned.lua" "$dir/lib/take.lua" "$dir/$1.lua" ;;
+        release)
+            cat "$dir/lib/queue.lua" "$dir/lib/abandoned.lua" "$dir/lib/open_runs.lua" \
+                "$dir/lib/take.lua" "$dir/lib/share.lua" "$dir/$1.lua" ;;
         abandon | force_release)
             cat "$dir/lib/queue.lua" "$dir/$1.lua" ;;
         last_runs | history)

@@ -3,7 +3,9 @@
 # `--wait` runs on one lock never hold it two at a time, their fences strictly grow, waiters
 # queued one after another run in that order, and a head waiter that was paused (SIGSTOP) past
 # its turn never runs beside the holder that took the lock meanwhile. The commands' own
-# start/end log (lease_probe.py) is the witness, checked by contenders.bash's checker.
+# start/end log (lease_probe.py) is the witness, checked by contenders.bash's checker; with
+# --permits and --shared too, under waiters SIGSTOPped at random (permits.bats and shared.bats
+# hold their other hand-off tests).
 load helpers
 load contenders
 
@@ -139,51 +141,40 @@ start_order() { awk '$1 == "start" { printf "%s ", $2 }' "$1"; }
 }
 starts_reach_in() { [ "$(starts_in "$1")" -ge "$2" ]; }
 
-# The pid of the redlock-run queued last on lock chaos now (its ':who' record: since, pid, host),
-# blocked in its BLPOP as far as the queue can tell.
+# The pid of the redlock-run queued last on lock NAME (chaos by default) now (its ':who' record:
+# since, pid, host), blocked in its BLPOP as far as the queue can tell.
 waiting_rl() {
-    local token who
-    token=$(cli "$REDIS_PORT" LINDEX '{chaos}:wait' -1)
+    local name=${1:-chaos} token who
+    token=$(cli "$REDIS_PORT" LINDEX "{$name}:wait" -1)
     [ -n "$token" ] || return 1
-    who=$(cli "$REDIS_PORT" GET "{chaos}:wake:$token:who")
+    who=$(cli "$REDIS_PORT" GET "{$name}:wake:$token:who")
     set -- $who
     [ -n "${2:-}" ] && echo "$2"
 }
-some_waiting_rl() { waiting_rl >/dev/null; }
+some_waiting_rl() { waiting_rl "$@" >/dev/null; }
 
-@test "contenders whose waiters are SIGSTOPped past the claim window at random never overlap" {
-    # A 3s TTL: the claim window is 3s, and a waiter paused for longer than that finds the lock
-    # gone on. A paused waiter usually has a plain wake-up ('1': look again) in its socket when
-    # it is handed the lock, so the hand-off waits in its list while someone else takes the
-    # lapsed lock: its next acquire, busy, must drop it. Without that (acquire.lua's DEL of the
-    # wake-up list on a busy reply) this loop saw three overlaps and fences out of order.
-    CONTENDER_WORK=0.1 contenders_start 5 chaos -v --wait 60s -t 3s
-    contenders_progress 60 3
-    local k pid stopped=0
+# pause_waiters NAME: six times, SIGSTOPs the run queued last on lock NAME until four more
+# commands (of the others) have started, then resumes it; STOPPED is how many it paused.
+pause_waiters() {
+    local k pid
+    STOPPED=0
     for k in 1 2 3 4 5 6; do
-        wait_for 10 some_waiting_rl || continue
-        pid=$(waiting_rl) || continue
+        wait_for 10 some_waiting_rl "$1" || continue
+        pid=$(waiting_rl "$1") || continue
         kill -STOP "$pid" 2>/dev/null || continue
         PAUSED="$PAUSED $pid"
-        stopped=$((stopped + 1))
-        # Paused until four more commands (of the others) have started: with four others, it
-        # reached the queue's head meanwhile, and was handed the lock or passed over.
+        STOPPED=$((STOPPED + 1))
+        # With four others, it reached the queue's head meanwhile, and was handed the lock (a
+        # permit, a shared hold) or passed over.
         contenders_progress 60 4
         kill -CONT "$pid" 2>/dev/null || true
     done
     PAUSED=
-    contenders_progress 60 3
-    contenders_stop
-    local confirmed
-    confirmed=$(cat "$CONT_DIR"/*.err | grep -c "handed over too long after" || true)
-    echo "# $stopped waiters paused; $confirmed hand-offs confirmed rather than started on" >&3
-    [ "$stopped" -ge 4 ]
-    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log"
-    echo "$output"
-    echo "# $(tail -n 1 <<<"$output")" >&3
-    assert_success
-    # Every run ended 0, or 69 when paused between taking the lock and starting its command for
-    # longer than its lease allowed ("acquired too late": released, the command never started).
+}
+
+# Every run ended 0, or 69 when paused between taking the lock and starting its command for
+# longer than its lease allowed ("acquired too late": released, the command never started).
+exits_are_clean() {
     local tag status bad=0
     while read -r _ tag status _; do
         [ "$status" = 0 ] && continue
@@ -193,4 +184,68 @@ some_waiting_rl() { waiting_rl >/dev/null; }
         bad=1
     done < <(grep '^exit ' "$CONT_DIR/log")
     [ "$bad" = 0 ]
+}
+
+@test "contenders whose waiters are SIGSTOPped past the claim window at random never overlap" {
+    # A 3s TTL: the claim window is 3s, and a waiter paused for longer than that finds the lock
+    # gone on. A paused waiter usually has a plain wake-up ('1': look again) in its socket when
+    # it is handed the lock, so the hand-off waits in its list while someone else takes the
+    # lapsed lock: its next acquire, busy, must drop it. Without that (acquire.lua's DEL of the
+    # wake-up list on a busy reply) this loop saw three overlaps and fences out of order.
+    CONTENDER_WORK=0.1 contenders_start 5 chaos -v --wait 60s -t 3s
+    contenders_progress 60 3
+    pause_waiters chaos
+    contenders_progress 60 3
+    contenders_stop
+    local confirmed
+    confirmed=$(cat "$CONT_DIR"/*.err | grep -c "handed over too long after" || true)
+    echo "# $STOPPED waiters paused; $confirmed hand-offs confirmed rather than started on" >&3
+    [ "$STOPPED" -ge 4 ]
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log"
+    echo "$output"
+    echo "# $(tail -n 1 <<<"$output")" >&3
+    assert_success
+    exits_are_clean
+}
+
+@test "--permits 2 contenders whose waiters are SIGSTOPped at random: never more than 2 at once, never a permit twice" {
+    CONTENDER_WORK=0.1 contenders_start 6 pchaos --permits 2 -v --wait 60s -t 3s
+    contenders_progress 60 3
+    pause_waiters pchaos
+    contenders_progress 60 3
+    contenders_stop
+    local handed confirmed
+    handed=$(cat "$CONT_DIR"/*.err | grep -c "was handed over by its release" || true)
+    confirmed=$(cat "$CONT_DIR"/*.err | grep -c "handed over too long after" || true)
+    echo "# $STOPPED waiters paused; $handed hand-offs, $confirmed confirmed rather than started on" >&3
+    [ "$STOPPED" -ge 4 ]
+    [ "$handed" -gt 0 ]
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log" --at-once 2
+    echo "$output"
+    echo "# $(tail -n 1 <<<"$output")" >&3
+    assert_success
+    exits_are_clean
+}
+
+@test "--shared and exclusive contenders whose waiters are SIGSTOPped at random: never an exclusive run beside another" {
+    CONTENDER_WORK=0.1 contenders_start 4 schaos --shared -v --wait 60s -t 3s
+    local readers=$CONTENDERS
+    CONTENDER_WORK=0.1 contenders_start 2 schaos -v --wait 60s -t 3s
+    CONTENDERS="$readers $CONTENDERS"
+    contenders_progress 60 3
+    pause_waiters schaos
+    contenders_progress 60 3
+    contenders_stop
+    local handed confirmed
+    handed=$(cat "$CONT_DIR"/*.err | grep -c "was handed over by its release" || true)
+    confirmed=$(cat "$CONT_DIR"/*.err | grep -c "handed over too long after" || true)
+    echo "# $STOPPED waiters paused; $handed hand-offs, $confirmed confirmed rather than started on" >&3
+    [ "$STOPPED" -ge 4 ]
+    [ "$handed" -gt 0 ]
+    # The second round of contenders (tags r2.*) are the exclusive ones.
+    run /usr/bin/python3 "$PROBE" check "$CONT_DIR/log" --at-once 0 --exclusive r2.
+    echo "$output"
+    echo "# $(tail -n 1 <<<"$output")" >&3
+    assert_success
+    exits_are_clean
 }

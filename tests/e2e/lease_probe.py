@@ -2,17 +2,17 @@
 """The commands' own start/end log, for proving that no two commands under one lock overlap.
 
     lease_probe.py hold LOG TAG PGID_FILE SECONDS
-        Run as the command under the lock. Writes its process group to PGID_FILE, has "start TAG
-        T [FENCE]" appended to LOG (T: time.monotonic(), one clock for every process on the host;
-        FENCE: its REDLOCK_FENCE, when the run gave one), then does its work in a subprocess
-        (sh -c 'sleep SECONDS; true', so that killing only the direct child would leave the work
-        running), and appends "done TAG T" when it is over. An observer outside the command's
-        process group (setsid) appends the start line, which the command sends it, and "end TAG
-        T" when the last process of the command has died: it waits for EOF on a pipe whose write
-        end every process of the command holds, and then for the kernel to drop the command's
-        flock. So a command killed with SIGKILL, which logs no "done", still has an end, and
-        never one before its true end. SECONDS may be until:PATH instead: the work lasts until
-        the file PATH exists (a test's gate).
+        Run as the command under the lock. Writes its process group to PGID_FILE, has "start TAG T
+        [FENCE [PERMIT]]" appended to LOG (T: time.monotonic(), one clock for every process on the
+        host; FENCE: its REDLOCK_FENCE, when the run gave one, and PERMIT its REDLOCK_PERMIT), then
+        does its work in a subprocess (sh -c 'sleep SECONDS; true', so that killing only the direct
+        child would leave the work running), and appends "done TAG T" when it is over. An observer
+        outside the command's process group (setsid) appends the start line, which the command
+        sends it, and "end TAG T" when the last process of the command has died: it waits for EOF
+        on a pipe whose write end every process of the command holds, and then for the kernel to
+        drop the command's flock. So a command killed with SIGKILL, which logs no "done", still has
+        an end, and never one before its true end. SECONDS may be until:PATH instead: the work
+        lasts until the file PATH exists (a test's gate).
         Before its start's time it also tries a non-blocking exclusive flock on LOG + ".flock",
         which every process of an earlier command still alive holds: "busy TAG" is logged if it
         fails.
@@ -36,7 +36,8 @@
         With --at-once N (--permits N, or 0 for shared holders: no bound), up to N commands may
         run at once instead of one: more is a problem, the flock's "busy" proves nothing, and
         fences must differ but need not grow in start order (holders that overlap may log their
-        starts in either order). With --exclusive PREFIX, a command whose tag starts with PREFIX
+        starts in either order), and two commands that run at once never hold the same permit
+        (when N > 1). With --exclusive PREFIX, a command whose tag starts with PREFIX
         (an exclusive run among shared ones) must overlap no other.
 """
 import fcntl
@@ -153,7 +154,9 @@ def hold(log, tag, pgid_file, seconds):
     except BlockingIOError:
         busy = True
     # One write of a line shorter than PIPE_BUF: the observer gets it whole, or not at all.
-    os.write(w, (("start %s %.6f %s" % (tag, time.monotonic(), fence)).rstrip() + "\n").encode())
+    permit = os.environ.get("REDLOCK_PERMIT", "") if fence else ""
+    line = "start %s %.6f %s %s" % (tag, time.monotonic(), fence, permit)
+    os.write(w, (line.rstrip() + "\n").encode())
     if busy:
         append(log, "busy %s" % tag)
     os.set_inheritable(w, True)
@@ -252,7 +255,7 @@ def check(log, admit_key_lost=False, at_once=1, exclusive=None):
 def check_many(log, at_once, exclusive):
     """check() for permits (at_once N > 1) and shared holders (0: no bound)."""
     starts, ends, observed, fences, problems, statuses = {}, {}, set(), {}, [], {}
-    done, dead = set(), []
+    done, dead, permits = set(), [], {}
     with open(log) as f:
         for line in f:
             parts = line.split()
@@ -260,6 +263,8 @@ def check_many(log, at_once, exclusive):
                 starts[parts[1]] = float(parts[2])
                 if len(parts) > 3:
                     fences[parts[1]] = int(parts[3])
+                if len(parts) > 4:
+                    permits[parts[1]] = parts[4]
             elif parts[0] == "end":
                 ends.setdefault(parts[1], float(parts[2]))
                 observed.add(parts[1])
@@ -288,6 +293,11 @@ def check_many(log, at_once, exclusive):
             continue
         running.add(tag)
         peak = max(peak, len(running))
+        if at_once > 1 and tag in permits:
+            same = [t for t in running if t != tag and permits.get(t) == permits[tag]]
+            if same:
+                problems.append("permit %s held twice: %s" %
+                                (permits[tag], " ".join(sorted(same + [tag]))))
         if at_once > 0 and len(running) > at_once:
             problems.append("%d commands at once: %s" % (len(running), " ".join(sorted(running))))
         if exclusive and len(running) > 1 and any(t.startswith(exclusive) for t in running):

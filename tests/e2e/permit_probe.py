@@ -7,6 +7,8 @@ invariants.
         time.monotonic(), one clock for every process on the host; FENCE and PERMIT from
         REDLOCK_FENCE and REDLOCK_PERMIT), sleeps SECONDS, appends "end T FENCE PERMIT PID".
         With MODE (S for a --shared run, X for an exclusive one), MODE takes PERMIT's place.
+        SECONDS may be until:PATH instead: the command lasts until the file PATH exists (a
+        test's gate).
 
     permit_probe.py check LOG N [RUNS]
         Checks that never more than N commands ran at once, never two at once with the same
@@ -38,7 +40,11 @@ def hold(log, seconds, mode=None):
     me = "%s %s %d" % (os.environ["REDLOCK_FENCE"], mode or os.environ["REDLOCK_PERMIT"],
                        os.getpid())
     append(log, "start %.6f %s" % (time.monotonic(), me))
-    time.sleep(seconds)
+    if seconds.startswith("until:"):
+        while not os.path.exists(seconds[len("until:"):]):
+            time.sleep(0.02)
+    else:
+        time.sleep(float(seconds))
     append(log, "end %.6f %s" % (time.monotonic(), me))
 
 
@@ -139,7 +145,7 @@ def check_shared(log, runs):
 
 if __name__ == "__main__":
     if sys.argv[1] == "hold":
-        hold(sys.argv[2], float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
+        hold(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     elif sys.argv[1] == "check-shared":
         sys.exit(check_shared(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else None))
     else:

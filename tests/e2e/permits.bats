@@ -7,8 +7,10 @@ PROBE="$BATS_TEST_DIRNAME/permit_probe.py"
 
 setup() { redis_start; }
 teardown() {
-    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop"
+    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/go1" \
+        "$BATS_TEST_TMPDIR/go2"
     local p
+    for p in ${PAUSED:-}; do kill -CONT "$p" 2>/dev/null || true; done
     for p in ${PIDS[@]+"${PIDS[@]}"}; do
         kill -9 "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
@@ -253,4 +255,117 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     local clock
     clock=$(cli "$REDIS_PORT" TIME | head -1)
     [ "$output" -gt "$(((clock - 60) * 1000000))" ]
+}
+
+# ---- The hand-off in one round trip (issue 35): a release hands the freed permit to the head ----
+
+@test "hand-offs among 10 contenders x 4 rounds with --permits 3: never more than 3 at once, never a permit twice, fences unique" {
+    local i
+    for i in $(seq 10); do
+        CROWD_ERR=$BATS_TEST_TMPDIR/crowd.err crowd 4 0.1 - handed --permits 3 -v --wait 60s --ttl 5s
+    done
+    crowd_wait
+    run "$PROBE" check "$BATS_TEST_TMPDIR/log" 3 40
+    echo "$output"
+    assert_success
+    assert_output --partial "peak 3"
+    # The permits went from run to run by hand-offs, not only by wake-ups and acquires.
+    local handed
+    handed=$(grep -c "was handed over by its release" "$BATS_TEST_TMPDIR/crowd.err" || true)
+    echo "# $handed hand-offs" >&3
+    [ "$handed" -gt 0 ]
+    key_absent handed
+}
+
+@test "a permit handed over passes down the queue in arrival order, each fence above the last" {
+    # One permit held throughout; the other passes from waiter to waiter, one release at a time.
+    gated fifo 2
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 1
+    GATE=$BATS_TEST_TMPDIR/go1 probe_run first - --permits 2 fifo
+    local i want="first " pids=("$REPLY")
+    wait_for 10 has_started first
+    for i in 1 2 3 4 5; do
+        probe_run "w$i" - --permits 2 -v fifo
+        pids+=("$REPLY")
+        want+="w$i "
+        wait_for 10 blocked_is "$i"
+    done
+    touch "$BATS_TEST_TMPDIR/go1"
+    for i in "${pids[@]}"; do wait "$i"; done
+    assert_equal "$(start_order first w1 w2 w3 w4 w5)" "$want"
+    # Strictly growing fences, in that order, all on the one permit that passed.
+    run awk '$1 == "start" { print $3, $4 }' "$BATS_TEST_TMPDIR/log"
+    echo "$output"
+    [ "$(awk '$1 == "start" { print $4 }' "$BATS_TEST_TMPDIR/log" | sort -u | wc -l)" = 1 ]
+    awk '$1 == "start" { if (seen && $3 <= last) exit 1; seen = 1; last = $3 }' \
+        "$BATS_TEST_TMPDIR/log"
+    run "$PROBE" check "$BATS_TEST_TMPDIR/log" 2
+    echo "$output"
+    assert_success
+    [ "$(cat "$BATS_TEST_TMPDIR"/w*.err | grep -c "was handed over by its release")" -ge 1 ]
+}
+
+@test "a head waiter killed while queued holds a permit for the claim window, not the TTL" {
+    # Both permits held with a TTL of a minute: before the hand-off, the dead head kept the freed
+    # permit reserved for the shortest holder's TTL and a grace after it.
+    gated dead-head 2 --ttl 60s
+    gated dead-head 2 --ttl 60s
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 2
+    probe_run head - --permits 2 -t 60s dead-head
+    local head=$REPLY
+    wait_for 10 blocked_is 1
+    probe_run next - --permits 2 -t 60s dead-head
+    local next=$REPLY
+    wait_for 10 blocked_is 2
+    kill -9 "$head"
+    wait "$head" || true
+    # One holder ends (and releases its permit); the other keeps its own.
+    kill -TERM "${PIDS[0]}"
+    local released took
+    released=$(now_ms)
+    wait "$next"
+    took=$(($(now_ms) - released))
+    echo "# the next waiter ran ${took}ms after the release" >&3
+    assert_equal "$(start_order head next)" "next "
+    # The claim window is 5s (the TTL's minimum); 30s leaves a loaded machine room, and is half
+    # what the minute's TTL cost before.
+    [ "$took" -lt 30000 ]
+    kill -0 "${PIDS[1]}"
+}
+
+@test "a head waiter paused past its turn and resumed never holds its permit beside the one that took over" {
+    # One permit held throughout; the other by a holder with a short TTL, released at go1.
+    gated paused 2
+    wait_for 5 lines_are "$BATS_TEST_TMPDIR/permits" 1
+    GATE=$BATS_TEST_TMPDIR/go1 probe_run first - --permits 2 -t 1s paused
+    wait_for 10 has_started first
+    probe_run head - --permits 2 -v -t 2s paused
+    local head=$REPLY
+    wait_for 10 blocked_is 1
+    # The second waiter holds until go2: the head, resumed, finds it running.
+    GATE=$BATS_TEST_TMPDIR/go2 probe_run next - --permits 2 -t 2s paused
+    local next=$REPLY
+    wait_for 10 blocked_is 2
+    kill -STOP "$head"
+    PAUSED=$head
+    touch "$BATS_TEST_TMPDIR/go1"
+    # Whatever the release handed the head, the next waiter gets the permit once that has lapsed.
+    wait_for 60 has_started next
+    assert_equal "$(start_order first head next)" "first next "
+    kill -CONT "$head"
+    PAUSED=
+    # Resumed while the next holder runs: the head must not start now. It is queued again once
+    # it has looked, which shows it has resumed and looked.
+    wait_for 30 blocked_is 1
+    assert_equal "$(start_order first head next)" "first next "
+    touch "$BATS_TEST_TMPDIR/go2"
+    wait "$next"
+    wait "$head"
+    wait_for 10 all_ended "$BATS_TEST_TMPDIR/log"
+    assert_equal "$(start_order first head next)" "first next head "
+    # It was handed the permit while paused, and confirmed rather than started on it.
+    grep "handed over too long after" "$BATS_TEST_TMPDIR/head.err"
+    run "$PROBE" check "$BATS_TEST_TMPDIR/log" 2
+    echo "$output"
+    assert_success
 }

@@ -40,9 +40,11 @@ noscripts() {
     run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
     assert_output 1
     for name in ledger permits shared; do
-        # (ledger.lua, which may hand the lock to the queue's head, with lib/take.lua last.)
+        # (ledger.lua and shared.lua, which may hand the lock to the queue's head, with
+        # lib/take.lua and lib/share.lua last.)
         sha=$(cat "$src/lib/queue.lua" "$src/lib/ledger.lua" "$src/lib/abandoned.lua" \
-            "$src/lib/open_runs.lua" $([ "$name" != ledger ] || echo "$src/lib/take.lua") \
+            "$src/lib/open_runs.lua" \
+            $([ "$name" = permits ] || echo "$src/lib/take.lua $src/lib/share.lua") \
             "$src/$name.lua" | sha1sum | cut -d' ' -f1)
         run cli "$REDIS_PORT" SCRIPT EXISTS "$sha"
         assert_output 1

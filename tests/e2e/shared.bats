@@ -12,8 +12,10 @@ teardown_file() { redis_stop; }
 
 setup() { cli "$REDIS_PORT" FLUSHALL >/dev/null; PIDS=(); }
 teardown() {
-    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop"
+    touch "$BATS_TEST_TMPDIR/go" "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/go1" \
+        "$BATS_TEST_TMPDIR/go2"
     local p
+    for p in ${PAUSED:-}; do kill -CONT "$p" 2>/dev/null || true; done
     for p in ${PIDS[@]+"${PIDS[@]}"}; do
         kill -9 "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
@@ -209,4 +211,92 @@ gated() {
     assert_output --partial '"outcome":"ran"'
     [ "$(cli "$REDIS_PORT" EXISTS led:s)" = 0 ]
     [ "$(cli "$REDIS_PORT" ZCARD '{led:s}:shared')" = 0 ]
+}
+
+# ---- The hand-off in one round trip (issue 35): a release that frees the lock hands it on ----
+
+@test "hand-offs among 8 shared and 3 exclusive contenders x 4 rounds: never shared beside exclusive, never two exclusive, fences in admission order" {
+    local i
+    for i in $(seq 8); do
+        CROWD_ERR=$BATS_TEST_TMPDIR/S.err crowd 4 0.1 S handed --shared -v --wait 60s --ttl 5s
+    done
+    for i in $(seq 3); do
+        CROWD_ERR=$BATS_TEST_TMPDIR/X.err crowd 4 0.1 X handed -v --wait 60s --ttl 5s
+    done
+    crowd_wait
+    run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log" 44
+    echo "$output"
+    assert_success
+    # Readers were handed the shared hold by the writers' releases (and writers the lock, by the
+    # last reader's release or a writer's, as for a plain lock), not only woken to acquire.
+    local readers writers
+    readers=$(grep -c "was handed over by its release" "$BATS_TEST_TMPDIR/S.err" || true)
+    writers=$(grep -c "was handed over by its release" "$BATS_TEST_TMPDIR/X.err" || true)
+    echo "# hand-offs: $readers to shared runs, $writers to exclusive runs" >&3
+    [ "$readers" -gt 0 ]
+    key_absent handed
+    [ "$(cli "$REDIS_PORT" EXISTS '{handed}:shared')" = 0 ]
+}
+
+@test "a shared head waiter killed while queued holds its share for the claim window, not the TTL" {
+    # An exclusive holder with a TTL of a minute: before the hand-off, the dead shared head kept
+    # the free lock reserved for that TTL and a grace after it.
+    GATE=$BATS_TEST_TMPDIR/go1 probe_run first X -t 60s dead-head
+    wait_for 10 has_started first
+    probe_run head S --shared -t 60s dead-head
+    local head=$REPLY
+    wait_for 10 blocked_is 1
+    # An exclusive waiter behind it: the dead reader's share keeps it out.
+    probe_run next X -t 60s dead-head
+    local next=$REPLY
+    wait_for 10 blocked_is 2
+    kill -9 "$head"
+    wait "$head" || true
+    touch "$BATS_TEST_TMPDIR/go1"
+    local released took
+    released=$(now_ms)
+    wait "$next"
+    took=$(($(now_ms) - released))
+    echo "# the next waiter ran ${took}ms after the release" >&3
+    assert_equal "$(start_order first head next)" "first next "
+    # The claim window is 5s (the TTL's minimum); 30s leaves a loaded machine room, and is half
+    # what the minute's TTL cost before.
+    [ "$took" -lt 30000 ]
+    run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log"
+    echo "$output"
+    assert_success
+}
+
+@test "a shared head waiter paused past its turn and resumed never holds beside the exclusive run that took over" {
+    GATE=$BATS_TEST_TMPDIR/go1 probe_run first X -t 1s paused
+    wait_for 10 has_started first
+    probe_run head S --shared -v -t 2s paused
+    local head=$REPLY
+    wait_for 10 blocked_is 1
+    # An exclusive waiter holding until go2: the head, resumed, finds it running.
+    GATE=$BATS_TEST_TMPDIR/go2 probe_run next X -t 2s paused
+    local next=$REPLY
+    wait_for 10 blocked_is 2
+    kill -STOP "$head"
+    PAUSED=$head
+    touch "$BATS_TEST_TMPDIR/go1"
+    # Whatever the release handed the head, the exclusive waiter gets the lock once that lapsed.
+    wait_for 60 has_started next
+    assert_equal "$(start_order first head next)" "first next "
+    kill -CONT "$head"
+    PAUSED=
+    # Resumed while the exclusive run holds: the head must not start now. It is queued again
+    # once it has looked, which shows it has resumed and looked.
+    wait_for 30 blocked_is 1
+    assert_equal "$(start_order first head next)" "first next "
+    touch "$BATS_TEST_TMPDIR/go2"
+    wait "$next"
+    wait "$head"
+    wait_for 10 all_ended "$BATS_TEST_TMPDIR/log"
+    assert_equal "$(start_order first head next)" "first next head "
+    # It was handed its share while paused, and confirmed rather than started on it.
+    grep "handed over too long after" "$BATS_TEST_TMPDIR/head.err"
+    run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log"
+    echo "$output"
+    assert_success
 }

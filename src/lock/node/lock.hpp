@@ -70,15 +70,17 @@ class LockNode {
     // holds a free lock back; nullopt: the TTL of each acquire; zero: never. Off until set: the
     // backends set the run's choice (LockBackend::set_restart_guard, default the TTL).
     void set_restart_guard(std::optional<Millis> guard) { settings_.restart_guard = guard; }
-    // A plain waiter that may start on a lock a release handed it (issue 35): its queued
-    // acquires ask for the hand-off, with the key set for `claim` until its first renewal
+    // A waiter that may start on a lock (or a permit) a release handed it (issue 35): its
+    // queued acquires ask for the hand-off, with the key set for `claim` until its first renewal
     // (hand_off_head in lib/take.lua says why that is safe). nullopt (the default, and what the
-    // backends choose for --once-per, --min-replicas, permits, shared and a quorum): woken only.
+    // backends choose for --min-replicas and a quorum; never with --once-per): woken only.
     void set_hand_off(std::optional<Millis> claim) { settings_.hand_off_claim = claim; }
     std::optional<Millis> hand_off_claim() const {
-        return settings_.once || permits() > 1 || shared() ? std::nullopt
-                                                           : settings_.hand_off_claim;
+        return settings_.once ? std::nullopt : settings_.hand_off_claim;
     }
+    // A release handed us the lock (`permit`, for a permits lock): renewals and the release
+    // follow it (waiter.cpp calls this on a 'handoff:' wake-up).
+    void handed_over(int permit) { mode_->handed_over(permit); }
 
     // A quorum waiter that took this node but no majority: gives the node back and keeps its
     // place at `ticket` in the same step, marked alive for `alive` (abandon.lua).

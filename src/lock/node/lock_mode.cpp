@@ -10,6 +10,13 @@ std::string queue_arg(Queueing queueing, long long ticket) {
     return ticket > 0 ? fmt::format("ticket:{}", ticket) : "1";
 }
 
+std::string queue_arg(const NodeSettings& settings, Queueing queueing, long long ticket) {
+    // (--once-per never: its slot is judged by the taker's own acquire.)
+    if (queueing == Queueing::wait && ticket == 0 && settings.hand_off_claim && !settings.once)
+        return fmt::format("handoff:{}", settings.hand_off_claim->count());
+    return queue_arg(queueing, ticket);
+}
+
 Millis alive_grace(const Connection& conn) {
     return 2 * conn.timeouts().command + Millis(1000);
 }

@@ -46,6 +46,10 @@ struct NodeSettings {
 // The acquire scripts' queueing argument: "" (none), "1" (at the queue's end) or "ticket:N"
 // (at that place in a queue ordered by tickets, a quorum's waiters).
 std::string queue_arg(Queueing queueing, long long ticket);
+// The same for a single-node waiter that accepts a hand-off (settings.hand_off_claim):
+// "handoff:C", which the acquire scripts take as "1" plus what a release needs to hand it the
+// lock (take_note, lib/queue.lua).
+std::string queue_arg(const NodeSettings& settings, Queueing queueing, long long ticket);
 // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry that
 // follows it, which a slow server may stretch to a command timeout or two.
 Millis alive_grace(const Connection& conn);
@@ -77,6 +81,10 @@ class LockMode {
     virtual bool abandon(Connection& conn, const LockKeys& keys, const std::string& token) = 0;
     virtual void step_back(Connection& conn, const LockKeys& keys, const std::string& token,
                            long long ticket, Millis alive) = 0;
+    // A release handed this node's lock to the waiting `token` (waiter.cpp): a permits lock
+    // renews and releases `permit` from now on, as after its own acquire; the others hold
+    // nothing more to remember.
+    virtual void handed_over(int /*permit*/) {}
     // Only a permits lock has a permit to settle on; the other modes do nothing.
     virtual void settle_permit(Connection& conn, const LockKeys& keys, const std::string& token,
                                int permit) = 0;

@@ -101,7 +101,7 @@ class PermitsMode final : public ScriptedMode {
         const int wanted = settings.wanted_permit;
         std::vector<std::string> args{token,
                                       std::to_string(ttl.count()),
-                                      queue_arg(queueing, ticket),
+                                      queue_arg(settings, queueing, ticket),
                                       std::to_string(alive_grace(conn).count()),
                                       std::to_string(no_ttl_recheck.count()),
                                       std::to_string(permits_),
@@ -161,6 +161,8 @@ class PermitsMode final : public ScriptedMode {
         permit_ = permit;
         abandon_op(conn, keys, token, fmt::format("keep:{}", permit), Millis(0));
     }
+
+    void handed_over(int permit) override { permit_ = permit; }
 
     HeldKeys held_keys(const LockKeys& keys, const std::string&, int permit) const override {
         std::string key = permit_key_prefix(keys) + std::to_string(permit);

@@ -40,15 +40,15 @@ class PlainMode final : public LockMode {
                           const SetupGiveBack* give_back) override {
         const std::optional<OncePer>& once = settings.once;
         std::vector<std::string> args{
-            token, std::to_string(ttl.count()),
-            // (--once-per never: its slot is judged by the taker's own acquire.)
-            queueing == Queueing::wait && ticket == 0 && settings.hand_off_claim && !once
-                ? fmt::format("handoff:{}", settings.hand_off_claim->count())
-                : queue_arg(queueing, ticket),
-            keys.wake, std::to_string(alive_grace(conn).count()),
+            token,
+            std::to_string(ttl.count()),
+            queue_arg(settings, queueing, ticket),
+            keys.wake,
+            std::to_string(alive_grace(conn).count()),
             std::to_string(no_ttl_recheck.count()),
             once ? fmt::format("{}:{}", once->period.count(), once->offset.count()) : std::string(),
-            settings.busy_holder ? "1" : "", settings.restart_guard_arg(ttl)};
+            settings.busy_holder ? "1" : "",
+            settings.restart_guard_arg(ttl)};
         if (info) {
             auto fields = info->own_fields();
             args.insert(args.end(), fields.begin(), fields.end());
@@ -86,9 +86,12 @@ class PlainMode final : public LockMode {
 
     ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,
                           Millis keep) override {
-        // The fence counter and the ledger: the free lock may be handed to the queue's head.
+        // The fence counter and the ledger: the free lock may be handed to the queue's head;
+        // the shared holders and the open runs: to the readers at its head (lib/share.lua).
         Reply reply = scripts::release().run(
-            conn, {keys.key, keys.info, keys.wait, keys.fence, keys.ledger},
+            conn,
+            {keys.key, keys.info, keys.wait, keys.fence, keys.ledger, shared_holders_key(keys),
+             keys.open},
             {token, std::to_string(keep.count()), std::to_string(wake_linger.count()), keys.wake},
             conn.timeouts().command);
         return release_result(reply, keys.key);
@@ -100,9 +103,11 @@ class PlainMode final : public LockMode {
         // in keys of its own, which only its protocol's script knows).
         std::vector<std::string> release_args{std::to_string(keep.count()),
                                               std::to_string(wake_linger.count()), keys.wake};
-        Reply reply = scripts::ledger().run(
-            conn, {keys.key, keys.ledger, keys.once, keys.info, keys.wait, keys.fence},
-            ledger_script_args(token, record, release_args), conn.timeouts().command);
+        Reply reply = scripts::ledger().run(conn,
+                                            {keys.key, keys.ledger, keys.once, keys.info, keys.wait,
+                                             keys.fence, shared_holders_key(keys), keys.open},
+                                            ledger_script_args(token, record, release_args),
+                                            conn.timeouts().command);
         return finish_result(reply, keys.key, /*released=*/true);
     }
 

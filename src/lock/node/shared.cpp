@@ -21,9 +21,10 @@ Reply run_shared(Connection& conn, const LockKeys& keys, std::string_view op,
                                   std::to_string(wake_linger.count())};
     argv.insert(argv.end(), std::make_move_iterator(args.begin()),
                 std::make_move_iterator(args.end()));
+    // The plain lock's holder info too: a release may hand the free lock to a waiting writer.
     std::vector<std::string> script_keys{
         keys.key,    keys.fence, keys.wait, shared_holders_key(keys),
-        keys.ledger, keys.once,  keys.open};
+        keys.ledger, keys.once,  keys.open, keys.info};
     return scripts::shared().run(conn, script_keys, argv, time, give_back);
 }
 
@@ -49,7 +50,7 @@ class SharedMode final : public ScriptedMode {
                           const SetupGiveBack* give_back) override {
         std::vector<std::string> args{token,
                                       std::to_string(ttl.count()),
-                                      queue_arg(queueing, ticket),
+                                      queue_arg(settings, queueing, ticket),
                                       std::to_string(alive_grace(conn).count()),
                                       std::to_string(no_ttl_recheck.count()),
                                       settings.restart_guard_arg(ttl)};

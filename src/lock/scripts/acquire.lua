@@ -162,17 +162,8 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) or guard_left then
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
     waiter_note(prefix, token, 10, block + tonumber(ARGV[5]))
-    if claim then
-      -- What a release needs to take the lock for us (hand_off_head, lib/take.lua): the TTL,
-      -- the claim window, the holder info. And this busy reply makes any hand-off already on
-      -- our wake-up list stale (one whose claim lapsed and whose lock went on to someone else):
-      -- it goes, so that whatever the waiter finds there from now on was pushed after this
-      -- call, which the waiter's lease bound counts from (waiter.cpp).
-      local take = prefix .. token .. ':take'
-      redis.call('DEL', take, prefix .. token)
-      redis.call('RPUSH', take, ARGV[2], claim, unpack(ARGV, 10))
-      redis.call('PEXPIRE', take, block + tonumber(ARGV[5]))
-    end
+    -- What a release needs to take the lock for us (hand_off_head, lib/take.lua).
+    if claim then take_note(prefix, token, ARGV[2], claim, 10, block + tonumber(ARGV[5])) end
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
   -- The holder's info, when it belongs to the current token and the caller will show it

@@ -1,12 +1,14 @@
 -- Records a finished run and, after a run that held the lock, releases it, in one step and one
 -- round trip: the run ledger entry, the --once-per slot it completed, then the release. A waiter
 -- that takes the lock next already sees the slot done. lib/queue.lua, lib/ledger.lua,
--- lib/abandoned.lua and lib/open_runs.lua are prepended. (A permit or a shared hold is given
+-- lib/abandoned.lua, lib/open_runs.lua, lib/take.lua and lib/share.lua are prepended. (A permit or a shared hold is given
 -- back and recorded by the 'finish' operation of permits.lua or shared.lua, with the same record
 -- and the same reply.)
 -- KEYS[1] lock key, KEYS[2] ledger list, KEYS[3] once-per record, KEYS[4] holder-info hash,
 -- KEYS[5] waiters' queue, KEYS[6] fence counter when given (then the free lock is handed to the
--- queue's head when it asked for that: hand_off_head, lib/take.lua) (all in one slot).
+-- queue's head when it asked for that: hand_off_head, lib/take.lua); KEYS[7] the shared holders
+-- and KEYS[8] the set of open runs, when given too (readers at the head are handed the shared
+-- hold: hand_free_lock, lib/share.lua) (all in one slot).
 -- ARGV[1] the run's token ('' when it never held the lock); ARGV[2..8] the record (see
 -- record_run in lib/ledger.lua); ARGV[9] '' (record only) or keep_ms for the release (see
 -- release.lua); ARGV[10] how long an unclaimed wake-up may linger (ms); ARGV[11] the prefix of
@@ -27,7 +29,7 @@ end
 local released = 2
 if ARGV[9] ~= '' then
   released = release_lock(KEYS[1], KEYS[4], KEYS[5], token, ARGV[9], ARGV[10], ARGV[11],
-                          hand_on_with(KEYS[1], KEYS[6], KEYS[4], KEYS[2]))
+                          hand_on_free(KEYS[1], KEYS[6], KEYS[4], KEYS[2], KEYS[7], KEYS[8]))
 end
 
 local marked, problem = record_run(KEYS[2], KEYS[3], now, token ~= '', held, 2, 12)

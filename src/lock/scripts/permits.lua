@@ -95,25 +95,31 @@ local function admitted(token, free)
   return nil
 end
 
--- Wakes the k-th live waiter: the one a newly freed permit admits (the k-1 before it have the
--- other free permits reserved, and were woken when those were freed). One waiter per permit.
-local function wake_nth(k)
+-- The k-th live waiter, or nil; entries of waiters that died are dropped on the way.
+local function nth_live(k)
   local seen, i = 0, 0
   while true do
     local w = queue_at(KEYS[3], i)
     if not w then return nil end
     if redis.call('EXISTS', wprefix .. w .. ':alive') == 1 then
       seen = seen + 1
-      if seen == k then
-        redis.call('RPUSH', wprefix .. w, '1')
-        redis.call('PEXPIRE', wprefix .. w, linger)
-        return w
-      end
+      if seen == k then return w end
       i = i + 1
     else
       queue_remove(KEYS[3], w)
     end
   end
+end
+
+-- Wakes the k-th live waiter: the one a newly freed permit admits (the k-1 before it have the
+-- other free permits reserved, and were woken when those were freed). One waiter per permit.
+local function wake_nth(k)
+  local w = nth_live(k)
+  if w then
+    redis.call('RPUSH', wprefix .. w, '1')
+    redis.call('PEXPIRE', wprefix .. w, linger)
+  end
+  return w
 end
 
 -- Where `token` holds a permit of n: `hint` first (the holder knows its permit), else a scan.
@@ -149,9 +155,55 @@ local function holder_info(i)
   return redis.call('HGETALL', info)
 end
 
+-- Takes free permit i of n for `token` for `px` ms and returns its new fence (a decimal string):
+-- the one way a permit is taken, by the run's own acquire and by a release that hands it to a
+-- waiter (hand_permit below), so that a hand-off writes exactly what the waiter's acquire would.
+-- `kind`: the lock key's type ('none': no record yet, it is written). `ttl` is what the holder
+-- record says of the TTL, `now` Redis's clock in ms; the holder-info field/value pairs are
+-- args[from..]. The run leaves the queue (its wake-up list, ':alive', ':who' and ':take' go).
+local function take_permit(n, i, token, px, ttl, now, kind, args, from)
+  redis.call('SET', P .. i, token, 'PX', px)
+  if kind == 'none' then
+    redis.call('SET', KEYS[1], MARK .. n, 'PX', px)
+  else
+    stretch(tonumber(px))
+  end
+  queue_remove(KEYS[3], token)
+  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who',
+             wprefix .. token .. ':take')
+  -- Never below this master's clock in microseconds, as with a plain lock.
+  local fence = next_fence(KEYS[2])
+  redis.call('SET', P .. i .. ':fence', fence, 'PX', px)
+  local info = P .. i .. ':info'
+  -- The permit's previous holder, when its record is still there and marked, died without a
+  -- trace (its permit ran out while other permits were held, so the record outlived it): the
+  -- ledger records it before this run replaces the record. One HMGET, only where the permits
+  -- were not all free (else record_open in the acquire took every such record).
+  local left, left_size = nil, nil
+  if kind ~= 'none' then left, left_size = abandoned_entry(info, token, now) end
+  if left then record_abandoned(KEYS[4], left, left_size) end
+  redis.call('DEL', info)
+  if #args >= from then
+    local marked = write_record(info, {'token', token, 'fence', fence, 'ttl_ms', ttl,
+                                       'permit', i, 'acquired_ms', now}, args, from)
+    -- A run with a ledger marks its record, which then outlives the permit until the run's end
+    -- is recorded, and names it in the set of open runs, where the readers and the next run
+    -- find it (lib/abandoned.lua). Instead of the PEXPIRE: no more commands than before.
+    if marked then
+      redis.call('SADD', KEYS[6], info)
+    else
+      redis.call('PEXPIRE', info, px)
+    end
+  elseif left then
+    redis.call('SREM', KEYS[6], info)
+  end
+  return fence
+end
+
 -- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '' when this run does not wait, '1' when it
--- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
--- lib/queue.lua), ARGV[8] how long
+-- joins the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts a
+-- permit handed over by a release for a claim window of C ms (hand_permit below), 'ticket:T'
+-- when it joins at ticket T (a quorum waiter, see lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] N, ARGV[11] the restart guard in ms ('' or '0': none; see
 -- restart_guard_left in lib/queue.lua), ARGV[12] the permit this run asks for ('' for none: a
@@ -164,6 +216,7 @@ end
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
   local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
+  local claim = waits and not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
   local kind, have = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -208,6 +261,8 @@ if op == 'acquire' then
       stretch(tonumber(ttl))
       local counter = redis.call('GET', KEYS[2])
       local drawn = redis.call('GET', P .. i .. ':fence') or counter
+      -- A hand-off's wake-up may still be on our list (see acquire.lua): no BLPOP takes it now.
+      if waits then redis.call('DEL', wprefix .. token) end
       -- The counter too, for a quorum: its fence must exceed every node's counter it reads.
       return {1, drawn, 'permit', i, 'counter', counter}
     end
@@ -231,6 +286,8 @@ if op == 'acquire' then
       local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[8]))
       waiter_note(wprefix, token, 13, block + tonumber(ARGV[8]))
+      -- What a release needs to hand us a permit (hand_permit below).
+      if claim then take_note(wprefix, token, ARGV[6], claim, 13, block + tonumber(ARGV[8])) end
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + tonumber(ttl))
     end
     return reply
@@ -259,46 +316,7 @@ if op == 'acquire' then
   end
   local free = {}
   for k = 1, n do free[k] = s.values[k] and '0' or '1' end
-  redis.call('SET', P .. i, token, 'PX', ttl)
-  if kind == 'none' then
-    redis.call('SET', KEYS[1], MARK .. n, 'PX', ttl)
-  else
-    stretch(tonumber(ttl))
-  end
-  queue_remove(KEYS[3], token)
-  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who')
-  -- Never below this master's clock in microseconds, as with a plain lock.
-  local fence = next_fence(KEYS[2])
-  redis.call('SET', P .. i .. ':fence', fence, 'PX', ttl)
-  local info = P .. i .. ':info'
-  -- The permit's previous holder, when its record is still there and marked, died without a
-  -- trace (its permit ran out while other permits were held, so the record outlived it): the
-  -- ledger records it before this run replaces the record. One HMGET, only where the permits
-  -- were not all free (else record_open above took every such record).
-  local left, left_size = nil, nil
-  if kind ~= 'none' then left, left_size = abandoned_entry(info, token, now) end
-  if left then record_abandoned(KEYS[4], left, left_size) end
-  redis.call('DEL', info)
-  if #ARGV > 12 then
-    local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'permit', i,
-                    'acquired_ms', now}
-    local marked = false
-    for k = 13, #ARGV do
-      fields[#fields + 1] = ARGV[k]
-      if k % 2 == 1 and ARGV[k] == 'ledger' then marked = true end
-    end
-    redis.call('HSET', info, unpack(fields))
-    -- A run with a ledger marks its record, which then outlives the permit until the run's end
-    -- is recorded, and names it in the set of open runs, where the readers and the next run
-    -- find it (lib/abandoned.lua). Instead of the PEXPIRE: no more commands than before.
-    if marked then
-      redis.call('SADD', KEYS[6], info)
-    else
-      redis.call('PEXPIRE', info, ttl)
-    end
-  elseif left then
-    redis.call('SREM', KEYS[6], info)
-  end
+  local fence = take_permit(n, i, token, ttl, ttl, now, kind, ARGV, 13)
   return {1, fence, 'permit', i, 'free', table.concat(free)}
 end
 
@@ -311,6 +329,39 @@ if op == 'renew' then
   expire_permit(i, ttl)
   stretch(tonumber(ttl))
   return 1
+end
+
+-- ---- the hand-off (issue 35), as hand_off_head (lib/take.lua) does for a plain lock ----
+-- Permit i was just freed by a release: it admits the F-th live waiter (F the permits free now;
+-- the F-1 before it have the others reserved). When that waiter asked for a hand-off
+-- (take_note), the release takes permit i for it in the same atomic step, as its own acquire
+-- would (take_permit: its token, the next fence, its holder info), for its claim window C only,
+-- and its wake-up says 'handoff:<fence>:<permit>'; it starts its command on it (waiter.cpp), one
+-- round trip after the holder's command ended instead of two. The safety argument is
+-- hand_off_head's: a waiter that died holds the permit for C, not its TTL, and one that gets the
+-- wake-up late confirms with an acquire, which finds its token on the permit. The next live
+-- waiter (the first no free permit admits now) blocked for as long as the shortest permit had
+-- left, which may be longer than C: it looks again, as after a plain hand-off. Returns false
+-- (nothing written) when the waiter asked for none, or its acquire is to decide (a fence counter
+-- that is missing, where the restart guard judges, or unusable): the caller wakes it instead.
+-- The lock key stays as it was, stretched to C if need be: it covered the released permit.
+local function hand_permit(n, i)
+  local free = survey(n).free
+  local w = nth_live(free)
+  if not w then return false end
+  local args = take_args(wprefix, w)
+  if not args or check_fence_counter(KEYS[2]) ~= 'string' then return false end
+  local t = redis.call('TIME')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  local fence = take_permit(n, i, w, args[2], args[1], now, 'string', args, 3)
+  redis.call('RPUSH', wprefix .. w, 'handoff:' .. fence .. ':' .. i)
+  redis.call('PEXPIRE', wprefix .. w, linger)
+  local next = nth_live(free)
+  if next and redis.call('LLEN', wprefix .. next) == 0 then
+    redis.call('RPUSH', wprefix .. next, '1')
+    redis.call('PEXPIRE', wprefix .. next, linger)
+  end
+  return true
 end
 
 -- Gives back `token`'s permit (`hint`, or nil to look for the token): deletes it, or with keep
@@ -330,8 +381,9 @@ local function release(token, keep, hint)
     return 1
   end
   redis.call('DEL', permit_keys(i))
-  -- The permit just freed admits the next waiter not already admitted, and wakes only that one.
-  wake_nth(refit(n).free)
+  -- The permit just freed admits the next waiter not already admitted: handed to it, or it
+  -- alone is woken.
+  if not hand_permit(n, i) then wake_nth(refit(n).free) end
   return 1
 end
 

@@ -1,7 +1,7 @@
 -- Shared holders (--shared): any number of shared holders of one name together, and no exclusive
 -- holder (a plain lock: redlock-run without --shared, redis-py's Lock, SET NX PX) beside them.
 -- One script with one entry per operation, as permits.lua; lib/queue.lua, lib/ledger.lua,
--- lib/abandoned.lua and lib/open_runs.lua are prepended.
+-- lib/abandoned.lua, lib/open_runs.lua, lib/take.lua and lib/share.lua are prepended.
 --
 -- Data model, all in the lock's slot:
 --   lock key        'redlock-shared': the marker that keeps every exclusive holder out (their
@@ -23,7 +23,8 @@
 -- the holders).
 --
 -- KEYS[1] lock key, KEYS[2] fence counter, KEYS[3] waiters' queue, KEYS[4] holders, KEYS[5] the
--- run ledger, KEYS[6] the once-per record, KEYS[7] the set of open runs (lib/open_runs.lua).
+-- run ledger, KEYS[6] the once-per record, KEYS[7] the set of open runs (lib/open_runs.lua),
+-- KEYS[8] the plain lock's holder-info hash (a release may hand the lock to a waiting writer).
 -- ARGV[1] operation, ARGV[2] H (the holder records' key prefix, with the lock's hash tag),
 -- ARGV[3] the waiters' key prefix (see lib/queue.lua), ARGV[4] how long an unclaimed wake-up may
 -- linger (ms); the operation's own arguments from ARGV[5] on (see each one below).
@@ -52,12 +53,17 @@ local function live(now)
 end
 
 -- The marker and the holders last as long as the latest holder, and no longer; with none left
--- the lock is free, and the waiters that can now enter are woken.
-local function refit(now)
+-- the lock is free, and the waiters that can now enter are woken, or (`hand`: a release, which
+-- hands a free lock on, lib/share.lua) handed it.
+local function refit(now, hand)
   local n, last = live(now)
   if n == 0 then
     redis.call('DEL', KEYS[1], KEYS[4])
-    wake_admissible(KEYS[3], wprefix, linger, true)
+    if hand and KEYS[8] then
+      hand_free_lock(KEYS[1], KEYS[2], KEYS[8], KEYS[5], KEYS[4], KEYS[7], KEYS[3], wprefix, linger)
+    else
+      wake_admissible(KEYS[3], wprefix, linger, true)
+    end
   else
     redis.call('PEXPIRE', KEYS[1], last - now)
     redis.call('PEXPIRE', KEYS[4], last - now)
@@ -65,18 +71,9 @@ local function refit(now)
   return n
 end
 
--- A holder's hold now ends `ms` from `now`: its score, its record, and the marker if it is shorter.
--- A record without expiry keeps none (a run with a ledger: lib/abandoned.lua); `marked` says
--- whether the record is such a one when the caller knows (nil: look).
+-- A holder's hold now ends `ms` from `now` (share_extend, lib/share.lua: H is KEYS[4] .. ':').
 local function extend(token, ms, now, marked)
-  redis.call('ZADD', KEYS[4], now + ms, token)
-  if marked == nil then marked = redis.call('PTTL', H .. token) == -1 end
-  if not marked then redis.call('PEXPIRE', H .. token, ms) end
-  for _, k in ipairs({KEYS[1], KEYS[4]}) do
-    -- -1: a holders set just created by ZADD, which must not outlive its holders.
-    local pttl = redis.call('PTTL', k)
-    if pttl ~= -2 and pttl < ms then redis.call('PEXPIRE', k, ms) end
-  end
+  share_extend(KEYS[1], KEYS[4], token, ms, now, marked)
 end
 
 -- Whether `token` holds the lock shared right now.
@@ -121,7 +118,9 @@ local function holders(now)
 end
 
 -- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '' when this run does not wait, '1' when it
--- joins the queue's end when busy, 'ticket:T' when it joins at ticket T (a quorum waiter, see
+-- joins the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts the
+-- shared hold handed over by a release for a claim window of C ms (hand_readers,
+-- lib/share.lua), 'ticket:T' when it joins at ticket T (a quorum waiter, see
 -- lib/queue.lua), ARGV[8] how long a
 -- waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] the restart guard in ms ('' or '0': none; see
@@ -132,6 +131,7 @@ end
 if op == 'acquire' then
   local token, ttl, waits = ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= ''
   local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
+  local claim = waits and not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
   local kind, shared = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -158,6 +158,8 @@ if op == 'acquire' then
   -- lost. It keeps its hold and the fence it drew (see acquire.lua).
   if shared and fence_kind ~= 'none' and holding(token, now) then
     extend(token, ttl, now)
+    -- A hand-off's wake-up may still be on our list (see acquire.lua): no BLPOP takes it now.
+    if waits then redis.call('DEL', wprefix .. token) end
     return {1, redis.call('HGET', H .. token, 'fence')}
   end
   local blocker = nil
@@ -185,35 +187,20 @@ if op == 'acquire' then
       local block = pttl >= 0 and pttl or tonumber(ARGV[9])
       redis.call('SET', wprefix .. token .. ':alive', 'shared', 'PX', block + tonumber(ARGV[8]))
       waiter_note(wprefix, token, 11, block + tonumber(ARGV[8]))
+      -- What a release needs to admit us (hand_readers, lib/share.lua).
+      if claim then
+        take_note(wprefix, token, ARGV[6], 'shared:' .. claim, 11, block + tonumber(ARGV[8]))
+      end
       redis.call('PEXPIRE', KEYS[3], block + 2 * tonumber(ARGV[8]) + ttl)
     end
     if guard_left then return {3, guard_left, uptime} end
     return {0, pttl}
   end
-  if not shared then
-    -- The lock is taken free: every run that the set of open runs names died without a trace,
-    -- and the ledger records it now, as acquire.lua does for a plain lock (one SMEMBERS, of a
-    -- set that is normally gone).
-    record_open(KEYS[7], KEYS[5], now, token)
-    redis.call('SET', KEYS[1], MARK, 'PX', ttl)
-  end
-  queue_remove(KEYS[3], token)
-  redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who')
-  -- Never below this master's clock in microseconds, as with a plain lock.
-  local fence = next_fence(KEYS[2])
-  local record = H .. token
-  redis.call('DEL', record)
-  local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl, 'acquired_ms', now}
-  local marked = false
-  for k = 11, #ARGV do
-    fields[#fields + 1] = ARGV[k]
-    if k % 2 == 1 and ARGV[k] == 'ledger' then marked = true end
-  end
-  redis.call('HSET', record, unpack(fields))
-  -- A run with a ledger marks its record, which then outlives the hold until the run's end is
-  -- recorded, and names it in the set of open runs (lib/open_runs.lua), instead of its PEXPIRE.
-  if marked then redis.call('SADD', KEYS[7], record) end
-  extend(token, ttl, now, marked)
+  -- Taken free (not shared yet): every run that the set of open runs names died without a
+  -- trace, and the ledger records it now, as acquire.lua does for a plain lock (one SMEMBERS,
+  -- of a set that is normally gone). take_shared (lib/share.lua) is the one way in.
+  local fence = take_shared(KEYS[1], KEYS[2], KEYS[4], KEYS[7], KEYS[5], KEYS[3], wprefix, token,
+                            ttl, ttl, now, not shared, ARGV, 11)
   -- The shared waiters queued before the first exclusive one may enter beside us: wake them
   -- all at once (readers are admitted together), and nobody else.
   wake_admissible(KEYS[3], wprefix, linger, false)
@@ -248,7 +235,7 @@ local function release(token, keep, now)
   redis.call('ZREM', KEYS[4], token)
   redis.call('DEL', H .. token)
   redis.call('SREM', KEYS[7], H .. token)
-  refit(now)
+  refit(now, true)
   return 1
 end
 

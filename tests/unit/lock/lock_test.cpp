@@ -3,6 +3,7 @@
 // wrong type is a DataError.
 #include "lock/node/lock.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
@@ -1222,6 +1223,115 @@ TEST_F(Lock, AReleaseOnlyWakesAHeadThatDidNotAskOrWhenTheCounterIsGone) {
         EXPECT_EQ(raw({"LINDEX", keys.wake_key(first), "0"}), "1");
         EXPECT_EQ(raw({"LINDEX", keys.wait, "0"}), first);
     }
+}
+
+// Permits: a release hands the permit it frees to the waiter that permit admits, as that
+// waiter's own acquire would take it (permits.lua's take_permit): its token on the freed permit
+// for the claim window, the next fence (kept beside the permit), its holder info with the permit,
+// the queue left; the wake-up names the fence and the permit. The next waiter looks again.
+TEST_F(Lock, APermitReleaseHandsTheFreedPermitToTheWaiterItAdmits) {
+    LockNode a{conn, 2}, b{conn, 2}, waiter{conn, 2};
+    waiter.set_hand_off(milliseconds(2000));
+    std::string ta = new_token(), tb = new_token(), first = new_token(), second = new_token();
+    ASSERT_TRUE(a.acquire(keys, ta, milliseconds(30000)).acquired);
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000));
+    ASSERT_TRUE(hb.acquired);
+    HolderInfo info;
+    info.host = "waiter-host";
+    info.pid = 4242;
+    ASSERT_FALSE(waiter.acquire(keys, first, milliseconds(30000), &info, Queueing::wait).acquired);
+    ASSERT_FALSE(waiter.acquire(keys, second, milliseconds(30000), &info, Queueing::wait).acquired);
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(first) + ":take", "1"}), "2000");
+    ASSERT_EQ(b.release(keys, tb), ReleaseResult::released);
+
+    std::string permit = permit_key_prefix(keys) + std::to_string(hb.permit);
+    EXPECT_EQ(raw({"GET", permit}), first);
+    long long pttl = std::stoll(raw({"PTTL", permit}));
+    EXPECT_GT(pttl, 1000);
+    EXPECT_LE(pttl, 2000);
+    std::string fence = raw({"GET", keys.fence});
+    EXPECT_GT(std::stoll(fence), hb.fence);
+    EXPECT_EQ(raw({"GET", permit + ":fence"}), fence);
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(first), "0"}),
+              fmt::format("handoff:{}:{}", fence, hb.permit));
+    EXPECT_EQ(raw({"HGET", permit + ":info", "token"}), first);
+    EXPECT_EQ(raw({"HGET", permit + ":info", "host"}), "waiter-host");
+    EXPECT_EQ(raw({"HGET", permit + ":info", "permit"}), std::to_string(hb.permit));
+    EXPECT_EQ(raw({"HGET", permit + ":info", "ttl_ms"}), "30000");
+    EXPECT_EQ(raw({"LLEN", keys.wait}), "1");
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(first) + ":take"}), "0");
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(second), "0"}), "1");
+    // The new holder confirms: its own permit and the fence it was handed, the TTL.
+    AcquireResult mine = waiter.acquire(keys, first, milliseconds(30000), &info, Queueing::wait);
+    ASSERT_TRUE(mine.acquired);
+    EXPECT_EQ(mine.fence, std::stoll(fence));
+    EXPECT_EQ(mine.permit, hb.permit);
+    EXPECT_GT(std::stoll(raw({"PTTL", permit})), 2000);
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(first)}), "0");
+}
+
+// A finish that hands its permit on settles its own record only: the waiter it handed the permit
+// to, a run with a ledger, stays named in the set of open runs (lib/open_runs.lua), which is
+// what tells of it should it die without a trace. (settle_record took the permit's record name
+// out of the set whoever's it was by then.)
+TEST_F(Lock, APermitsFinishThatHandsThePermitOnLeavesTheNewHoldersOpenRun) {
+    LockNode a{conn, 2}, b{conn, 2}, waiter{conn, 2};
+    waiter.set_hand_off(milliseconds(2000));
+    HolderInfo info;
+    info.host = "h";
+    info.ledger_size = 10;
+    std::string ta = new_token(), tb = new_token(), w = new_token();
+    ASSERT_TRUE(a.acquire(keys, ta, milliseconds(30000), &info).acquired);
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000), &info);
+    ASSERT_TRUE(hb.acquired);
+    ASSERT_FALSE(waiter.acquire(keys, w, milliseconds(30000), &info, Queueing::wait).acquired);
+    RunRecord rec = slot_run(0);
+    rec.slot.reset();
+    FinishResult f = b.finish(keys, tb, milliseconds(0), rec);
+    EXPECT_EQ(f.release, ReleaseResult::released);
+    std::string record = permit_key_prefix(keys) + std::to_string(hb.permit) + ":info";
+    EXPECT_EQ(raw({"HGET", record, "token"}), w);
+    EXPECT_EQ(raw({"SISMEMBER", keys.open, record}), "1");
+}
+
+// Shared: a writer's release hands the free lock to the readers at the queue's head, a shared
+// hold each (never the lock exclusive: a reader's take note is not a writer's), up to the next
+// writer, who is told to look again; the last reader's release hands that writer the lock.
+TEST_F(Lock, AWritersReleaseHandsReadersTheSharedHoldAndTheLastReadersTheWriterTheLock) {
+    LockNode reader{conn, 1, true}, writer{conn};
+    reader.set_hand_off(milliseconds(2000));
+    writer.set_hand_off(milliseconds(2000));
+    std::string h = new_token(), r = new_token(), w = new_token();
+    AcquireResult held = node.acquire(keys, h, milliseconds(30000));
+    ASSERT_TRUE(held.acquired);
+    ASSERT_FALSE(reader.acquire(keys, r, milliseconds(30000), nullptr, Queueing::wait).acquired);
+    HolderInfo info;
+    info.host = "writer-host";
+    ASSERT_FALSE(writer.acquire(keys, w, milliseconds(30000), &info, Queueing::wait).acquired);
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(r) + ":take", "1"}), "shared:2000");
+    ASSERT_EQ(node.release(keys, h), ReleaseResult::released);
+
+    EXPECT_EQ(raw({"GET", keys.key}), shared_marker);
+    EXPECT_LE(std::stoll(raw({"PTTL", keys.key})), 2000);
+    std::string record = shared_record_prefix(keys) + r;
+    std::string fence = raw({"HGET", record, "fence"});
+    EXPECT_GT(std::stoll(fence), held.fence);
+    EXPECT_EQ(raw({"HGET", record, "ttl_ms"}), "30000");
+    EXPECT_NE(raw({"ZSCORE", shared_holders_key(keys), r}), "");
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(r), "0"}), "handoff:" + fence);
+    EXPECT_EQ(raw({"LINDEX", keys.wait, "0"}), w);
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(w), "0"}), "1");
+
+    raw({"DEL", keys.wake_key(w)});
+    ASSERT_EQ(reader.release(keys, r), ReleaseResult::released);
+    EXPECT_EQ(raw({"GET", keys.key}), w);
+    EXPECT_LE(std::stoll(raw({"PTTL", keys.key})), 2000);
+    std::string next = raw({"GET", keys.fence});
+    EXPECT_GT(std::stoll(next), std::stoll(fence));
+    EXPECT_EQ(raw({"LINDEX", keys.wake_key(w), "0"}), "handoff:" + next);
+    EXPECT_EQ(raw({"HGET", keys.info, "token"}), w);
+    EXPECT_EQ(raw({"HGET", keys.info, "host"}), "writer-host");
+    EXPECT_EQ(raw({"LLEN", keys.wait}), "0");
 }
 
 // A busy reply to a waiter that asks for the hand-off empties its wake-up list: a hand-off left

@@ -20,6 +20,7 @@
 #include "../fake_clock.hpp"
 #include "lock/node/holder.hpp"
 #include "lock/node/keys.hpp"
+#include "lock/node/permits.hpp"
 #include "lock/node/token.hpp"
 #include "redis_server.hpp"
 #include "util/errors.hpp"
@@ -59,6 +60,20 @@ class Waiter : public unit::RedisServerTest {
     }
 
     long long queued() { return std::stoll(raw({"LLEN", keys.wait})); }
+
+    // A waiter (--permits `permits`, or --shared) that asks for hand-offs with claim window
+    // `claim`, as wait_in_thread.
+    std::future<WaitResult> permits_waiter(const std::string& token, Millis claim, int permits = 2,
+                                           bool shared = false) {
+        return std::async(std::launch::async, [=, this] {
+            Connection c(endpoint(), Timeouts{});
+            LockNode n(c, permits, shared);
+            n.set_restart_guard(Millis(0));
+            n.set_hand_off(claim);
+            return acquire_waiting(n, keys, token, milliseconds(30000), nullptr,
+                                   milliseconds(20000), signals);
+        });
+    }
 };
 
 }  // namespace
@@ -190,6 +205,113 @@ TEST_F(Waiter, AWaiterHeldBackByTheRestartGuardReportsItUntilItTakesTheLock) {
     EXPECT_EQ(not_held_back.load(), 0);
 }
 
+// ---- Permits (issue 35): a release hands the freed permit to the head waiter ----
+
+// The waiter starts on the wake-up, with no acquire after it: the permit the release freed, a
+// fence above the holders', the permit key set for the claim window until its first renewal.
+// (A claim of a minute: the waiter starts on it while half is left, however slow the machine.)
+TEST_F(Waiter, APermitReleaseHandsThatPermitToTheHeadWaiter) {
+    LockNode a(conn, 2), b(conn, 2);
+    std::string ta = new_token(), tb = new_token(), w = new_token();
+    AcquireResult ha = a.acquire(keys, ta, milliseconds(30000));
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000));
+    ASSERT_TRUE(ha.acquired && hb.acquired);
+    auto waiter = permits_waiter(w, milliseconds(60000));
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
+    EXPECT_EQ(b.release(keys, tb), ReleaseResult::released);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.permit, hb.permit);
+    EXPECT_EQ(r.lease, milliseconds(60000));  // the hand-off's claim: no acquire's reply
+    EXPECT_GT(r.last.fence, hb.fence);
+    EXPECT_GT(r.last.fence, ha.fence);
+    std::string permit = permit_key_prefix(keys) + std::to_string(hb.permit);
+    EXPECT_EQ(raw({"GET", permit}), w);
+    EXPECT_EQ(raw({"GET", permit + ":fence"}), std::to_string(r.last.fence));
+    EXPECT_LE(std::stoll(raw({"PTTL", permit})), 60000);
+    EXPECT_EQ(queued(), 0);
+    EXPECT_EQ(raw({"EXISTS", keys.wake_key(w) + ":take"}), "0");
+}
+
+// A wake-up that names a permit out of range is no hand-off: the waiter acquires, and holds
+// what the server gave it, never the fence or the permit of the payload.
+TEST_F(Waiter, AHandOffNamingAPermitOutOfRangeIsNotTrusted) {
+    LockNode a(conn, 2), b(conn, 2);
+    std::string ta = new_token(), tb = new_token(), w = new_token();
+    ASSERT_TRUE(a.acquire(keys, ta, milliseconds(30000)).acquired);
+    AcquireResult hb = b.acquire(keys, tb, milliseconds(30000));
+    ASSERT_TRUE(hb.acquired);
+    auto waiter = permits_waiter(w, milliseconds(60000));
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
+    raw({"RPUSH", keys.wake_key(w), "handoff:99:3"});
+    // Taken by the waiter (which then looks again, and queues again: both permits are held).
+    ASSERT_TRUE(eventually(
+        [&] {
+            return raw({"EXISTS", keys.wake_key(w)}) == "0";
+        },
+        milliseconds(10000)));
+    EXPECT_EQ(b.release(keys, tb), ReleaseResult::released);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_NE(r.last.fence, 99);
+    EXPECT_GT(r.last.fence, hb.fence);
+    EXPECT_EQ(r.last.permit, hb.permit);
+    EXPECT_EQ(raw({"GET", permit_key_prefix(keys) + std::to_string(hb.permit)}), w);
+}
+
+// ---- Shared holders (issue 35): a release that frees the lock hands it to the queue's head ----
+
+// Readers queued behind a writer are handed the shared hold together when it releases, up to
+// the next writer (writer preference): that one is handed the lock when the last of them leaves,
+// and the reader behind it when it leaves, each fence above the last, none with an acquire after
+// its wake-up (a lease of the claim window). (A claim of a minute, as above.)
+TEST_F(Waiter, AFreedLockIsHandedToTheReadersAtTheHeadThenToTheWriterBehindThem) {
+    LockNode writer(conn), reader(conn, 1, true);
+    std::string h = new_token(), r1 = new_token(), r2 = new_token(), w = new_token(),
+                r3 = new_token();
+    AcquireResult held = writer.acquire(keys, h, milliseconds(30000));
+    ASSERT_TRUE(held.acquired);
+    const Millis claim(60000);
+    auto a = permits_waiter(r1, claim, 1, true);
+    ASSERT_TRUE(eventually([&] { return queued() == 1; }, milliseconds(10000)));
+    auto b = permits_waiter(r2, claim, 1, true);
+    ASSERT_TRUE(eventually([&] { return queued() == 2; }, milliseconds(10000)));
+    auto c = permits_waiter(w, claim, 1, false);
+    ASSERT_TRUE(eventually([&] { return queued() == 3; }, milliseconds(10000)));
+    auto d = permits_waiter(r3, claim, 1, true);
+    ASSERT_TRUE(eventually([&] { return queued() == 4; }, milliseconds(10000)));
+
+    EXPECT_EQ(writer.release(keys, h), ReleaseResult::released);
+    WaitResult ra = a.get(), rb = b.get();
+    ASSERT_TRUE(ra.last.acquired && rb.last.acquired);
+    EXPECT_EQ(ra.lease, claim);
+    EXPECT_EQ(rb.lease, claim);
+    EXPECT_GT(ra.last.fence, held.fence);
+    EXPECT_GT(rb.last.fence, ra.last.fence);
+    EXPECT_EQ(raw({"GET", keys.key}), "redlock-shared");
+    // The writer and the reader behind it wait.
+    EXPECT_EQ(c.wait_for(milliseconds(300)), std::future_status::timeout);
+    EXPECT_EQ(queued(), 2);
+
+    EXPECT_EQ(reader.release(keys, r1), ReleaseResult::released);
+    EXPECT_EQ(c.wait_for(milliseconds(300)), std::future_status::timeout);
+    EXPECT_EQ(reader.release(keys, r2), ReleaseResult::released);
+    WaitResult rc = c.get();
+    ASSERT_TRUE(rc.last.acquired);
+    EXPECT_EQ(rc.lease, claim);
+    EXPECT_GT(rc.last.fence, rb.last.fence);
+    EXPECT_EQ(raw({"GET", keys.key}), w);
+    EXPECT_LE(std::stoll(raw({"PTTL", keys.key})), 60000);
+    EXPECT_EQ(d.wait_for(milliseconds(300)), std::future_status::timeout);
+
+    EXPECT_EQ(writer.release(keys, w), ReleaseResult::released);
+    WaitResult rd = d.get();
+    ASSERT_TRUE(rd.last.acquired);
+    EXPECT_EQ(rd.lease, claim);
+    EXPECT_GT(rd.last.fence, rc.last.fence);
+    EXPECT_EQ(queued(), 0);
+}
+
 // ---- On virtual time ----
 
 namespace {
@@ -220,6 +342,7 @@ class ScriptedLock final : public WaitTarget {
     // waiter's thread resumes (a SIGSTOP between the BLPOP's answer and what the waiter does).
     Millis claim{0};
     long long handed = 0;
+    int handed_permit_n = 1;  // the permit a permits lock's hand-off names
     Millis paused_for{0};
 
     std::vector<Deadline> attempts;                   // when each attempt came in
@@ -297,6 +420,7 @@ class ScriptedLock final : public WaitTarget {
     bool shared() const override { return false; }
     Millis claim_window() const override { return claim; }
     long long handed_fence() const override { return handed; }
+    int handed_permit() const override { return handed_permit_n; }
 
   private:
     bool away(Deadline t) const { return t >= outage_from && t < outage_to; }
@@ -546,6 +670,57 @@ TEST_F(VirtualWaiter, APlainWakeUpIsFollowedByAnAcquire) {
     EXPECT_EQ(lock.attempts.size(), 2u);
     EXPECT_EQ(r.lease_start, at(1'234));
     EXPECT_EQ(r.lease, milliseconds(0));
+}
+
+// A permits lock's hand-off names the permit: the run renews, releases and reports that one.
+TEST_F(VirtualWaiter, APermitHandedOverIsThePermitTheRunHolds) {
+    lock.permits_n = 3;
+    lock.expires = at(30'000);
+    lock.released = at(1'234);
+    lock.claim = milliseconds(5'000);
+    lock.handed = 42;
+    lock.handed_permit_n = 2;
+    WaitResult r = wait_for(milliseconds(20'000));
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, 42);
+    EXPECT_EQ(r.last.permit, 2);
+    EXPECT_EQ(lock.attempts.size(), 1u);
+    EXPECT_EQ(r.lease, milliseconds(5'000));
+}
+
+// ---- The wake-up's payload (parse_hand_off): from the server, so range-checked ----
+
+TEST(ParseHandOff, APlainHandOffCarriesTheFence) {
+    std::optional<HandOff> h = parse_hand_off("handoff:1796575255101428", 1);
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->fence, 1796575255101428);
+    EXPECT_EQ(h->permit, 1);
+}
+
+TEST(ParseHandOff, APermitsHandOffCarriesTheFenceAndThePermit) {
+    std::optional<HandOff> h = parse_hand_off("handoff:42:3", 3);
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->fence, 42);
+    EXPECT_EQ(h->permit, 3);
+}
+
+// Anything else is a plain wake-up: the waiter confirms with an acquire, trusting nothing in it.
+TEST(ParseHandOff, AnythingOutOfShapeOrRangeIsNoHandOff) {
+    for (std::string_view bad :
+         {"1", "", "handoff:", "handoff:0", "handoff:-5", "handoff:+5", "handoff:42 ",
+          "handoff:4611686018427387904",                   // 2^62, the fence limit
+          "handoff:99999999999999999999", "handoff:42:1",  // a permit, for a plain lock
+          "handoff:0x2a", "HANDOFF:42"}) {
+        EXPECT_FALSE(parse_hand_off(bad, 1)) << bad;
+    }
+    for (std::string_view bad :
+         {"handoff:42",  // no permit, for a permits lock
+          "handoff:42:0", "handoff:42:4", "handoff:42:-1", "handoff:42:2x", "handoff::2",
+          "handoff:0:2", "handoff:42:2:1", "handoff:42:", "handoff:4611686018427387904:2",
+          "handoff:42:99999999999999999999"}) {
+        EXPECT_FALSE(parse_hand_off(bad, 3)) << bad;
+    }
+    EXPECT_TRUE(parse_hand_off("handoff:4611686018427387903", 1));
 }
 
 // ---- A foreign holder (an application's SET NX PX, released by its own DEL) ----

@@ -52,10 +52,13 @@ end
 
 -- A run's end is recorded: its record `record` (when still its token's) tells of no abandoned
 -- run any more. With `keep_ms` > 0 (--min-hold, the hold shortened to that) it stays for status,
--- unmarked, and expires then; else it goes. Its name leaves `open`. (pcall throughout: called
+-- unmarked, and expires then; else it goes. Its name leaves `open`, unless the record is another
+-- run's by now (a permit this release handed on in the same step, permits.lua's hand_permit, or
+-- one taken after ours ran out): that run's record is still open. (pcall throughout: called
 -- after a release, which nothing may undo.)
 local function settle_record(record, token, open, keep_ms)
-  if redis.pcall('HGET', record, 'token') == token then
+  local owner = redis.pcall('HGET', record, 'token')
+  if owner == token then
     if keep_ms > 0 then
       redis.pcall('HDEL', record, 'ledger')
       redis.pcall('PEXPIRE', record, keep_ms)
@@ -63,7 +66,7 @@ local function settle_record(record, token, open, keep_ms)
       redis.pcall('DEL', record)
     end
   end
-  redis.pcall('SREM', open, record)
+  if type(owner) ~= 'string' or owner == token then redis.pcall('SREM', open, record) end
 end
 
 -- A run that lost its lock may have been taken for abandoned meanwhile (its lease ran out and the

@@ -144,6 +144,49 @@ local function waiter_note(prefix, token, from, px)
   redis.call('SET', who, since .. ' ' .. pid .. ' ' .. host, 'PX', px)
 end
 
+-- A waiter that accepts a hand-off (an acquire's 'handoff:C', lib/take.lua) keeps what a
+-- release needs to take the lock for it in prefix .. token .. ':take': its TTL (ms), its claim
+-- window C (ms; 'shared:C' for a shared waiter, whose hold is another kind, lib/share.lua) and
+-- its holder-info field/value pairs (ARGV[from..]), for `px` ms (its ':alive' mark's expiry). Written at each of its busy acquires, which also drop any hand-off already on
+-- its wake-up list: one whose claim lapsed and whose lock went on to someone else. Whatever the
+-- waiter finds there from now on was pushed after this call, which the waiter's lease bound
+-- counts from (waiter.cpp). One function for every mode (acquire.lua, permits.lua, shared.lua).
+local function take_note(prefix, token, ttl, claim, from, px)
+  local take = prefix .. token .. ':take'
+  redis.call('DEL', take, prefix .. token)
+  redis.call('RPUSH', take, ttl, claim, unpack(ARGV, from))
+  redis.call('PEXPIRE', take, px)
+end
+
+-- What waiter `token` left for a hand-off (take_note): {ttl, claim, field, value...}, or nil
+-- when it asked for none (a waiter of an older version, a quorum's, --once-per) or the list is
+-- not one that take_note wrote for this kind of hold (`shared`: a shared hold; else the lock
+-- itself or a permit), so that a shared waiter is never handed the lock exclusive.
+local function take_args(prefix, token, shared)
+  local args = redis.pcall('LRANGE', prefix .. token .. ':take', 0, -1)
+  if type(args) ~= 'table' or args.err or #args < 2 or not string.match(args[1], '^%d+$') then
+    return nil
+  end
+  local claim = string.match(args[2], shared and '^shared:(%d+)$' or '^(%d+)$')
+  if not claim or tonumber(claim) <= 0 then return nil end
+  args[2] = claim
+  return args
+end
+
+-- Writes a holder's record `record` (a hash): `fields` (the taker's own: token, fence, ...) and
+-- then the holder-info field/value pairs args[from..]. Returns whether they mark the record for
+-- the ledger (a 'ledger' field: lib/abandoned.lua), which the caller then leaves without expiry.
+-- One function for the lock (take_lock), a permit (take_permit) and a shared hold (take_shared).
+local function write_record(record, fields, args, from)
+  local marked = false
+  for i = from, #args do
+    fields[#fields + 1] = args[i]
+    if (i - from) % 2 == 0 and args[i] == 'ledger' then marked = true end
+  end
+  redis.call('HSET', record, unpack(fields))
+  return marked
+end
+
 -- A waiter that gives up leaves the queue (`ticket` nil); a quorum waiter whose attempt took no
 -- majority steps back instead: it keeps its place at `ticket`, marked alive (`mark`: 'shared'
 -- for a --shared run, '1' otherwise) for `alive_ms`, so that no later waiter can take the node

@@ -31,13 +31,8 @@ local function take_lock(key, fence_key, info, ledger, queue, prefix, token, px,
   -- Holder info from an earlier holder is stale now, whether or not this run records its own.
   redis.call('DEL', info)
   if #args >= from then
-    local fields = {'token', token, 'fence', fence, 'ttl_ms', ttl_ms, 'acquired_ms', now}
-    local marked = false
-    for i = from, #args do
-      fields[#fields + 1] = args[i]
-      if (i - from) % 2 == 0 and args[i] == 'ledger' then marked = true end
-    end
-    redis.call('HSET', info, unpack(fields))
+    local marked = write_record(info, {'token', token, 'fence', fence, 'ttl_ms', ttl_ms,
+                                       'acquired_ms', now}, args, from)
     -- A run with a ledger marks its record, which then outlives the lease (lib/abandoned.lua):
     -- should the run and its watchdog die, it is what tells of the run. Its end takes it away.
     if not marked then redis.call('PEXPIRE', info, px) end
@@ -68,9 +63,8 @@ end
 local function hand_off_head(key, fence_key, info, ledger, queue, prefix, linger_ms)
   local head = live_head(queue, prefix)
   if not head then return end
-  local args = redis.pcall('LRANGE', prefix .. head .. ':take', 0, -1)
-  if type(args) == 'table' and not args.err and #args >= 2 and string.match(args[1], '^%d+$')
-      and string.match(args[2], '^%d+$') and tonumber(args[2]) > 0 then
+  local args = take_args(prefix, head)
+  if args then
     local kind = check_fence_counter(fence_key)
     if kind == 'string' then
       local t = redis.call('TIME')
