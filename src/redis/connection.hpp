@@ -101,6 +101,11 @@ class Connection {
     void send(const std::vector<std::string>& argv, Deadline deadline,
               const SetupGiveBack* give_back = nullptr);
     bool in_flight() const { return flight_.has_value(); }
+    // Whether the command in flight went out whole, behind a set-up already judged: only its
+    // reply is owed.
+    bool only_reply_owed() const {
+        return flight_ && flight_->stage == Flight::Stage::reading && !flight_->setup;
+    }
     Waiting waiting() const;
     std::optional<Reply> receive();
     Reply finish();

@@ -96,6 +96,9 @@ class ScriptSend {
     ScriptSend(Connection& conn, ScriptCall call, Millis per_send,
                const SetupGiveBack* give_back = nullptr);
     Connection::Waiting waiting() const { return conn_.waiting(); }
+    // Whether all it sends went out, the body included: only the reply is owed (after an
+    // EVALSHA, a NOSCRIPT would still ask for the body).
+    bool sent_all() const { return body_ && conn_.only_reply_owed(); }
     std::optional<Reply> step();
     Reply finish();
     void abort() { conn_.abort(); }

@@ -125,15 +125,18 @@ struct QuorumLock::Worker : std::enable_shared_from_this<QuorumLock::Worker> {
         wake.notify_one();  // tasks queued while the node was claimed may run now
     }
 
-    // A claimed node's call still out when a round was decided without it (an acquire's late
-    // node, or the one a frozen node never answers): kept here, the node still claimed, for the
-    // next round that involves the node, on whichever thread (take_leftover). That one finishes
-    // it at once if its answer came meanwhile, as it does within microseconds on a healthy node,
-    // or else hands it to the worker and queues its own task behind it. So a late node costs no
-    // thread either, and what was sent to it is still read before anything else is sent there.
+    // A claimed node's call not answered when a round was decided without it (an acquire's
+    // late node, or the one a frozen node never answers): kept here, the node still claimed, so
+    // that a late node costs no thread either. The end of the acquire looks at it again
+    // (progress_leftover): by then, a round trip later, a healthy node has answered; a call
+    // that may still have to send something (a connect, the body after a NOSCRIPT) goes to
+    // the worker then, so that the node gets it while the command runs. One that only owes
+    // its answer stays for the next round that involves the node, on whichever thread
+    // (settle_leftover), which reads the answer before it sends anything there.
     struct Leftover {
-        std::function<bool()> step;  // without blocking: whether the call is over (and answered)
-        Task rest;                   // the call finished on the worker, blocking
+        std::function<bool()> step;      // without blocking: whether the call is over (answered)
+        std::function<bool()> sent_all;  // NodeCall::sent_all
+        Task rest;                       // the call finished on the worker, blocking
     };
     void keep(Leftover l) {
         std::lock_guard lock(mutex);
@@ -148,6 +151,20 @@ struct QuorumLock::Worker : std::enable_shared_from_this<QuorumLock::Worker> {
             left = std::exchange(leftover, std::nullopt);
         }
         if (left && !left->step()) hand_over(std::move(left->rest));
+    }
+    // Without blocking: reads a kept call's answer if it came, else keeps it only while nothing
+    // is left for it to send (Leftover).
+    void progress_leftover() {
+        std::optional<Leftover> left;
+        {
+            std::lock_guard lock(mutex);
+            left = std::exchange(leftover, std::nullopt);
+        }
+        if (!left || left->step()) return;
+        if (left->sent_all())
+            keep(std::move(*left));
+        else
+            hand_over(std::move(left->rest));
     }
 
     // The lock is going: a call still kept (it refers to its worker) is dropped, unread, as a
@@ -411,9 +428,9 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
             [[maybe_unused]] auto got = ::read(round->answered.get(), &count, sizeof count);
         }
     }
-    // Calls still out: after a round decided early, kept for the next one (Worker::Leftover);
-    // after one that waited as long as it could, to their workers, so that what was sent (a
-    // release) is done while the process lives.
+    // Calls still out: after a round decided early, kept for the next round, or for the end of
+    // the acquire (Worker::Leftover). After one that waited as long as it could, to their
+    // workers, so that what was sent (a release) is done while the process lives.
     for (std::size_t i = 0; i < n; ++i) {
         if (!calls[i]) continue;
         if (early != Early::on_success) {
@@ -427,7 +444,7 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
                               answer(std::move(result), std::move(error));
                               return true;
                           },
-                          rest_of(i)});
+                          [call = calls[i]] { return call->sent_all(); }, rest_of(i)});
         calls[i].reset();
     }
     std::lock_guard lock(round->mutex);
@@ -677,6 +694,7 @@ class CheckedAcquire final : public NodeCall<AcquireResult> {
     CheckedAcquire(std::unique_ptr<NodeCall<AcquireResult>> call, AcquireCheck check, std::size_t i)
         : call_(std::move(call)), check_(std::move(check)), i_(i) {}
     Connection::Waiting waiting() const override { return call_->waiting(); }
+    bool sent_all() const override { return call_->sent_all(); }
     std::optional<AcquireResult> step() override {
         return check_.answer(i_, [&] { return call_->step(); });
     }
@@ -786,6 +804,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         if (quorum_holds(raised_on, n, ttl, a.elapsed)) {
             a.acquired = true;
             a.fence = fence;
+            for (auto& w : workers_) w->progress_leftover();
             return a;
         }
         a.why = raised_on < need
@@ -813,6 +832,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         }
         give_back_attempt(keys, token, ticket, ttl, wide, answered, a);
     }
+    for (auto& w : workers_) w->progress_leftover();
     return a;
 }
 
@@ -1079,6 +1099,7 @@ class FinishOrRelease final : public NodeCall<NodeFinish> {
                     std::function<NodeFinish(QuorumNode&)> release)
         : call_(std::move(call)), node_(node), release_(std::move(release)) {}
     Connection::Waiting waiting() const override { return call_->waiting(); }
+    bool sent_all() const override { return !failed_ && call_->sent_all(); }
     std::optional<NodeFinish> step() override {
         if (failed_) return std::nullopt;
         try {

@@ -28,6 +28,7 @@ class ScriptNodeCall final : public NodeCall<T> {
                 give_back_ ? &give_back_ : nullptr) {}
 
     Connection::Waiting waiting() const override { return send_.waiting(); }
+    bool sent_all() const override { return send_.sent_all(); }
     std::optional<T> step() override {
         std::optional<Reply> reply = send_.step();
         if (!reply) return std::nullopt;

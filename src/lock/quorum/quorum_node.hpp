@@ -44,6 +44,9 @@ class NodeCall {
     virtual std::optional<T> step() = 0;
     // Whether the rest must block (a fallback that is a synchronous command): then finish().
     virtual bool blocks() const { return false; }
+    // Whether everything the call sends went out and its answer cannot ask for more: the node
+    // has all of it, whenever the answer is read.
+    virtual bool sent_all() const { return true; }
     // The rest, blocking until the answer: on the node's worker, where the round handed it.
     virtual T finish() = 0;
     // A cancel: drops the command in flight with its connection (it may have run, as after any
