@@ -316,13 +316,17 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
                 workers[i]->answered();  // no split-phase form: on its worker, below
             }
         }
-    if (driving > 0) {
+    // Before this thread's poll() has a worker's answer to wait for: the eventfd that wakes it
+    // (made then, before the worker has the task, and only then: most rounds need none).
+    auto wake_on_answers = [&] {
+        if (driving == 0 || round->answered) return;
         round->answered = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
         if (!round->answered)
             throw Error(fmt::format("eventfd: {}", std::strerror(errno)), exit_code::internal);
-    }
+    };
     for (std::size_t i = 0; i < n; ++i) {
         if (calls[i] || round->seen.errors[i] || (i < only.size() && !only[i])) continue;
+        wake_on_answers();
         auto answer = answer_from(i);
         lagging[i] = workers[i]->post(
             {[op, answer, i](QuorumNode& node) {
@@ -376,6 +380,7 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
             --driving;
             answer_from(i)(std::move(result), std::move(error));
         } else if (calls[i]->blocks()) {
+            wake_on_answers();
             hand_over(i);  // the round waits for its answer, as for any worker's
         }
     };
