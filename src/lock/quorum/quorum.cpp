@@ -275,11 +275,12 @@ enum class Early { on_success, never, all_nodes };
 // Sends an operation to every node and returns what was seen once the round is over (above) or
 // `give_up` passed. Where a node is idle and `start` gives its split-phase call (NodeCall: the
 // product's nodes, for the acquire, the fence step and the finish), this thread sends it and
-// drives every such call in one poll(), with `cancel_fd` (a signal) ending them; a call not
-// answered when the round is over is handed to its node's worker, which finishes it in the
-// background as it would have run it. Every other node gets `op` on its worker. `op` runs there
-// and may outlive this call, so it owns everything it uses (captured by value) and must not
-// throw; so must `start`, whose calls may outlive it too.
+// drives every such call in one poll(), with `cancel_fd` (a signal) ending them. A call not
+// answered when the round is over is kept for later (Worker::Leftover) after an early decision,
+// and otherwise handed to its node's worker, which finishes it in the background as it would
+// have run it. Every other node gets `op` on its worker. `op` and the calls may outlive this
+// call, so they own everything they use (captured by value); `op` must not throw, and what
+// `start` throws is its node's answer.
 template <class T, class Op, class Start, class Success>
 Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& workers, int cancel_fd,
                   Deadline give_up, Op op, Start start, Success success, Early early,
