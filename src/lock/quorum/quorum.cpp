@@ -133,33 +133,33 @@ struct QuorumLock::Worker : std::enable_shared_from_this<QuorumLock::Worker> {
     // the worker then, so that the node gets it while the command runs. One that only owes
     // its answer stays for the next round that involves the node, on whichever thread
     // (settle_leftover), which reads the answer before it sends anything there.
+    // A round the node is not part of (the fence step, on a node that did not accept) drives its
+    // kept call beside its own (take_leftover, then keep): the late answer is read as it comes,
+    // and what it asks for (the body after a NOSCRIPT) goes out at once.
     struct Leftover {
         std::function<bool()> step;      // without blocking: whether the call is over (answered)
         std::function<bool()> sent_all;  // NodeCall::sent_all
-        Task rest;                       // the call finished on the worker, blocking
+        std::function<Connection::Waiting()> waiting;  // NodeCall::waiting
+        Task rest;                                     // the call finished on the worker, blocking
     };
     void keep(Leftover l) {
         std::lock_guard lock(mutex);
         leftover = std::move(l);
     }
+    std::optional<Leftover> take_leftover() {
+        std::lock_guard lock(mutex);
+        return std::exchange(leftover, std::nullopt);
+    }
     // Before anything else goes to the node: an earlier round's call still out there is over by
     // now, or goes to the worker, ahead of what is sent next.
     void settle_leftover() {
-        std::optional<Leftover> left;
-        {
-            std::lock_guard lock(mutex);
-            left = std::exchange(leftover, std::nullopt);
-        }
+        std::optional<Leftover> left = take_leftover();
         if (left && !left->step()) hand_over(std::move(left->rest));
     }
     // Without blocking: reads a kept call's answer if it came, else keeps it only while nothing
     // is left for it to send (Leftover).
     void progress_leftover() {
-        std::optional<Leftover> left;
-        {
-            std::lock_guard lock(mutex);
-            left = std::exchange(leftover, std::nullopt);
-        }
+        std::optional<Leftover> left = take_leftover();
         if (!left || left->step()) return;
         if (left->sent_all())
             keep(std::move(*left));
@@ -293,6 +293,18 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
     for (std::size_t i = 0; i < only.size() && i < n; ++i) lagging[i] = !only[i];
     for (std::size_t i = 0; i < n; ++i)
         if (!lagging[i]) workers[i]->settle_leftover();
+    // The kept calls of the nodes left out, driven beside the round (Worker::Leftover), and kept
+    // again however the round ends if they are still out.
+    struct Beside {
+        const std::vector<std::shared_ptr<QuorumLock::Worker>>& workers;
+        std::vector<std::optional<QuorumLock::Worker::Leftover>> calls;
+        ~Beside() {
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                if (calls[i]) workers[i]->keep(std::move(*calls[i]));
+        }
+    } beside{workers, std::vector<std::optional<QuorumLock::Worker::Leftover>>(n)};
+    for (std::size_t i = 0; i < n; ++i)
+        if (lagging[i]) beside.calls[i] = workers[i]->take_leftover();
     auto answer_from = [&round, &workers](std::size_t i) {
         return [round, i, worker = workers[i]](std::optional<T> result,
                                                std::optional<NodeError> error) {
@@ -406,6 +418,14 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
             polled.push_back(i);
             until = std::min(until, w.until);
         }
+        const std::size_t ours = fds.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!beside.calls[i]) continue;
+            Connection::Waiting w = beside.calls[i]->waiting();
+            fds.push_back({w.fd, w.events, 0});
+            polled.push_back(i);
+            until = std::min(until, w.until);
+        }
         fds.push_back({round->answered.get(), POLLIN, 0});
         const bool watch_cancel = cancel_fd >= 0 && !cancelled && driving > 0;
         if (watch_cancel) fds.push_back({cancel_fd, POLLIN, 0});
@@ -425,9 +445,13 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
             }
         }
         now = BootClock::now();
-        for (std::size_t k = 0; k < polled.size(); ++k) {
+        for (std::size_t k = 0; k < ours; ++k) {
             std::size_t i = polled[k];
             if (calls[i] && (fds[k].revents != 0 || now >= calls[i]->waiting().until)) step(i);
+        }
+        for (std::size_t k = ours; k < polled.size(); ++k) {
+            auto& left = beside.calls[polled[k]];
+            if ((fds[k].revents != 0 || now >= left->waiting().until) && left->step()) left.reset();
         }
         if (fds[polled.size()].revents & POLLIN) {
             std::uint64_t count = 0;
@@ -450,7 +474,8 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
                               answer(std::move(result), std::move(error));
                               return true;
                           },
-                          [call = calls[i]] { return call->sent_all(); }, rest_of(i)});
+                          [call = calls[i]] { return call->sent_all(); },
+                          [call = calls[i]] { return call->waiting(); }, rest_of(i)});
         calls[i].reset();
     }
     std::lock_guard lock(round->mutex);
