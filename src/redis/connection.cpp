@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <algorithm>
 
@@ -555,6 +556,12 @@ std::optional<Reply> Connection::receive_step(Flight& f) {
         // Sent whole: owed from now on. (Behind a set-up, once the set-up is judged: a failed
         // one's give-back reads it itself.)
         if (!f.setup) ++owed_;
+        // Just sent: nothing to read before poll() says so, unless bytes read before (or held
+        // decrypted by OpenSSL) are there already.
+        if (!socket_->buffers() && unparsed_bytes(*reader_) == 0) {
+            f.want = POLLIN;
+            return std::nullopt;
+        }
     }
     short want = 0;
     auto more = [&](char* buf, std::size_t len) { return socket_->read_step(buf, len, want); };

@@ -42,6 +42,8 @@ class Socket {
     // OpenSSL holds decrypted is read first: only its `want` means that poll() must wait.
     std::size_t read_step(char* buf, std::size_t len, short& want);
     int fd() const { return fd_.get(); }
+    // Whether bytes may wait above the socket, where poll() does not see them (TLS's records).
+    bool buffers() const { return tls_ != nullptr; }
     // Waits until the socket is ready for `events`: false at the deadline, Cancelled on cancel.
     bool ready(short events, Deadline deadline, int cancel_fd);
 
