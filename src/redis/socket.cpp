@@ -351,55 +351,18 @@ std::string Socket::plain_drop(const std::string& what) const {
 }
 
 void Socket::write_all(std::string_view data, Deadline deadline, int cancel_fd) {
-    while (tls_ && !data.empty()) {
-        TlsStream::Io io = tls_->write(data.data(), data.size());
-        if (io.want == TlsWant::nothing)
-            data.remove_prefix(io.bytes);
-        else
-            wait_for(io.want, deadline, cancel_fd, "sending a command");
-    }
-    while (!data.empty()) {
-        ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
-        if (n > 0) {
-            data.remove_prefix(static_cast<std::size_t>(n));
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            wait_for(POLLOUT, deadline, cancel_fd, "sending a command");
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
-                                                          peer_, std::strerror(errno))));
-        }
-    }
+    while (short want = write_step(data)) wait_for(want, deadline, cancel_fd, "sending a command");
 }
 
 std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int cancel_fd) {
     // A read that runs out of time leaves the stream where it was (TLS included: the record
     // layer resumes where it stopped), so it is a ReplyTimedOut, which a caller may recover from.
-    auto wait_to_read = [&](short events) {
-        if (!poll_with_cancel(fd_.get(), events, deadline, cancel_fd))
+    for (;;) {
+        short want = 0;
+        if (std::size_t n = read_step(buf, len, want)) return n;
+        if (!poll_with_cancel(fd_.get(), want, deadline, cancel_fd))
             throw ReplyTimedOut(
                 fmt::format("Redis at {} timed out while waiting for a reply", peer_));
-    };
-    while (tls_) {
-        TlsStream::Io io = tls_->read(buf, len);
-        if (io.want == TlsWant::nothing) return io.bytes;
-        wait_to_read(io.want == TlsWant::write ? POLLOUT : POLLIN);
-    }
-    for (;;) {
-        ssize_t n = ::recv(fd_.get(), buf, len, 0);
-        if (n > 0) {
-            received_ += static_cast<std::size_t>(n);
-            return static_cast<std::size_t>(n);
-        }
-        if (n == 0)
-            throw RedisUnavailable(
-                plain_drop(fmt::format("Redis at {} closed the connection", peer_)));
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
-                                                          peer_, std::strerror(errno))));
-        wait_to_read(POLLIN);
     }
 }
 
