@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <fmt/format.h>
+#include <poll.h>
 
 #include <algorithm>
 
@@ -34,6 +35,20 @@ std::string format_command(const std::vector<std::string>& argv) {
     if (len < 0) throw std::bad_alloc();
     std::unique_ptr<char, void (*)(char*)> formatted(raw, redisFreeCommand);
     return std::string(raw, static_cast<size_t>(len));
+}
+
+// The set-up's write (handshake): AUTH, SELECT and a sentinel master's ROLE, each when needed.
+std::string setup_write(const Endpoint& endpoint) {
+    std::string setup;
+    if (endpoint.password) {
+        std::vector<std::string> auth{"AUTH"};
+        if (!endpoint.user.empty()) auth.push_back(endpoint.user);
+        auth.push_back(*endpoint.password);
+        setup += format_command(auth);
+    }
+    if (endpoint.db != 0) setup += format_command({"SELECT", std::to_string(endpoint.db)});
+    if (endpoint.is_sentinel()) setup += format_command({"ROLE"});
+    return setup;
 }
 
 }  // namespace
@@ -140,15 +155,7 @@ void Connection::connect(std::optional<Deadline> cap, const Commands& first,
 // That is safe because of `give_back`, see give_back_first below.
 void Connection::handshake(const Endpoint& target, Deadline deadline, const Commands& first,
                            const SetupGiveBack* give_back) {
-    std::string setup;
-    if (endpoint_.password) {
-        std::vector<std::string> auth{"AUTH"};
-        if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
-        auth.push_back(*endpoint_.password);
-        setup += format_command(auth);
-    }
-    if (endpoint_.db != 0) setup += format_command({"SELECT", std::to_string(endpoint_.db)});
-    if (endpoint_.is_sentinel()) setup += format_command({"ROLE"});
+    std::string setup = setup_write(endpoint_);
     for (const auto& argv : first) setup += format_command(argv);
     if (setup.empty()) return;
     std::optional<Reply> auth, select, role;
@@ -413,7 +420,8 @@ void Connection::after_timeout(const std::vector<std::vector<std::string>>& sent
         close();
 }
 
-Reply Connection::read_reply(Deadline deadline) {
+template <class More>
+std::optional<Reply> Connection::parse_reply(More more) {
     char buf[16384];
     // What this reply has taken so far: bytes left over from the last one, then all we feed.
     std::size_t taken = unparsed_bytes(*reader_);
@@ -445,11 +453,175 @@ Reply Connection::read_reply(Deadline deadline) {
                 "protocol error from Redis at {}: a reply of more than {} MiB, more than any "
                 "reply can have here",
                 endpoint_.describe(), max_reply_bytes >> 20));
-        std::size_t n = socket_->read_some(buf, sizeof buf, deadline, cancel_fd_);
+        std::size_t n = more(buf, sizeof buf);
+        if (n == 0) return std::nullopt;
         taken += n;
         if (head.size() < 256) head.append(buf, std::min(n, 256 - head.size()));
         if (feed_reader(*reader_, buf, n) != REDIS_OK) throw protocol_error();
     }
+}
+
+Reply Connection::read_reply(Deadline deadline) {
+    // read_some returns at least one byte, or throws.
+    return std::move(*parse_reply([&](char* buf, std::size_t len) {
+        return socket_->read_some(buf, len, deadline, cancel_fd_);
+    }));
+}
+
+bool Connection::sends_in_steps() const {
+    return !cluster_ && !endpoint_.is_sentinel() && Socket::connects_in_steps(endpoint_);
+}
+
+void Connection::send(const std::vector<std::string>& argv, Deadline deadline,
+                      const SetupGiveBack* give_back) {
+    Flight f;
+    f.argv = argv;
+    f.started = BootClock::now();
+    f.deadline = deadline;
+    if (!socket_) {
+        // connect() and handshake() in steps: the set-up and `argv` in one write.
+        socket_ = Socket::begin_connect(endpoint_);
+        try {
+            reader_.reset(new_reply_reader());
+        } catch (...) {
+            close();
+            throw;
+        }
+        f.stage = Flight::Stage::connecting;
+        f.connect_by = f.started + timeouts_.connect;
+        f.setup = true;
+        f.give_back = give_back;
+        f.out = setup_write(endpoint_);
+    }
+    f.out += format_command(argv);
+    flight_ = std::move(f);
+}
+
+Connection::Waiting Connection::waiting() const {
+    const Flight& f = *flight_;
+    return {socket_ ? socket_->fd() : -1, f.want, f.setup ? f.connect_by : f.deadline};
+}
+
+std::optional<Reply> Connection::receive() {
+    std::optional<Reply> reply;
+    try {
+        reply = receive_step(*flight_);
+    } catch (...) {
+        flight_.reset();
+        throw;
+    }
+    if (reply) flight_.reset();
+    return reply;
+}
+
+// What connect(), handshake() and guarded() do to each failure, stage by stage: a failed connect
+// is thrown as it is; a failure after the write may have left the command run (ReplyLost), unless
+// it went out behind a set-up without a give-back; a timed-out reply may keep the connection
+// (after_timeout).
+std::optional<Reply> Connection::receive_step(Flight& f) {
+    const Deadline now = BootClock::now();
+    if (f.stage == Flight::Stage::connecting) {
+        try {
+            f.want = socket_->connect_step(f.connect_by);
+        } catch (...) {
+            close();
+            throw;
+        }
+        if (f.want != 0) return std::nullopt;
+        f.stage = Flight::Stage::writing;
+        // As in first_command: the time the connect took does not count against the deadline.
+        f.deadline += BootClock::now() - f.started;
+    }
+    auto lost = [&](const RedisUnavailable& e) {
+        close();
+        if (f.setup && !f.give_back) throw;
+        throw ReplyLost(e.what());
+    };
+    if (f.stage == Flight::Stage::writing) {
+        try {
+            std::string_view rest = std::string_view(f.out).substr(f.written);
+            f.want = socket_->write_step(rest);
+            f.written = f.out.size() - rest.size();
+            if (f.want != 0 && now >= (f.setup ? f.connect_by : f.deadline))
+                throw RedisUnavailable(fmt::format("Redis at {} timed out while sending a command",
+                                                   endpoint_.describe()));
+        } catch (const RedisUnavailable& e) {
+            lost(e);
+        } catch (...) {
+            close();
+            throw;
+        }
+        if (f.want != 0) return std::nullopt;
+        f.stage = Flight::Stage::reading;
+        // Sent whole: owed from now on. (Behind a set-up, once the set-up is judged: a failed
+        // one's give-back reads it itself.)
+        if (!f.setup) ++owed_;
+        // Just sent: nothing to read before poll() says so, unless bytes read before (or held
+        // decrypted by OpenSSL) are there already.
+        if (!socket_->buffers() && unparsed_bytes(*reader_) == 0) {
+            f.want = POLLIN;
+            return std::nullopt;
+        }
+    }
+    short want = 0;
+    auto more = [&](char* buf, std::size_t len) { return socket_->read_step(buf, len, want); };
+    // Nothing whole to read yet: wait, unless the deadline has passed.
+    auto later = [&](Deadline deadline) -> std::optional<Reply> {
+        if (now >= deadline)
+            throw ReplyTimedOut(fmt::format("Redis at {} timed out while waiting for a reply",
+                                            endpoint_.describe()));
+        f.want = want;
+        return std::nullopt;
+    };
+    if (f.setup) {
+        try {
+            if (endpoint_.password && !f.auth && !(f.auth = parse_reply(more)))
+                return later(f.connect_by);
+            if (endpoint_.db != 0 && !f.select && !(f.select = parse_reply(more)))
+                return later(f.connect_by);
+        } catch (const RedisUnavailable& e) {
+            lost(e);
+        } catch (...) {
+            close();
+            throw;
+        }
+        try {
+            judge_setup(endpoint_, f.auth, f.select, std::nullopt);
+        } catch (...) {
+            if (f.give_back) give_back_first(f.deadline, *f.give_back);
+            close();
+            throw;
+        }
+        f.setup = false;
+        ++owed_;  // from here on, as any command sent whole
+    }
+    return guarded({f.argv}, [&]() -> std::optional<Reply> {
+        // Replies owed to earlier commands that timed out first (drop_late_replies).
+        for (; owed_ > 1; --owed_)
+            if (!parse_reply(more)) return later(f.deadline);
+        std::optional<Reply> reply = parse_reply(more);
+        if (!reply) return later(f.deadline);
+        --owed_;
+        return reply;
+    });
+}
+
+Reply Connection::finish() {
+    for (;;) {
+        if (std::optional<Reply> reply = receive()) return std::move(*reply);
+        Waiting w = waiting();
+        try {
+            socket_->ready(w.events, w.until, cancel_fd_);
+        } catch (...) {
+            abort();
+            throw;
+        }
+    }
+}
+
+void Connection::abort() {
+    flight_.reset();
+    close();
 }
 
 }  // namespace redlock

@@ -79,6 +79,38 @@ class Connection {
     std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
                                 Deadline deadline);
 
+    // The split-phase form of command() and first_command(), for a caller that waits on many
+    // connections at once in one poll() (a quorum's rounds reach every node from one thread).
+    // send() puts `argv` on its way and returns without waiting: on a connection not open yet it
+    // starts the connect, and the set-up and `argv` then go out in one write, with `give_back`,
+    // as first_command's do (and the connect, bounded by --connect-timeout, does not count
+    // against `deadline`). While a command is in flight, waiting() names what to poll for, and
+    // receive() goes on as far as it can without blocking: the reply once it is whole. It throws
+    // what command() or first_command() would, after closing the connection where they would,
+    // and the timeout once the deadline has passed. finish() is receive() that blocks (a caller
+    // that stops polling hands the rest to a thread that may); abort() drops the command in
+    // flight and the connection with it (a cancel: the command may have run, as after any cut).
+    // Only where sends_in_steps(): one server at an IP literal or a unix socket (Sentinel, Cluster
+    // and a name lookup take steps of their own, which block).
+    struct Waiting {
+        int fd = -1;
+        short events = 0;
+        Deadline until{};
+    };
+    bool sends_in_steps() const;
+    void send(const std::vector<std::string>& argv, Deadline deadline,
+              const SetupGiveBack* give_back = nullptr);
+    bool in_flight() const { return flight_.has_value(); }
+    // Whether the command in flight went out whole, behind a set-up already judged: only its
+    // reply is owed.
+    bool only_reply_owed() const {
+        return flight_ && flight_->stage == Flight::Stage::reading && !flight_->setup;
+    }
+    Waiting waiting() const;
+    std::optional<Reply> receive();
+    Reply finish();
+    void abort();
+
     // Connects (and logs in) if needed, within --connect-timeout or by `cap` if that is earlier:
     // a renewal must not spend longer reconnecting than its lease has left.
     void ensure_connected(std::optional<Deadline> cap = std::nullopt);
@@ -151,6 +183,26 @@ class Connection {
     // The master was demoted (a failover): dropped, so that the next command asks the sentinels.
     void drop_if_demoted(const Reply& reply);
 
+    // A command sent by send(), not answered yet.
+    struct Flight {
+        enum class Stage { connecting, writing, reading } stage = Stage::writing;
+        std::vector<std::string> argv;
+        std::string out;  // the write: the set-up (a new connection) and `argv`
+        std::size_t written = 0;
+        short want = 0;
+        Deadline connect_by{};  // while connecting
+        Deadline started{};     // when send() was called: the connect's time is added back
+        Deadline deadline{};    // the reply's
+        const SetupGiveBack* give_back = nullptr;
+        bool setup = false;  // the set-up went out with it: its replies come first
+        std::optional<Reply> auth, select;
+    };
+    std::optional<Reply> receive_step(Flight& f);
+    // The next reply if it is whole without waiting (`more` reads, 0 for nothing now), else
+    // nullopt; read_reply is it with a blocking read.
+    template <class More>
+    std::optional<Reply> parse_reply(More more);
+
     struct ReaderDeleter {
         void operator()(redisReader* r) const noexcept;
     };
@@ -172,6 +224,7 @@ class Connection {
     bool script_ran_ = false;  // a script ran on this connection since it was (re)connected
     bool script_cache_emptied_ = false;     // the first script of a connection met NOSCRIPT
     std::vector<std::string> ran_scripts_;  // since then: scripts that ran
+    std::optional<Flight> flight_;
 };
 
 }  // namespace redlock

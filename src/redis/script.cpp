@@ -123,6 +123,39 @@ void Script::note_reply(Connection& conn, const Reply& reply, Deadline deadline)
     reject_old_server(conn, name_, error_text(*reply), deadline);
 }
 
+ScriptSend::ScriptSend(Connection& conn, ScriptCall call, Millis per_send,
+                       const SetupGiveBack* give_back)
+    : conn_(conn),
+      call_(std::move(call)),
+      per_send_(per_send),
+      body_(call_.script->sends_body(conn)) {
+    conn_.send(call_.script->argv(call_.keys, call_.args, body_), BootClock::now() + per_send_,
+               give_back);
+}
+
+std::optional<Reply> ScriptSend::judge(Reply reply) {
+    if (!body_ && error_text(*reply).starts_with("NOSCRIPT")) {
+        // As in run(): remembered first; the body follows on the same connection.
+        conn_.set_script_uncached(call_.script->sha1(), true);
+        body_ = true;
+        conn_.send(call_.script->argv(call_.keys, call_.args, true), BootClock::now() + per_send_);
+        return std::nullopt;
+    }
+    call_.script->note_reply(conn_, reply, BootClock::now() + per_send_);
+    return reply;
+}
+
+std::optional<Reply> ScriptSend::step() {
+    while (std::optional<Reply> reply = conn_.receive())
+        if (std::optional<Reply> judged = judge(std::move(*reply))) return judged;
+    return std::nullopt;
+}
+
+Reply ScriptSend::finish() {
+    for (;;)
+        if (std::optional<Reply> judged = judge(conn_.finish())) return std::move(*judged);
+}
+
 std::vector<Reply> run_read_only(Connection& conn, const std::vector<ReadCall>& calls,
                                  Deadline deadline) {
     std::vector<std::vector<std::string>> commands;

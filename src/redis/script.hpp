@@ -62,6 +62,12 @@ class Script {
     // server too old for it (UnsupportedServer).
     void note_reply(Connection& conn, const Reply& reply, Deadline deadline) const;
 
+    // Whether run() would send the body at once on `conn` (Send::body, or a server taken to
+    // lack the script).
+    bool sends_body(const Connection& conn) const {
+        return send_ == Send::body || conn.script_uncached(sha1_);
+    }
+
     const std::string& name() const { return name_; }
     const std::string& sha1() const { return sha1_; }
 
@@ -70,6 +76,41 @@ class Script {
     std::string body_;
     std::string sha1_;
     Send send_;
+};
+
+// One call of a script, as data: what a step sends (ScriptSend, Script::run).
+struct ScriptCall {
+    const Script* script = nullptr;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+};
+
+// Script::run in steps (Connection::send): for a caller that waits on many connections at once.
+// The EVALSHA (or the body, where run() would send it at once) goes out when built; step() goes
+// on without blocking and returns the reply once there is one, sending the body itself after a
+// NOSCRIPT (its own `per_send`, as run() gives it); finish() is step() that blocks. Errors as
+// Connection::receive and Script::run throw them. `give_back` (a run's acquire on a connection
+// not open yet, as in run()) must outlive the send.
+class ScriptSend {
+  public:
+    ScriptSend(Connection& conn, ScriptCall call, Millis per_send,
+               const SetupGiveBack* give_back = nullptr);
+    Connection::Waiting waiting() const { return conn_.waiting(); }
+    // Whether all it sends went out, the body included: only the reply is owed (after an
+    // EVALSHA, a NOSCRIPT would still ask for the body).
+    bool sent_all() const { return body_ && conn_.only_reply_owed(); }
+    std::optional<Reply> step();
+    Reply finish();
+    void abort() { conn_.abort(); }
+
+  private:
+    // The reply judged as run() does: nullopt after a NOSCRIPT, whose EVAL then went out.
+    std::optional<Reply> judge(Reply reply);
+
+    Connection& conn_;
+    ScriptCall call_;
+    Millis per_send_;
+    bool body_;  // the body went out (EVAL), else the digest (EVALSHA)
 };
 
 // One command of a read-only batch (run_read_only): a script with its keys and arguments, or,

@@ -152,26 +152,33 @@ int finish_connect(Fd& fd, Deadline deadline, int cancel_fd) {
     return err;
 }
 
+RedisUnavailable connect_failure(const Endpoint& ep, int err) {
+    return RedisUnavailable(
+        fmt::format("cannot connect to Redis at {}: {}{}", ep.describe(),
+                    err == ETIMEDOUT ? "connection timed out" : std::strerror(err),
+                    ep.is_default ? " (the default, as no -u or REDLOCK_URL was given; set "
+                                    "REDLOCK_URL=redis://HOST:PORT or pass -u URL)"
+                                  : ""));
+}
+
+// A unix socket's address, and the start of its connect.
+Fd start_unix_connect(const Endpoint& ep, int& err) {
+    sockaddr_un sun{};
+    sun.sun_family = AF_UNIX;
+    if (ep.socket_path.size() >= sizeof sun.sun_path)
+        throw RedisUnavailable(fmt::format("unix socket path too long: {}", ep.socket_path));
+    std::memcpy(sun.sun_path, ep.socket_path.c_str(), ep.socket_path.size() + 1);
+    return start_connect(AF_UNIX, reinterpret_cast<sockaddr*>(&sun), sizeof sun, err);
+}
+
 }  // namespace
 
 Socket Socket::connect(const Endpoint& ep, Deadline deadline, int cancel_fd) {
     std::string peer = ep.describe();
-    auto fail = [&](int err) {
-        return RedisUnavailable(
-            fmt::format("cannot connect to Redis at {}: {}{}", peer,
-                        err == ETIMEDOUT ? "connection timed out" : std::strerror(err),
-                        ep.is_default ? " (the default, as no -u or REDLOCK_URL was given; set "
-                                        "REDLOCK_URL=redis://HOST:PORT or pass -u URL)"
-                                      : ""));
-    };
+    auto fail = [&](int err) { return connect_failure(ep, err); };
     if (ep.is_unix()) {
-        sockaddr_un sun{};
-        sun.sun_family = AF_UNIX;
-        if (ep.socket_path.size() >= sizeof sun.sun_path)
-            throw RedisUnavailable(fmt::format("unix socket path too long: {}", ep.socket_path));
-        std::memcpy(sun.sun_path, ep.socket_path.c_str(), ep.socket_path.size() + 1);
         int err = 0;
-        Fd fd = start_connect(AF_UNIX, reinterpret_cast<sockaddr*>(&sun), sizeof sun, err);
+        Fd fd = start_unix_connect(ep, err);
         if (!fd) throw fail(err);
         if ((err = finish_connect(fd, deadline, cancel_fd)) != 0) throw fail(err);
         return Socket(std::move(fd), peer);
@@ -199,6 +206,128 @@ Socket Socket::connect(const Endpoint& ep, Deadline deadline, int cancel_fd) {
     throw fail(last_err);
 }
 
+bool Socket::connects_in_steps(const Endpoint& ep) {
+    return ep.is_unix() || is_ip_literal(ep.host);
+}
+
+Socket Socket::begin_connect(const Endpoint& ep) {
+    int err = 0;
+    Fd fd;
+    if (ep.is_unix()) {
+        fd = start_unix_connect(ep, err);
+    } else {
+        // An IP literal: resolve() neither waits nor starts a thread for it.
+        std::vector<Address> addresses = resolve(ep, Deadline::max(), -1);
+        if (addresses.empty()) throw connect_failure(ep, EADDRNOTAVAIL);
+        const Address& a = addresses.front();
+        fd = start_connect(a.family(), a.get(), a.len, err);
+    }
+    if (!fd) throw connect_failure(ep, err);
+    Socket socket(std::move(fd), ep.describe());
+    socket.connecting_ = std::make_unique<Endpoint>(ep);
+    return socket;
+}
+
+short Socket::events_of(TlsWant want) {
+    return want == TlsWant::write ? POLLOUT : POLLIN;
+}
+
+void Socket::connected(const Endpoint& ep) {
+    if (ep.is_unix()) return;
+    int one = 1;
+    setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd_.get(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    if (ep.tls)
+        tls_ = std::make_unique<TlsStream>(TlsContext::get(*ep.tls), fd_.get(), ep.host, peer_);
+    else
+        plain_tcp_ = true;
+}
+
+short Socket::connect_step(Deadline deadline) {
+    if (!connecting_) return 0;
+    if (!tls_) {
+        // The TCP connect: done when the socket is writable (then SO_ERROR says how it went).
+        pollfd p{fd_.get(), POLLOUT, 0};
+        int n = ::poll(&p, 1, 0);
+        if (n < 0 && errno != EINTR)
+            throw RedisUnavailable(fmt::format("poll: {}", std::strerror(errno)));
+        if (n <= 0) {
+            if (BootClock::now() >= deadline) throw connect_failure(*connecting_, ETIMEDOUT);
+            return POLLOUT;
+        }
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+        if (err != 0) throw connect_failure(*connecting_, err);
+        connected(*connecting_);
+    }
+    if (tls_) {
+        TlsWant want = tls_->handshake();
+        if (want != TlsWant::nothing) {
+            if (BootClock::now() >= deadline)
+                throw RedisUnavailable(fmt::format(
+                    "Redis at {} timed out while doing the TLS handshake (a plain-text Redis port "
+                    "never answers one; is it a TLS port?)",
+                    peer_));
+            return events_of(want);
+        }
+    }
+    connecting_.reset();
+    return 0;
+}
+
+bool Socket::ready(short events, Deadline deadline, int cancel_fd) {
+    return poll_with_cancel(fd_.get(), events, deadline, cancel_fd);
+}
+
+short Socket::write_step(std::string_view& data) {
+    while (tls_ && !data.empty()) {
+        TlsStream::Io io = tls_->write(data.data(), data.size());
+        if (io.want != TlsWant::nothing) return events_of(io.want);
+        data.remove_prefix(io.bytes);
+    }
+    while (!data.empty()) {
+        ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+            data.remove_prefix(static_cast<std::size_t>(n));
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return POLLOUT;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
+                                                          peer_, std::strerror(errno))));
+        }
+    }
+    return 0;
+}
+
+std::size_t Socket::read_step(char* buf, std::size_t len, short& want) {
+    want = 0;
+    if (tls_) {
+        TlsStream::Io io = tls_->read(buf, len);
+        if (io.want == TlsWant::nothing) return io.bytes;
+        want = events_of(io.want);
+        return 0;
+    }
+    for (;;) {
+        ssize_t n = ::recv(fd_.get(), buf, len, 0);
+        if (n > 0) {
+            received_ += static_cast<std::size_t>(n);
+            return static_cast<std::size_t>(n);
+        }
+        if (n == 0)
+            throw RedisUnavailable(
+                plain_drop(fmt::format("Redis at {} closed the connection", peer_)));
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
+                                                          peer_, std::strerror(errno))));
+        want = POLLIN;
+        return 0;
+    }
+}
+
 void Socket::wait_for(short events, Deadline deadline, int cancel_fd, const char* doing) {
     if (!poll_with_cancel(fd_.get(), events, deadline, cancel_fd))
         throw RedisUnavailable(fmt::format("Redis at {} timed out while {}", peer_, doing));
@@ -222,55 +351,18 @@ std::string Socket::plain_drop(const std::string& what) const {
 }
 
 void Socket::write_all(std::string_view data, Deadline deadline, int cancel_fd) {
-    while (tls_ && !data.empty()) {
-        TlsStream::Io io = tls_->write(data.data(), data.size());
-        if (io.want == TlsWant::nothing)
-            data.remove_prefix(io.bytes);
-        else
-            wait_for(io.want, deadline, cancel_fd, "sending a command");
-    }
-    while (!data.empty()) {
-        ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
-        if (n > 0) {
-            data.remove_prefix(static_cast<std::size_t>(n));
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            wait_for(POLLOUT, deadline, cancel_fd, "sending a command");
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
-                                                          peer_, std::strerror(errno))));
-        }
-    }
+    while (short want = write_step(data)) wait_for(want, deadline, cancel_fd, "sending a command");
 }
 
 std::size_t Socket::read_some(char* buf, std::size_t len, Deadline deadline, int cancel_fd) {
     // A read that runs out of time leaves the stream where it was (TLS included: the record
     // layer resumes where it stopped), so it is a ReplyTimedOut, which a caller may recover from.
-    auto wait_to_read = [&](short events) {
-        if (!poll_with_cancel(fd_.get(), events, deadline, cancel_fd))
+    for (;;) {
+        short want = 0;
+        if (std::size_t n = read_step(buf, len, want)) return n;
+        if (!poll_with_cancel(fd_.get(), want, deadline, cancel_fd))
             throw ReplyTimedOut(
                 fmt::format("Redis at {} timed out while waiting for a reply", peer_));
-    };
-    while (tls_) {
-        TlsStream::Io io = tls_->read(buf, len);
-        if (io.want == TlsWant::nothing) return io.bytes;
-        wait_to_read(io.want == TlsWant::write ? POLLOUT : POLLIN);
-    }
-    for (;;) {
-        ssize_t n = ::recv(fd_.get(), buf, len, 0);
-        if (n > 0) {
-            received_ += static_cast<std::size_t>(n);
-            return static_cast<std::size_t>(n);
-        }
-        if (n == 0)
-            throw RedisUnavailable(
-                plain_drop(fmt::format("Redis at {} closed the connection", peer_)));
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            throw RedisUnavailable(plain_drop(fmt::format("lost the connection to Redis at {}: {}",
-                                                          peer_, std::strerror(errno))));
-        wait_to_read(POLLIN);
     }
 }
 

@@ -100,6 +100,32 @@ SHOW_KEY='redis-cli -p "$REDIS_PORT" GET "$REDLOCK_KEY"'
     REDISCLI_AUTH=wrong run -77 "$RL" -u "rediss://localhost:$TLS_PORT" --cacert "$PKI/ca.crt" authjob -- true
 }
 
+# A quorum's acquire, fence step and finish go out in steps from one thread (Connection::send):
+# the TLS handshake, the set-up (AUTH, SELECT) and the command in one write, and the reply read
+# from what OpenSSL holds decrypted as well as from the socket. Three databases of one server
+# stand for three nodes.
+@test "a quorum over rediss:// with a password and a database per node takes, runs and releases" {
+    local CLI_OPTS="-a pw --no-auth-warning"
+    tls_redis_start server no --requirepass pw
+    local u="rediss://127.0.0.1:$TLS_PORT"
+    REDISCLI_AUTH=pw run "$RL" -u "$u/1,$u/2,$u/3" --cacert "$PKI/ca.crt" tlsq -- sh -c \
+        'for db in 1 2 3; do redis-cli -p "$REDIS_PORT" -a pw --no-auth-warning -n $db GET "$REDLOCK_KEY"; done'
+    assert_success
+    assert_line --index 0 --regexp '^[0-9a-f]{32}$'
+    assert_line --index 1 "${lines[0]}"
+    assert_line --index 2 "${lines[0]}"
+    local db
+    for db in 1 2 3; do
+        [ "$(cli "$REDIS_PORT" -n "$db" EXISTS tlsq)" = 0 ]
+        # The finish recorded the run on every node.
+        [ "$(cli "$REDIS_PORT" -n "$db" LLEN '{tlsq}:ledger')" = 1 ]
+    done
+    # A refused password on every node: 77, and nothing left behind by the acquire that went
+    # out behind the AUTH.
+    REDISCLI_AUTH=wrong run -77 "$RL" -u "$u/1,$u/2,$u/3" --cacert "$PKI/ca.crt" tlsq -- true
+    for db in 1 2 3; do [ "$(cli "$REDIS_PORT" -n "$db" EXISTS tlsq)" = 0 ]; done
+}
+
 @test "status, list and release work over TLS" {
     tls_redis_start
     export REDLOCK_URL="rediss://localhost:$TLS_PORT" REDLOCK_TLS_CACERT="$PKI/ca.crt"

@@ -93,6 +93,31 @@ class LockNode {
     // or answered late) is given back here and now, and the queue left.
     void settle_permit(const LockKeys& keys, const std::string& token, int permit);
 
+    // The split-phase form of acquire() and finish(), for QuorumLock's rounds, which send to
+    // every node from one thread (Connection::send): the one script call the step sends with
+    // the settings and mode as they are now, and what its reply means. nullopt where the mode's
+    // step is more than one call (permits and shared); then only acquire() and finish() serve.
+    // The acquire call goes out with setup_give_back(keys, token), as acquire() sends it.
+    std::optional<ScriptCall> acquire_call(const LockKeys& keys, const std::string& token,
+                                           Millis ttl, const HolderInfo* info, Queueing queueing,
+                                           long long ticket) const {
+        return mode_->acquire_call(conn_, settings_, keys, token, ttl, info, queueing, ticket);
+    }
+    AcquireResult acquire_reply(const LockKeys& keys, const Reply& reply) {
+        return mode_->acquire_reply(conn_, settings_, keys, reply);
+    }
+    std::optional<ScriptCall> finish_call(const LockKeys& keys, const std::string& token,
+                                          Millis keep, const RunRecord& record) const {
+        return mode_->finish_call(keys, token, keep, record);
+    }
+    FinishResult finish_reply(const LockKeys& keys, const Reply& reply) {
+        return mode_->finish_reply(keys, reply);
+    }
+    // The acquire goes out in the set-up's write of a new connection (Connection::first_command);
+    // when that set-up fails after the acquire ran, this gives back what it took (lock.cpp).
+    // It refers to `keys` and `token`, which must outlive it.
+    SetupGiveBack setup_give_back(const LockKeys& keys, const std::string& token);
+
     // Whether `token` holds the lock here, as a nested run asks of its parent: the key, one of
     // its permits (whatever N this node was given) or a shared hold (whatever mode this is).
     bool holds(const LockKeys& keys, const std::string& token);
@@ -107,9 +132,6 @@ class LockNode {
     bool shared() const { return mode_->shared(); }
 
   private:
-    // The acquire goes out in the set-up's write of a new connection (Connection::first_command);
-    // when that set-up fails after the acquire ran, this gives back what it took (lock.cpp).
-    SetupGiveBack setup_give_back(const LockKeys& keys, const std::string& token);
     Connection& conn_;
     std::unique_ptr<LockMode> mode_;
     NodeSettings settings_;

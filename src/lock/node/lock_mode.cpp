@@ -3,7 +3,21 @@
 
 #include <fmt/format.h>
 
+#include "util/errors.hpp"
+
 namespace redlock {
+
+// Only a mode whose acquire_call() or finish_call() gives a call is asked what its reply means.
+AcquireResult LockMode::acquire_reply(Connection&, const NodeSettings&, const LockKeys&,
+                                      const Reply&) {
+    throw Error("internal error: an acquire reply for a mode without acquire_call",
+                exit_code::internal);
+}
+
+FinishResult LockMode::finish_reply(const LockKeys&, const Reply&) {
+    throw Error("internal error: a finish reply for a mode without finish_call",
+                exit_code::internal);
+}
 
 std::string queue_arg(Queueing queueing, long long ticket) {
     if (queueing != Queueing::wait) return std::string();

@@ -11,6 +11,7 @@
 #include "lock/node/keys.hpp"
 #include "lock/node/results.hpp"
 #include "redis/connection.hpp"
+#include "redis/script.hpp"
 #include "util/clock.hpp"
 
 namespace redlock {
@@ -72,6 +73,21 @@ class LockMode {
                                   const LockKeys& keys, const std::string& token, Millis ttl,
                                   const HolderInfo* info, Queueing queueing, long long ticket,
                                   const SetupGiveBack* give_back) = 0;
+    // The split-phase form of acquire and finish (LockNode::acquire_call says what for): the one
+    // script call the step sends, and what its reply means. nullopt where the mode's step is
+    // more than that one call; then its synchronous method alone serves.
+    virtual std::optional<ScriptCall> acquire_call(const Connection&, const NodeSettings&,
+                                                   const LockKeys&, const std::string&, Millis,
+                                                   const HolderInfo*, Queueing, long long) const {
+        return std::nullopt;
+    }
+    virtual AcquireResult acquire_reply(Connection& conn, const NodeSettings& settings,
+                                        const LockKeys& keys, const Reply& reply);
+    virtual std::optional<ScriptCall> finish_call(const LockKeys&, const std::string&, Millis,
+                                                  const RunRecord&) const {
+        return std::nullopt;
+    }
+    virtual FinishResult finish_reply(const LockKeys& keys, const Reply& reply);
     virtual RenewResult renew(Connection& conn, const LockKeys& keys, const std::string& token,
                               Millis ttl, Deadline deadline) = 0;
     virtual ReleaseResult release(Connection& conn, const LockKeys& keys, const std::string& token,

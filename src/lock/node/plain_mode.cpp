@@ -38,6 +38,16 @@ class PlainMode final : public LockMode {
                           const std::string& token, Millis ttl, const HolderInfo* info,
                           Queueing queueing, long long ticket,
                           const SetupGiveBack* give_back) override {
+        ScriptCall call = *acquire_call(conn, settings, keys, token, ttl, info, queueing, ticket);
+        Reply reply =
+            call.script->run(conn, call.keys, call.args, conn.timeouts().command, give_back);
+        return acquire_reply(conn, settings, keys, reply);
+    }
+
+    std::optional<ScriptCall> acquire_call(const Connection& conn, const NodeSettings& settings,
+                                           const LockKeys& keys, const std::string& token,
+                                           Millis ttl, const HolderInfo* info, Queueing queueing,
+                                           long long ticket) const override {
         const std::optional<OncePer>& once = settings.once;
         std::vector<std::string> args{
             token,
@@ -56,8 +66,12 @@ class PlainMode final : public LockMode {
         std::vector<std::string> script_keys{keys.key, keys.fence, keys.info, keys.wait,
                                              keys.ledger};
         if (once) script_keys.push_back(keys.once);
-        Reply reply =
-            scripts::acquire().run(conn, script_keys, args, conn.timeouts().command, give_back);
+        return ScriptCall{&scripts::acquire(), std::move(script_keys), std::move(args)};
+    }
+
+    AcquireResult acquire_reply(Connection& conn, const NodeSettings& settings,
+                                const LockKeys& keys, const Reply& reply) override {
+        const std::optional<OncePer>& once = settings.once;
         throw_if_permits_mismatch(reply, keys);  // the name is held with --permits N > 1
         AcquireResult result = acquire_result(reply, keys.key);
         if (result.shared) describe_shared_holders(conn, keys, result);
@@ -99,15 +113,24 @@ class PlainMode final : public LockMode {
 
     FinishResult finish(Connection& conn, const LockKeys& keys, const std::string& token,
                         Millis keep, const RunRecord& record) override {
+        ScriptCall call = *finish_call(keys, token, keep, record);
+        Reply reply = call.script->run(conn, call.keys, call.args, conn.timeouts().command);
+        return finish_reply(keys, reply);
+    }
+
+    std::optional<ScriptCall> finish_call(const LockKeys& keys, const std::string& token,
+                                          Millis keep, const RunRecord& record) const override {
         // ledger.lua judges and releases a plain lock by its key (a permit or a shared hold lives
         // in keys of its own, which only its protocol's script knows).
         std::vector<std::string> release_args{std::to_string(keep.count()),
                                               std::to_string(wake_linger.count()), keys.wake};
-        Reply reply = scripts::ledger().run(conn,
-                                            {keys.key, keys.ledger, keys.once, keys.info, keys.wait,
-                                             keys.fence, shared_holders_key(keys), keys.open},
-                                            ledger_script_args(token, record, release_args),
-                                            conn.timeouts().command);
+        return ScriptCall{&scripts::ledger(),
+                          {keys.key, keys.ledger, keys.once, keys.info, keys.wait, keys.fence,
+                           shared_holders_key(keys), keys.open},
+                          ledger_script_args(token, record, release_args)};
+    }
+
+    FinishResult finish_reply(const LockKeys& keys, const Reply& reply) override {
         return finish_result(reply, keys.key, /*released=*/true);
     }
 

@@ -60,11 +60,14 @@ std::optional<NodeError> node_failure(const std::function<void()>& op) {
     }
 }
 
-// A node's worker: its node (and so its connection), used by this thread only, and the
-// operations queued for it.
+// A node's worker: its node (and so its connection), and the operations queued for it. The node
+// is used by one thread at a time: by the round that claimed it to drive a NodeCall from its own
+// thread while nothing else is queued or running for it (claim), else by the worker thread, which
+// runs the tasks in order and is started only when the first task comes: a run whose rounds all
+// go out in steps creates no thread for its nodes.
 // The worker outlives the QuorumLock while an operation is still running (a node that does not
 // answer): the thread holds it, and the process may exit before that operation ends.
-struct QuorumLock::Worker {
+struct QuorumLock::Worker : std::enable_shared_from_this<QuorumLock::Worker> {
     struct Task {
         std::function<void(QuorumNode&)> run;
         std::function<void()> skip;  // the task's turn came after its give-up time
@@ -73,17 +76,6 @@ struct QuorumLock::Worker {
     };
 
     explicit Worker(std::unique_ptr<QuorumNode> n) : node(std::move(n)) {}
-
-    // The thread starts with every signal blocked, whatever the creating thread's mask: the run
-    // reads its signals from a signalfd (SignalEvents), which sees only signals that no thread
-    // takes; one taken by a worker (SIGCHLD, whose default is to be ignored) would be lost.
-    void start(const std::shared_ptr<Worker>& self) {
-        sigset_t all, before;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &before);
-        std::thread([self] { self->loop(); }).detach();
-        pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    }
 
     // Queues `task`; returns whether the node had not yet answered an earlier one (frozen, cut
     // off, slow). The task calls answered() before it hands its answer over, so a node whose
@@ -97,20 +89,107 @@ struct QuorumLock::Worker {
             tasks.push_back(std::move(task));
         }
         wake.notify_one();
+        start();
         return lagging;
     }
 
-    void answered() {
+    // Takes the node for a round's NodeCall on the round's own thread: only while nothing is
+    // queued or running for it. Counts as a task not answered yet, so that another thread's
+    // round (the renewer's) queues behind it and the worker runs nothing until it is released:
+    // answered (the call answered on the round's thread) or hand_over.
+    bool claim() {
         std::lock_guard lock(mutex);
-        --unanswered;
+        if (unanswered > 0) return false;
+        ++unanswered;
+        claimed = true;
+        return true;
+    }
+    // A claimed node's call not over when its round is (or whose rest must block): the worker
+    // finishes it, before anything queued behind it; `task` calls answered() as any task does.
+    void hand_over(Task task) {
+        {
+            std::lock_guard lock(mutex);
+            tasks.push_front(std::move(task));
+            claimed = false;
+        }
+        wake.notify_one();
+        start();
     }
 
+    void answered() {
+        {
+            std::lock_guard lock(mutex);
+            --unanswered;
+            claimed = false;
+        }
+        wake.notify_one();  // tasks queued while the node was claimed may run now
+    }
+
+    // A claimed node's call not answered when a round was decided without it (an acquire's
+    // late node, or the one a frozen node never answers): kept here, the node still claimed, so
+    // that a late node costs no thread either. The end of the acquire looks at it again
+    // (progress_leftover): by then, a round trip later, a healthy node has answered; a call
+    // that may still have to send something (a connect, the body after a NOSCRIPT) goes to
+    // the worker then, so that the node gets it while the command runs. One that only owes
+    // its answer stays for the next round that involves the node, on whichever thread
+    // (settle_leftover), which reads the answer before it sends anything there.
+    // A round the node is not part of (the fence step, on a node that did not accept) drives its
+    // kept call beside its own (take_leftover, then keep): the late answer is read as it comes,
+    // and what it asks for (the body after a NOSCRIPT) goes out at once.
+    struct Leftover {
+        std::function<bool()> step;      // without blocking: whether the call is over (answered)
+        std::function<bool()> sent_all;  // NodeCall::sent_all
+        std::function<Connection::Waiting()> waiting;  // NodeCall::waiting
+        Task rest;                                     // the call finished on the worker, blocking
+    };
+    void keep(Leftover l) {
+        std::lock_guard lock(mutex);
+        leftover = std::move(l);
+    }
+    std::optional<Leftover> take_leftover() {
+        std::lock_guard lock(mutex);
+        return std::exchange(leftover, std::nullopt);
+    }
+    // Before anything else goes to the node: an earlier round's call still out there is over by
+    // now, or goes to the worker, ahead of what is sent next.
+    void settle_leftover() {
+        std::optional<Leftover> left = take_leftover();
+        if (left && !left->step()) hand_over(std::move(left->rest));
+    }
+    // Without blocking: reads a kept call's answer if it came, else keeps it only while nothing
+    // is left for it to send (Leftover).
+    void progress_leftover() {
+        std::optional<Leftover> left = take_leftover();
+        if (!left || left->step()) return;
+        if (left->sent_all())
+            keep(std::move(*left));
+        else
+            hand_over(std::move(left->rest));
+    }
+
+    // The lock is going: a call still kept (it refers to its worker) is dropped, unread, as a
+    // process that exits drops it: what it sent is done or not on the node either way.
     void stop() {
+        std::optional<Leftover> left;
         {
             std::lock_guard lock(mutex);
             stopping = true;
+            left = std::exchange(leftover, std::nullopt);
         }
         wake.notify_one();
+    }
+
+  private:
+    // The thread starts with every signal blocked, whatever the creating thread's mask: the run
+    // reads its signals from a signalfd (SignalEvents), which sees only signals that no thread
+    // takes; one taken by a worker (SIGCHLD, whose default is to be ignored) would be lost.
+    void start() {
+        if (started.exchange(true)) return;
+        sigset_t all, before;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &before);
+        std::thread([self = shared_from_this()] { self->loop(); }).detach();
+        pthread_sigmask(SIG_SETMASK, &before, nullptr);
     }
 
     void loop() {
@@ -118,8 +197,8 @@ struct QuorumLock::Worker {
             Task task;
             {
                 std::unique_lock lock(mutex);
-                wake.wait(lock, [this] { return stopping || !tasks.empty(); });
-                if (tasks.empty()) return;  // stopping, and nothing left to do
+                wake.wait(lock, [this] { return stopping || (!claimed && !tasks.empty()); });
+                if (tasks.empty() || claimed) return;  // stopping, and nothing left to do
                 task = std::move(tasks.front());
                 tasks.pop_front();
             }
@@ -132,12 +211,18 @@ struct QuorumLock::Worker {
         }
     }
 
+  public:
     std::unique_ptr<QuorumNode> node;
+
+  private:
+    std::optional<Leftover> leftover;  // after `node`: its call refers to it
     std::mutex mutex;
     std::condition_variable wake;
     std::deque<Task> tasks;
     std::size_t unanswered = 0;  // tasks queued or running whose answer is not handed over yet
+    bool claimed = false;        // a round's thread drives the node's call (claim)
     bool stopping = false;
+    std::atomic<bool> started{false};
 };
 
 namespace {
@@ -157,6 +242,22 @@ struct Round {
     std::mutex mutex;
     std::condition_variable changed;
     Answers<T> seen;
+    // While the round's thread polls its NodeCalls: the workers' answers wake it through this.
+    Fd answered{-1};
+
+    void answer(std::size_t i, std::optional<T> result, std::optional<NodeError> error) {
+        {
+            std::lock_guard lock(mutex);
+            seen.results[i] = std::move(result);
+            seen.errors[i] = std::move(error);
+            ++seen.answered;
+        }
+        changed.notify_all();
+        if (answered) {
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto written = ::write(answered.get(), &one, sizeof one);
+        }
+    }
 };
 
 }  // namespace
@@ -171,27 +272,75 @@ struct Round {
 // one still busy with an earlier command.)
 enum class Early { on_success, never, all_nodes };
 
-// Sends `op` to every node's worker and returns what was seen once the round is over (above) or
-// `give_up` passed. `op` runs on the workers and may outlive this call, so it owns everything
-// it uses (captured by value) and must not throw.
-template <class T, class Op, class Success>
+// Sends an operation to every node and returns what was seen once the round is over (above) or
+// `give_up` passed. Where a node is idle and `start` gives its split-phase call (NodeCall: the
+// product's nodes, for the acquire, the fence step and the finish), this thread sends it and
+// drives every such call in one poll(), with `cancel_fd` (a signal) ending them. A call not
+// answered when the round is over is kept for later (Worker::Leftover) after an early decision,
+// and otherwise handed to its node's worker, which finishes it in the background as it would
+// have run it. Every other node gets `op` on its worker. `op` and the calls may outlive this
+// call, so they own everything they use (captured by value); `op` must not throw, and what
+// `start` throws is its node's answer.
+template <class T, class Op, class Start, class Success>
 Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& workers, int cancel_fd,
-                  Deadline give_up, Op op, Success success, Early early) {
+                  Deadline give_up, Op op, Start start, Success success, Early early,
+                  const std::vector<char>& only = {}) {
     const std::size_t n = workers.size();
     auto round = std::make_shared<Round<T>>(n);
+    // Nodes outside `only` (when given) are not part of the round: nothing is sent there, and
+    // they are not waited for, as lagging ones are not.
     std::vector<char> lagging(n, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        auto answer = [round, i, worker = workers[i]](std::optional<T> result,
-                                                      std::optional<NodeError> error) {
+    for (std::size_t i = 0; i < only.size() && i < n; ++i) lagging[i] = !only[i];
+    for (std::size_t i = 0; i < n; ++i)
+        if (!lagging[i]) workers[i]->settle_leftover();
+    // The kept calls of the nodes left out, driven beside the round (Worker::Leftover), and kept
+    // again however the round ends if they are still out.
+    struct Beside {
+        const std::vector<std::shared_ptr<QuorumLock::Worker>>& workers;
+        std::vector<std::optional<QuorumLock::Worker::Leftover>> calls;
+        ~Beside() {
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                if (calls[i]) workers[i]->keep(std::move(*calls[i]));
+        }
+    } beside{workers, std::vector<std::optional<QuorumLock::Worker::Leftover>>(n)};
+    for (std::size_t i = 0; i < n; ++i)
+        if (lagging[i]) beside.calls[i] = workers[i]->take_leftover();
+    auto answer_from = [&round, &workers](std::size_t i) {
+        return [round, i, worker = workers[i]](std::optional<T> result,
+                                               std::optional<NodeError> error) {
             worker->answered();
-            {
-                std::lock_guard lock(round->mutex);
-                round->seen.results[i] = std::move(result);
-                round->seen.errors[i] = std::move(error);
-                ++round->seen.answered;
-            }
-            round->changed.notify_all();
+            round->answer(i, std::move(result), std::move(error));
         };
+    };
+    // This thread's calls: sent first, so that they are on their way while the workers start.
+    std::vector<std::shared_ptr<NodeCall<T>>> calls(n);
+    std::size_t driving = 0;
+    if (early != Early::all_nodes)
+        for (std::size_t i = 0; i < n; ++i) {
+            if (lagging[i] || !workers[i]->claim()) continue;
+            QuorumNode& node = *workers[i]->node;
+            node.set_cancel_fd(cancel_fd);
+            auto error = node_failure([&] { calls[i] = start(i, node); });
+            if (calls[i]) {
+                ++driving;
+            } else if (error) {
+                answer_from(i)(std::nullopt, std::move(error));
+            } else {
+                workers[i]->answered();  // no split-phase form: on its worker, below
+            }
+        }
+    // Before this thread's poll() has a worker's answer to wait for: the eventfd that wakes it
+    // (made then, before the worker has the task, and only then: most rounds need none).
+    auto wake_on_answers = [&] {
+        if (driving == 0 || round->answered) return;
+        round->answered = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        if (!round->answered)
+            throw Error(fmt::format("eventfd: {}", std::strerror(errno)), exit_code::internal);
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+        if (calls[i] || round->seen.errors[i] || (i < only.size() && !only[i])) continue;
+        wake_on_answers();
+        auto answer = answer_from(i);
         lagging[i] = workers[i]->post(
             {[op, answer, i](QuorumNode& node) {
                  std::optional<T> result;
@@ -205,7 +354,6 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
              },
              give_up, cancel_fd});
     }
-    std::unique_lock lock(round->mutex);
     auto over = [&] {
         const Answers<T>& seen = round->seen;
         if (early == Early::on_success && success(seen)) return true;
@@ -214,11 +362,133 @@ Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& worker
                 return false;
         return true;
     };
-    if (give_up == Deadline::max())
-        round->changed.wait(lock, over);
-    else
-        round->changed.wait_until(lock, give_up, over);
+    if (driving == 0) {
+        std::unique_lock lock(round->mutex);
+        if (give_up == Deadline::max())
+            round->changed.wait(lock, over);
+        else
+            round->changed.wait_until(lock, give_up, over);
+        return round->seen;
+    }
+    // The rest of a call, for its node's worker: not skipped at its turn, since what it sent
+    // may have run and its connection owes the reply.
+    auto rest_of = [&](std::size_t i) -> QuorumLock::Worker::Task {
+        return {[call = calls[i], answer = answer_from(i)](QuorumNode&) {
+                    std::optional<T> result;
+                    auto error = node_failure([&] { result = call->finish(); });
+                    answer(std::move(result), std::move(error));
+                },
+                [] {}, Deadline::max(), cancel_fd};
+    };
+    auto hand_over = [&](std::size_t i) {
+        workers[i]->hand_over(rest_of(i));
+        calls[i].reset();
+        --driving;
+    };
+    auto step = [&](std::size_t i) {
+        std::optional<T> result;
+        auto error = node_failure([&] { result = calls[i]->step(); });
+        if (result || error) {
+            calls[i].reset();
+            --driving;
+            answer_from(i)(std::move(result), std::move(error));
+        } else if (calls[i]->blocks()) {
+            wake_on_answers();
+            hand_over(i);  // the round waits for its answer, as for any worker's
+        }
+    };
+    for (std::size_t i = 0; i < n; ++i)
+        if (calls[i]) step(i);  // the writes go out now
+    bool cancelled = false;
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> polled;
+    for (;;) {
+        {
+            std::lock_guard lock(round->mutex);
+            if (over()) break;
+        }
+        Deadline now = BootClock::now();
+        if (now >= give_up) break;
+        Deadline until = give_up;
+        fds.clear(), polled.clear();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!calls[i]) continue;
+            Connection::Waiting w = calls[i]->waiting();
+            fds.push_back({w.fd, w.events, 0});
+            polled.push_back(i);
+            until = std::min(until, w.until);
+        }
+        const std::size_t ours = fds.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!beside.calls[i]) continue;
+            Connection::Waiting w = beside.calls[i]->waiting();
+            fds.push_back({w.fd, w.events, 0});
+            polled.push_back(i);
+            until = std::min(until, w.until);
+        }
+        fds.push_back({round->answered.get(), POLLIN, 0});
+        const bool watch_cancel = cancel_fd >= 0 && !cancelled && driving > 0;
+        if (watch_cancel) fds.push_back({cancel_fd, POLLIN, 0});
+        int ready = ::poll(fds.data(), fds.size(), millis_until(until));
+        if (ready < 0 && errno != EINTR)
+            throw Error(fmt::format("poll: {}", std::strerror(errno)), exit_code::internal);
+        if (watch_cancel && (fds.back().revents & POLLIN)) {
+            // A signal: every call this thread drives ends now, as a cancelled command does.
+            cancelled = true;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (!calls[i]) continue;
+                calls[i]->abort();
+                calls[i].reset();
+                --driving;
+                answer_from(i)(std::nullopt,
+                               NodeError{Cancelled().what(), exit_code::unavailable, true});
+            }
+        }
+        now = BootClock::now();
+        for (std::size_t k = 0; k < ours; ++k) {
+            std::size_t i = polled[k];
+            if (calls[i] && (fds[k].revents != 0 || now >= calls[i]->waiting().until)) step(i);
+        }
+        for (std::size_t k = ours; k < polled.size(); ++k) {
+            auto& left = beside.calls[polled[k]];
+            if ((fds[k].revents != 0 || now >= left->waiting().until) && left->step()) left.reset();
+        }
+        if (fds[polled.size()].revents & POLLIN) {
+            std::uint64_t count = 0;
+            [[maybe_unused]] auto got = ::read(round->answered.get(), &count, sizeof count);
+        }
+    }
+    // Calls still out: after a round decided early, kept for the next round, or for the end of
+    // the acquire (Worker::Leftover). After one that waited as long as it could, to their
+    // workers, so that what was sent (a release) is done while the process lives.
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!calls[i]) continue;
+        if (early != Early::on_success) {
+            hand_over(i);
+            continue;
+        }
+        workers[i]->keep({[call = calls[i], answer = answer_from(i)] {
+                              std::optional<T> result;
+                              auto error = node_failure([&] { result = call->step(); });
+                              if (!result && !error) return false;
+                              answer(std::move(result), std::move(error));
+                              return true;
+                          },
+                          [call = calls[i]] { return call->sent_all(); },
+                          [call = calls[i]] { return call->waiting(); }, rest_of(i)});
+        calls[i].reset();
+    }
+    std::lock_guard lock(round->mutex);
     return round->seen;
+}
+
+// The same without split-phase forms: every node's op on its worker.
+template <class T, class Op, class Success>
+Answers<T> gather(const std::vector<std::shared_ptr<QuorumLock::Worker>>& workers, int cancel_fd,
+                  Deadline give_up, Op op, Success success, Early early) {
+    return gather<T>(
+        workers, cancel_fd, give_up, op,
+        [](std::size_t, QuorumNode&) { return std::unique_ptr<NodeCall<T>>(); }, success, early);
 }
 
 namespace {
@@ -249,10 +519,7 @@ QuorumLock::QuorumLock(std::vector<std::unique_ptr<QuorumNode>> nodes, Timeouts 
       shared_(shared) {
     give_back_.connect = std::max(give_back_.connect, per_node.connect);
     give_back_.command = std::max(give_back_.command, per_node.command);
-    for (auto& node : nodes) {
-        workers_.push_back(std::make_shared<Worker>(std::move(node)));
-        workers_.back()->start(workers_.back());
-    }
+    for (auto& node : nodes) workers_.push_back(std::make_shared<Worker>(std::move(node)));
 }
 
 // Workers finish what they were sent on their own (each command is bounded by --node-timeout)
@@ -431,6 +698,50 @@ Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen,
 
 }  // namespace
 
+namespace {
+
+// An acquire's answer, from a node's synchronous acquire or its NodeCall alike: a lost reply is
+// noted (`lost`: the acquire may have taken the key), and an answer must pass `check`.
+struct AcquireCheck {
+    std::function<void(std::size_t)> lost;
+    std::function<void(const AcquireResult&)> check;
+
+    // `get` returns the answer, or nullopt while there is none yet.
+    template <class Get>
+    std::optional<AcquireResult> answer(std::size_t i, Get get) const {
+        try {
+            std::optional<AcquireResult> r = get();
+            if (r) check(*r);
+            return r;
+        } catch (const ReplyLost&) {
+            lost(i);
+            throw;
+        }
+    }
+};
+
+class CheckedAcquire final : public NodeCall<AcquireResult> {
+  public:
+    CheckedAcquire(std::unique_ptr<NodeCall<AcquireResult>> call, AcquireCheck check, std::size_t i)
+        : call_(std::move(call)), check_(std::move(check)), i_(i) {}
+    Connection::Waiting waiting() const override { return call_->waiting(); }
+    bool sent_all() const override { return call_->sent_all(); }
+    std::optional<AcquireResult> step() override {
+        return check_.answer(i_, [&] { return call_->step(); });
+    }
+    AcquireResult finish() override {
+        return *check_.answer(i_, [&] { return std::optional<AcquireResult>(call_->finish()); });
+    }
+    void abort() override { call_->abort(); }
+
+  private:
+    std::unique_ptr<NodeCall<AcquireResult>> call_;
+    AcquireCheck check_;
+    std::size_t i_;
+};
+
+}  // namespace
+
 // Waiting across a quorum (a waiter's `ticket` > 0). Each node keeps its own queue of the same
 // waiters, a sorted set ordered by ticket: the time the waiter began waiting, by its host's clock,
 // ties broken by token (lib/queue.lua). So every node orders any two waiters the same way,
@@ -479,20 +790,25 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     const NodeAcquire how{ticket, once_, busy_holder_, wanted_permit_, restart_guard_, replicas_};
     // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
     auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
+    // What a node's answer must also pass: the quorum hands out one above the highest counter,
+    // and that must stay below the limit too (a node refused here counts as failed, and is
+    // released below).
+    AcquireCheck check{[lost](std::size_t i) { (*lost)[i] = true; },
+                       [key = keys.key](const AcquireResult& r) {
+                           if (r.acquired) checked_fence(r.counter.value_or(r.fence) + 1, key);
+                       }};
     auto seen = gather<AcquireResult>(
         workers_, cancel_fd_, give_up,
-        [keys, token, ttl, own_info, how, lost](std::size_t i, QuorumNode& node) {
-            AcquireResult r;
-            try {
-                r = node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr, how);
-            } catch (const ReplyLost&) {
-                (*lost)[i] = true;
-                throw;
-            }
-            // The quorum hands out one above the highest counter: that must stay below the
-            // limit too (a node refused here counts as failed, and is released below).
-            if (r.acquired) checked_fence(r.counter.value_or(r.fence) + 1, keys.key);
-            return r;
+        [keys, token, ttl, own_info, how, check](std::size_t i, QuorumNode& node) {
+            return *check.answer(i, [&] {
+                return std::optional<AcquireResult>(
+                    node.acquire(keys, token, ttl, own_info ? &*own_info : nullptr, how));
+            });
+        },
+        [&](std::size_t i, QuorumNode& node) -> std::unique_ptr<NodeCall<AcquireResult>> {
+            auto call = node.start_acquire(keys, token, ttl, own_info ? &*own_info : nullptr, how);
+            if (!call) return nullptr;
+            return std::make_unique<CheckedAcquire>(std::move(call), check, i);
         },
         [need](const Answers<AcquireResult>& seen) { return best_permit(seen).nodes >= need; },
         Early::on_success);
@@ -519,6 +835,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         if (quorum_holds(raised_on, n, ttl, a.elapsed)) {
             a.acquired = true;
             a.fence = fence;
+            for (auto& w : workers_) w->progress_leftover();
             return a;
         }
         a.why = raised_on < need
@@ -546,6 +863,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
         }
         give_back_attempt(keys, token, ticket, ttl, wide, answered, a);
     }
+    for (auto& w : workers_) w->progress_leftover();
     return a;
 }
 
@@ -567,10 +885,16 @@ std::size_t QuorumLock::raise_fences(const LockKeys& keys, const std::string& to
             if (!accepted[i]) return false;
             return node.raise_fence(keys, token, fence, permit);
         },
+        [&](std::size_t i, QuorumNode& node) -> std::unique_ptr<NodeCall<bool>> {
+            if (!accepted[i]) return nullptr;
+            return node.start_raise_fence(keys, token, fence, permit);
+        },
         [need](const Answers<bool>& seen) {
             return count_if(seen, [](bool b) { return b; }) >= need;
         },
-        Early::on_success);
+        // A plain lock without a waiter has no step on the other nodes: they are left alone
+        // (one that answered the acquire late may still be reading it).
+        Early::on_success, permits > 1 || ticket > 0 ? std::vector<char>() : accepted);
     return count_if(raised, [](bool b) { return b; });
 }
 
@@ -716,6 +1040,7 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
         Millis block = std::clamp(p >= 0 ? Millis(p + 1) : fallback, Millis(1),
                                   std::min(left, Millis(60'000)));
         longest_block = std::max(longest_block, block);
+        workers_[i]->settle_leftover();
         auto done = [round, worker = workers_[i]] {
             worker->answered();
             signal_eventfd(round->answered);
@@ -789,6 +1114,56 @@ QuorumRelease count_released(const Answers<T>& seen, Get release_of,
 
 }  // namespace
 
+namespace {
+
+// What finish() asks of each node: the release and, where it was written, the record.
+struct NodeFinish {
+    ReleaseResult release = ReleaseResult::released;
+    std::optional<RecordResult> record;
+};
+
+// finish()'s step in steps: the node's finish, and where it failed, the plain release, which is
+// a synchronous command (so it blocks(): the node's worker sends it, and the round waits for it).
+class FinishOrRelease final : public NodeCall<NodeFinish> {
+  public:
+    FinishOrRelease(std::unique_ptr<NodeCall<FinishResult>> call, QuorumNode& node,
+                    std::function<NodeFinish(QuorumNode&)> release)
+        : call_(std::move(call)), node_(node), release_(std::move(release)) {}
+    Connection::Waiting waiting() const override { return call_->waiting(); }
+    bool sent_all() const override { return !failed_ && call_->sent_all(); }
+    std::optional<NodeFinish> step() override {
+        if (failed_) return std::nullopt;
+        try {
+            std::optional<FinishResult> f = call_->step();
+            if (f) return NodeFinish{f->release, f->record};
+        } catch (const Error&) {
+            failed_ = true;  // as finish() below: the release follows
+        }
+        return std::nullopt;
+    }
+    bool blocks() const override { return failed_; }
+    NodeFinish finish() override {
+        if (!failed_) {
+            try {
+                FinishResult f = call_->finish();
+                return NodeFinish{f.release, f.record};
+            } catch (const Error&) {
+                // (A ReplyLost too: the record may have been written, and is not sent again.)
+            }
+        }
+        return release_(node_);
+    }
+    void abort() override { call_->abort(); }
+
+  private:
+    std::unique_ptr<NodeCall<FinishResult>> call_;
+    QuorumNode& node_;
+    std::function<NodeFinish(QuorumNode&)> release_;
+    bool failed_ = false;
+};
+
+}  // namespace
+
 // Waits for every node but one still busy with an earlier command (see gather): that one
 // releases in the background while the process lives, or its key expires by its TTL.
 QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token, Millis keep) {
@@ -812,13 +1187,16 @@ QuorumRelease QuorumLock::release(const LockKeys& keys, const std::string& token
 // must never stand between a node and the release.
 QuorumRelease QuorumLock::finish(const LockKeys& keys, const std::string& token, Millis keep,
                                  const RunRecord& record) {
-    struct NodeFinish {
-        ReleaseResult release = ReleaseResult::released;
-        std::optional<RecordResult> record;
+    auto release = [keys, token, keep](QuorumNode& node) {
+        try {
+            return NodeFinish{node.release(keys, token, keep), std::nullopt};
+        } catch (const RedisUnavailable&) {
+            return NodeFinish{node.release(keys, token, keep), std::nullopt};
+        }
     };
     auto seen = gather<NodeFinish>(
         workers_, -1, BootClock::now() + timeouts_.connect + 2 * timeouts_.command,
-        [keys, token, keep, record](std::size_t, QuorumNode& node) {
+        [keys, token, keep, record, release](std::size_t, QuorumNode& node) {
             try {
                 FinishResult f = node.finish(keys, token, keep, record);
                 return NodeFinish{f.release, f.record};
@@ -826,11 +1204,12 @@ QuorumRelease QuorumLock::finish(const LockKeys& keys, const std::string& token,
                 // It may have been written (and released): not sent again.
             } catch (const Error&) {
             }
-            try {
-                return NodeFinish{node.release(keys, token, keep), std::nullopt};
-            } catch (const RedisUnavailable&) {
-                return NodeFinish{node.release(keys, token, keep), std::nullopt};
-            }
+            return release(node);
+        },
+        [&](std::size_t, QuorumNode& node) -> std::unique_ptr<NodeCall<NodeFinish>> {
+            auto call = node.start_finish(keys, token, keep, record);
+            if (!call) return nullptr;
+            return std::make_unique<FinishOrRelease>(std::move(call), node, release);
         },
         [](const Answers<NodeFinish>&) { return false; }, Early::never);
     QuorumRelease out = count_released(

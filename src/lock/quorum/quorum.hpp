@@ -87,8 +87,8 @@ class QuorumLock {
     QuorumLock(const std::vector<Endpoint>& endpoints, Timeouts per_node, ReplicaPolicy replicas,
                int permits = 1, bool shared = false,
                std::optional<Timeouts> give_back = std::nullopt);
-    // The same over nodes built elsewhere (the unit tests' fakes): each gets its worker thread
-    // here, as the real ones do. `per_node` bounds the rounds as above.
+    // The same over nodes built elsewhere (the unit tests' fakes), each with its worker, as the
+    // real ones. `per_node` bounds the rounds as above.
     QuorumLock(std::vector<std::unique_ptr<QuorumNode>> nodes, Timeouts per_node,
                ReplicaPolicy replicas, int permits = 1, bool shared = false,
                std::optional<Timeouts> give_back = std::nullopt);
@@ -114,11 +114,11 @@ class QuorumLock {
     // The same, recording the run in the same step on each node (LockNode::finish).
     QuorumRelease finish(const LockKeys& keys, const std::string& token, Millis keep,
                          const RunRecord& record);
-    // --once-per for every later acquire (LockNode::set_once_per, on each node's worker).
+    // --once-per for every later acquire (LockNode::set_once_per, with each node's acquire).
     void set_once_per(const std::optional<OncePer>& once) { once_ = once; }
-    // LockNode::set_busy_holder for every later acquire, on each node's worker.
+    // LockNode::set_busy_holder for every later acquire, with each node's acquire.
     void set_busy_holder(bool wanted) { busy_holder_ = wanted; }
-    // LockNode::set_restart_guard for every later acquire, on each node's worker.
+    // LockNode::set_restart_guard for every later acquire, with each node's acquire.
     void set_restart_guard(std::optional<Millis> guard) { restart_guard_ = guard; }
     // With the node timeout not given (ConnectionOptions::node_timeout_given false): after an
     // attempt in which a node answered only after it (QuorumAttempt::late_round_trip), raises
@@ -164,9 +164,12 @@ class QuorumLock {
     void in_parallel(const std::function<void(std::size_t)>& fn);
 
     // One operation on every node at once, deciding as soon as the answers so far decide it.
-    // Each node has a worker thread that runs its operations in order; a node that has not
-    // answered when the outcome is known goes on in the background (what it was sent is done,
-    // or given up when its turn comes after `give_up`), and its answer is not waited for.
+    // The hot ones (the acquire, the fence step, the finish) go out in steps from the calling
+    // thread, every node's in one poll() (QuorumNode::start_acquire and the others), where the
+    // node is idle and has them; every other operation goes to the node's worker thread, which
+    // runs them in order and is started only when the first one comes (quorum.cpp). A node that
+    // has not answered when the outcome is known goes on in the background (what it was sent is
+    // done, or given up when its turn comes after `give_up`), and its answer is not waited for.
     struct Worker;
 
   private:
@@ -208,7 +211,7 @@ class QuorumLock {
 // the ttl, so that a dead or stalled node costs an attempt little of the lock's validity.
 Timeouts quorum_timeouts(const ConnectionOptions& options);
 
-// Runs `op` and turns any exception into a NodeError; what the per-node threads use.
+// Runs `op` and turns any exception into a NodeError; what every node's operation goes through.
 std::optional<NodeError> node_failure(const std::function<void()>& op);
 
 // "127.0.0.1:7001/0,127.0.0.1:7002/0,...": REDLOCK_REDIS for a quorum run.

@@ -3,12 +3,55 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <utility>
+
 #include "lock/node/ledger_io.hpp"
 #include "lock/node/lock_replies.hpp"
 #include "lock/node/scripts.hpp"
 
 namespace redlock {
 namespace {
+
+// One script call in steps (ScriptSend) and what its reply means (`decode`, which may throw as
+// the synchronous method's reading of it does).
+template <class T>
+class ScriptNodeCall final : public NodeCall<T> {
+  public:
+    using Decode = std::function<T(const Reply&)>;
+    // `give_back`: an acquire's (LockNode::setup_give_back), kept here while the call is out.
+    ScriptNodeCall(Connection& conn, ScriptCall call, Decode decode,
+                   SetupGiveBack give_back = nullptr)
+        : give_back_(std::move(give_back)),
+          decode_(std::move(decode)),
+          send_(conn, std::move(call), conn.timeouts().command,
+                give_back_ ? &give_back_ : nullptr) {}
+
+    Connection::Waiting waiting() const override { return send_.waiting(); }
+    bool sent_all() const override { return send_.sent_all(); }
+    std::optional<T> step() override {
+        std::optional<Reply> reply = send_.step();
+        if (!reply) return std::nullopt;
+        return decode_(*reply);
+    }
+    T finish() override { return decode_(send_.finish()); }
+    void abort() override { send_.abort(); }
+
+  private:
+    SetupGiveBack give_back_;
+    Decode decode_;
+    ScriptSend send_;  // last: it goes out when built, with the members above in place
+};
+
+ScriptCall raise_fence_call(const HeldKeys& held, const LockKeys& keys, const std::string& token,
+                            long long fence) {
+    return {
+        &scripts::raise_fence(), {held.key, keys.fence, held.info}, {token, std::to_string(fence)}};
+}
+
+bool fence_raised(const Reply& reply) {
+    return check(reply, "raising the fence").integer(1, 1).has_value();
+}
 
 class RedisQuorumNode final : public QuorumNode {
   public:
@@ -23,12 +66,8 @@ class RedisQuorumNode final : public QuorumNode {
 
     AcquireResult acquire(const LockKeys& keys, const std::string& token, Millis ttl,
                           const HolderInfo* info, const NodeAcquire& how) override {
-        node_.set_once_per(how.once);
-        node_.set_busy_holder(how.busy_holder);
-        node_.set_wanted_permit(how.wanted_permit);
-        node_.set_restart_guard(how.restart_guard);
-        AcquireResult r = node_.acquire(
-            keys, token, ttl, info, how.ticket > 0 ? Queueing::wait : Queueing::none, how.ticket);
+        apply(how);
+        AcquireResult r = node_.acquire(keys, token, ttl, info, queueing(how), how.ticket);
         // A node whose replicas do not have the lock does not count (its key is given back
         // with the rest when the attempt fails, or at release).
         if (r.acquired && how.replicas.enabled())
@@ -37,14 +76,39 @@ class RedisQuorumNode final : public QuorumNode {
         return r;
     }
 
+    std::unique_ptr<NodeCall<AcquireResult>> start_acquire(const LockKeys& keys,
+                                                           const std::string& token, Millis ttl,
+                                                           const HolderInfo* info,
+                                                           const NodeAcquire& how) override {
+        if (!conn_.sends_in_steps() || how.replicas.enabled()) return nullptr;
+        apply(how);
+        std::optional<ScriptCall> call =
+            node_.acquire_call(keys, token, ttl, info, queueing(how), how.ticket);
+        if (!call) return nullptr;
+        // The give-back refers to the keys and the token: kept with it.
+        auto held = std::make_shared<const std::pair<LockKeys, std::string>>(keys, token);
+        SetupGiveBack undo = node_.setup_give_back(held->first, held->second);
+        return std::make_unique<ScriptNodeCall<AcquireResult>>(
+            conn_, std::move(*call),
+            [this, keys](const Reply& reply) { return node_.acquire_reply(keys, reply); },
+            [held, undo](const Reply& reply) { undo(reply); });
+    }
+
     bool raise_fence(const LockKeys& keys, const std::string& token, long long fence,
                      int permit) override {
         // What holds our token on this node: the lock key, permit i's key or a shared record.
-        HeldKeys held = node_.held_keys(keys, token, permit);
-        Reply r =
-            scripts::raise_fence().run(conn_, {held.key, keys.fence, held.info},
-                                       {token, std::to_string(fence)}, conn_.timeouts().command);
-        return check(r, "raising the fence").integer(1, 1).has_value();
+        ScriptCall call =
+            raise_fence_call(node_.held_keys(keys, token, permit), keys, token, fence);
+        return fence_raised(
+            call.script->run(conn_, call.keys, call.args, conn_.timeouts().command));
+    }
+    std::unique_ptr<NodeCall<bool>> start_raise_fence(const LockKeys& keys,
+                                                      const std::string& token, long long fence,
+                                                      int permit) override {
+        if (!conn_.sends_in_steps()) return nullptr;
+        return std::make_unique<ScriptNodeCall<bool>>(
+            conn_, raise_fence_call(node_.held_keys(keys, token, permit), keys, token, fence),
+            fence_raised);
     }
 
     RenewResult renew(const LockKeys& keys, const std::string& token, Millis ttl, Deadline deadline,
@@ -62,6 +126,16 @@ class RedisQuorumNode final : public QuorumNode {
     FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
                         const RunRecord& record) override {
         return node_.finish(keys, token, keep, record);
+    }
+    std::unique_ptr<NodeCall<FinishResult>> start_finish(const LockKeys& keys,
+                                                         const std::string& token, Millis keep,
+                                                         const RunRecord& record) override {
+        if (!conn_.sends_in_steps()) return nullptr;
+        std::optional<ScriptCall> call = node_.finish_call(keys, token, keep, record);
+        if (!call) return nullptr;
+        return std::make_unique<ScriptNodeCall<FinishResult>>(
+            conn_, std::move(*call),
+            [this, keys](const Reply& reply) { return node_.finish_reply(keys, reply); });
     }
     void step_back(const LockKeys& keys, const std::string& token, long long ticket,
                    Millis alive) override {
@@ -95,6 +169,17 @@ class RedisQuorumNode final : public QuorumNode {
     Connection& connection() override { return conn_; }
 
   private:
+    // What every acquire of the attempt sends along, as LockNode's settings.
+    void apply(const NodeAcquire& how) {
+        node_.set_once_per(how.once);
+        node_.set_busy_holder(how.busy_holder);
+        node_.set_wanted_permit(how.wanted_permit);
+        node_.set_restart_guard(how.restart_guard);
+    }
+    static Queueing queueing(const NodeAcquire& how) {
+        return how.ticket > 0 ? Queueing::wait : Queueing::none;
+    }
+
     Connection conn_;
     LockNode node_;
 };

@@ -28,8 +28,35 @@ struct NodeAcquire {
     ReplicaPolicy replicas;  // --min-replicas: a node whose WAIT falls short throws
 };
 
-// Each method runs on the node's own worker thread only (QuorumLock::Worker), one at a time, and
-// throws what a failed command throws (ReplyLost when a command was sent and its reply lost).
+// A node's operation sent without waiting for its answer (QuorumNode::start_acquire and the
+// others): QuorumLock's rounds drive every node's from the calling thread in one poll(), so that
+// a run creates no thread for its nodes (a thread per node made a quorum of 3 cost 1.4 times
+// what one node costs, bench/quorum). Used by one thread at a time, as its node is.
+template <class T>
+class NodeCall {
+  public:
+    virtual ~NodeCall() = default;
+    // What step() waits for: a descriptor and its poll events, and when the node has taken too
+    // long (step() then throws the timeout).
+    virtual Connection::Waiting waiting() const = 0;
+    // Goes on as far as it can without blocking: the answer, once there is one. Throws what the
+    // synchronous method throws.
+    virtual std::optional<T> step() = 0;
+    // Whether the rest must block (a fallback that is a synchronous command): then finish().
+    virtual bool blocks() const { return false; }
+    // Whether everything the call sends went out and its answer cannot ask for more: the node
+    // has all of it, whenever the answer is read.
+    virtual bool sent_all() const { return true; }
+    // The rest, blocking until the answer: on the node's worker, where the round handed it.
+    virtual T finish() = 0;
+    // A cancel: drops the command in flight with its connection (it may have run, as after any
+    // connection cut short).
+    virtual void abort() = 0;
+};
+
+// Each method runs on one thread at a time: the node's own worker thread (QuorumLock::Worker), or
+// the thread of a round that drives the node's NodeCall while the worker is idle. Each throws what
+// a failed command throws (ReplyLost when a command was sent and its reply lost).
 class QuorumNode {
   public:
     virtual ~QuorumNode() = default;
@@ -69,6 +96,26 @@ class QuorumNode {
                                 const RunRecord& record) = 0;
     // Whether `token` holds the lock here: its key, one of its permits or a shared hold.
     virtual bool holds(const LockKeys& keys, const std::string& token) = 0;
+
+    // The split-phase forms (NodeCall) of acquire, raise_fence and finish, where the node has
+    // them: the product's node on one server at an IP literal or a unix socket, in the plain mode,
+    // without --min-replicas (Connection::sends_in_steps, LockNode::acquire_call). nullptr: the
+    // quorum runs the synchronous method on the node's worker thread instead.
+    virtual std::unique_ptr<NodeCall<AcquireResult>> start_acquire(const LockKeys&,
+                                                                   const std::string&, Millis,
+                                                                   const HolderInfo*,
+                                                                   const NodeAcquire&) {
+        return nullptr;
+    }
+    virtual std::unique_ptr<NodeCall<bool>> start_raise_fence(const LockKeys&, const std::string&,
+                                                              long long, int) {
+        return nullptr;
+    }
+    virtual std::unique_ptr<NodeCall<FinishResult>> start_finish(const LockKeys&,
+                                                                 const std::string&, Millis,
+                                                                 const RunRecord&) {
+        return nullptr;
+    }
 
     // The node's connection, for the operator commands (QuorumLock::in_parallel); a node without
     // one (a test's fake) throws.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <functional>
@@ -22,6 +24,7 @@
 #include "lock/quorum/quorum_node.hpp"
 #include "lock/quorum_wait.hpp"
 #include "util/errors.hpp"
+#include "util/fd.hpp"
 #include "util/signals.hpp"
 
 using namespace redlock;
@@ -57,17 +60,25 @@ struct NodeState {
 
     long long busy_pttl = 1000;   // a busy reply's holder TTL, which bounds a waiter's block
     std::set<std::string> woken;  // tokens a release handed the lock to (wake-up lists)
+    int aborted = 0;              // calls in steps that a cancel cut short (FakeCall::abort)
     std::vector<int> wanted;      // the wanted permit each acquire was sent
     int raised = 0;               // fence steps that raised the counter
+
+    // Readable while the node is not frozen: what a NodeCall in steps (FakeCall) polls.
+    Fd thawed{::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)};
 
     void freeze() {
         std::lock_guard g(mutex);
         frozen = true;
+        std::uint64_t count = 0;
+        [[maybe_unused]] auto got = ::read(thawed.get(), &count, sizeof count);
     }
     void thaw() {
         {
             std::lock_guard g(mutex);
             frozen = false;
+            std::uint64_t one = 1;
+            [[maybe_unused]] auto put = ::write(thawed.get(), &one, sizeof one);
         }
         changed.notify_all();
     }
@@ -100,10 +111,81 @@ struct NodeState {
     }
 };
 
+// A fake node's operation in steps, as the product's nodes send theirs from the round's thread
+// (NodeCall): it polls the node's `thawed`, answers at the first step while the node is not
+// frozen, and counts as waiting at the gate while it is; its rest (finish, on the worker) waits
+// at the gate as a synchronous operation does.
+template <class T>
+class FakeCall final : public NodeCall<T> {
+  public:
+    FakeCall(std::shared_ptr<NodeState> state, std::function<T()> op)
+        : s_(std::move(state)), op_(std::move(op)) {}
+    ~FakeCall() override { leave_gate(); }
+    Connection::Waiting waiting() const override {
+        return {s_->thawed.get(), POLLIN, Deadline::max()};
+    }
+    std::optional<T> step() override {
+        {
+            std::lock_guard g(s_->mutex);
+            if (s_->frozen) {
+                if (!at_gate_) ++s_->at_gate, at_gate_ = true;
+                s_->changed.notify_all();
+                return std::nullopt;
+            }
+        }
+        leave_gate();
+        return op_();
+    }
+    T finish() override {
+        leave_gate();
+        return op_();
+    }
+    void abort() override {
+        leave_gate();
+        std::lock_guard g(s_->mutex);
+        ++s_->aborted;
+    }
+
+  private:
+    void leave_gate() {
+        std::lock_guard g(s_->mutex);
+        if (at_gate_) --s_->at_gate, at_gate_ = false;
+    }
+    std::shared_ptr<NodeState> s_;
+    std::function<T()> op_;
+    bool at_gate_ = false;
+};
+
 class FakeNode final : public QuorumNode {
   public:
-    FakeNode(std::shared_ptr<NodeState> state, std::string name, bool shared)
-        : s_(std::move(state)), name_(std::move(name)), shared_(shared) {}
+    // `in_steps`: the node has the split-phase forms of the acquire, the fence step and the
+    // finish (FakeCall), as the product's nodes have; else only the synchronous methods.
+    FakeNode(std::shared_ptr<NodeState> state, std::string name, bool shared, bool in_steps = false)
+        : s_(std::move(state)), name_(std::move(name)), shared_(shared), in_steps_(in_steps) {}
+
+    std::unique_ptr<NodeCall<AcquireResult>> start_acquire(const LockKeys& keys,
+                                                           const std::string& token, Millis ttl,
+                                                           const HolderInfo*,
+                                                           const NodeAcquire& how) override {
+        if (!in_steps_) return nullptr;
+        return std::make_unique<FakeCall<AcquireResult>>(
+            s_, [this, keys, token, ttl, how] { return acquire(keys, token, ttl, nullptr, how); });
+    }
+    std::unique_ptr<NodeCall<bool>> start_raise_fence(const LockKeys& keys,
+                                                      const std::string& token, long long fence,
+                                                      int permit) override {
+        if (!in_steps_) return nullptr;
+        return std::make_unique<FakeCall<bool>>(s_, [this, keys, token, fence, permit] {
+            return raise_fence(keys, token, fence, permit);
+        });
+    }
+    std::unique_ptr<NodeCall<FinishResult>> start_finish(const LockKeys& keys,
+                                                         const std::string& token, Millis keep,
+                                                         const RunRecord& record) override {
+        if (!in_steps_) return nullptr;
+        return std::make_unique<FakeCall<FinishResult>>(
+            s_, [this, keys, token, keep, record] { return finish(keys, token, keep, record); });
+    }
 
     std::string describe() const override { return name_; }
     void set_cancel_fd(int fd) override { cancel_fd_ = fd; }
@@ -258,6 +340,7 @@ class FakeNode final : public QuorumNode {
     std::shared_ptr<NodeState> s_;
     std::string name_;
     bool shared_;
+    bool in_steps_;
     int cancel_fd_ = -1;
     Timeouts timeouts_{Millis(1000), Millis(1000)};
 };
@@ -267,14 +350,18 @@ class FakeNode final : public QuorumNode {
 const Timeouts generous{Millis(10'000), Millis(10'000)};
 const Millis long_ttl{60'000};
 
+// Whether the Quorums a test builds have nodes in steps: each QuorumNodes test runs with both
+// (the parameter), so that the majority logic is proved over either transport.
+bool nodes_in_steps = false;
+
 struct Quorum {
     explicit Quorum(std::size_t n = 3, int permits = 1, bool shared = false) {
         std::vector<std::unique_ptr<QuorumNode>> fakes;
         for (std::size_t i = 0; i < n; ++i) {
             nodes.push_back(std::make_shared<NodeState>());
             nodes.back()->permits = permits;
-            fakes.push_back(
-                std::make_unique<FakeNode>(nodes.back(), "node" + std::to_string(i), shared));
+            fakes.push_back(std::make_unique<FakeNode>(nodes.back(), "node" + std::to_string(i),
+                                                       shared, nodes_in_steps));
         }
         lock = std::make_unique<QuorumLock>(std::move(fakes), generous, ReplicaPolicy{}, permits,
                                             shared);
@@ -294,9 +381,22 @@ struct Quorum {
 
 const LockKeys keys = LockKeys::make("job", "test:");
 
+// The QuorumNodes tests, over nodes whose operations run on their workers (OnWorkers) and over
+// nodes whose hot operations go out in steps from the round's thread (InSteps).
+class QuorumNodes : public ::testing::TestWithParam<bool> {
+  protected:
+    void SetUp() override { nodes_in_steps = GetParam(); }
+    void TearDown() override { nodes_in_steps = false; }
+};
+
 }  // namespace
 
-TEST(QuorumNodes, AFrozenMinorityDoesNotDelayTheAcquire) {
+INSTANTIATE_TEST_SUITE_P(Transport, QuorumNodes, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                             return info.param ? "InSteps" : "OnWorkers";
+                         });
+
+TEST_P(QuorumNodes, AFrozenMinorityDoesNotDelayTheAcquire) {
     Quorum q;
     q.nodes[2]->freeze();
     auto attempt = std::async(std::launch::async,
@@ -322,7 +422,74 @@ TEST(QuorumNodes, AFrozenMinorityDoesNotDelayTheAcquire) {
         })) << i;
 }
 
-TEST(QuorumNodes, ALateNodeThatTookTheLockAfterTheAttemptGaveUpGivesItBack) {
+// Nodes in steps: a node that answers the acquire only after the round was decided without it
+// has its answer read by the next round that involves it, before that round's own step: the
+// finish reaches it in the same round when it has answered by then, and after its answer (on its
+// worker, not waited for) when it has not.
+TEST(QuorumSteps, ALateAcquireIsReadBeforeTheFinishAndTheFinishStillReachesItsNode) {
+    nodes_in_steps = true;
+    Quorum q;
+    nodes_in_steps = false;
+    q.nodes[2]->freeze();
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    ASSERT_TRUE(a.acquired);
+    EXPECT_EQ(a.answered, 2u);
+    EXPECT_TRUE(q.blocked(2));  // its call is still out there, unanswered
+    q.nodes[2]->thaw();
+    // Nothing read node 2's answer yet: it took the key only now, when the finish looks first.
+    EXPECT_EQ(q.at(2, [](NodeState& s) { return s.holder; }), "");
+    QuorumRelease r = q.lock->finish(keys, "t1", Millis(0), RunRecord{});
+    EXPECT_EQ(r.released, 3u);  // node 2's acquire was read, and the finish waited for its answer
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(q.at(i, [](NodeState& s) { return s.holder; }), "") << i;
+    EXPECT_EQ(q.at(2, [](NodeState& s) { return s.counter; }), 1);  // its acquire's own step
+
+    // The same with node 2 still frozen at the finish: not waited for; its acquire and then its
+    // finish go on on its worker once it answers.
+    q.nodes[2]->freeze();
+    ASSERT_TRUE(q.lock->acquire(keys, "t2", long_ttl, nullptr).acquired);
+    QuorumRelease late = q.lock->finish(keys, "t2", Millis(0), RunRecord{});
+    EXPECT_EQ(late.released, 2u);
+    q.nodes[2]->thaw();
+    EXPECT_TRUE(eventually(
+        [&] { return q.at(2, [](NodeState& s) { return s.counter == 2 && s.holder.empty(); }); }));
+}
+
+// Nodes in steps: a signal (the cancel descriptor) ends the round's calls at once, unanswered;
+// the failed attempt's give-back then goes to every node.
+TEST(QuorumSteps, ACancelEndsTheRoundOfCallsInSteps) {
+    nodes_in_steps = true;
+    Quorum q;
+    nodes_in_steps = false;
+    Fd cancel(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    ASSERT_TRUE(cancel);
+    q.lock->set_cancel_fd(cancel.get());
+    for (auto& node : q.nodes) node->freeze();
+    auto attempt = std::async(std::launch::async,
+                              [&] { return q.lock->acquire(keys, "t1", long_ttl, nullptr); });
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(eventually([&] { return q.blocked(i); })) << i;
+    std::uint64_t one = 1;
+    ASSERT_EQ(::write(cancel.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
+    // Each node's call was cut short while the node was still frozen.
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_TRUE(eventually([&] {
+            return q.at(i, [](NodeState& s) { return s.aborted; }) == 1;
+        })) << i;
+    for (auto& node : q.nodes) node->thaw();
+    QuorumAttempt a = attempt.get();
+    EXPECT_FALSE(a.acquired);
+    EXPECT_EQ(a.answered, 0u);
+    ASSERT_TRUE(a.first_error);
+    EXPECT_NE(a.first_error->message.find(Cancelled().what()), std::string::npos)
+        << a.first_error->message;
+    // No node ever ran the acquire (a cut-short call is not finished later).
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(q.at(i, [](NodeState& s) { return s.wanted.empty() && s.holder.empty(); }))
+            << i;
+    }
+}
+
+TEST_P(QuorumNodes, ALateNodeThatTookTheLockAfterTheAttemptGaveUpGivesItBack) {
     Quorum q;
     q.at(1, [](NodeState& s) { s.holder = "other"; });
     q.at(2, [](NodeState& s) { s.holder = "other"; });
@@ -340,7 +507,7 @@ TEST(QuorumNodes, ALateNodeThatTookTheLockAfterTheAttemptGaveUpGivesItBack) {
     EXPECT_EQ(q.at(1, [](NodeState& s) { return s.holder; }), "other");
 }
 
-TEST(QuorumNodes, ARestartedEmptyNodeIsOutvotedAndTheFenceKeepsGrowing) {
+TEST_P(QuorumNodes, ARestartedEmptyNodeIsOutvotedAndTheFenceKeepsGrowing) {
     Quorum q;
     QuorumAttempt first = q.lock->acquire(keys, "t1", long_ttl, nullptr);
     ASSERT_TRUE(first.acquired);
@@ -359,7 +526,7 @@ TEST(QuorumNodes, ARestartedEmptyNodeIsOutvotedAndTheFenceKeepsGrowing) {
 
 // Node 2 is busy in the two tests below, so that the lying node's answer is needed for a
 // majority and is always seen before the attempt decides.
-TEST(QuorumNodes, ANodeThatAnswersAFenceAtTheLimitDoesNotCount) {
+TEST_P(QuorumNodes, ANodeThatAnswersAFenceAtTheLimitDoesNotCount) {
     Quorum q;
     q.at(0, [](NodeState& s) { s.lie_fence = fence_limit - 1; });
     q.at(2, [](NodeState& s) { s.holder = "other"; });
@@ -379,7 +546,7 @@ TEST(QuorumNodes, ANodeThatAnswersAFenceAtTheLimitDoesNotCount) {
     EXPECT_EQ(q.at(1, [](NodeState& s) { return s.holder; }), "");
 }
 
-TEST(QuorumNodes, AFenceFarAheadStaysBelowTheLimitAndFencesKeepGrowing) {
+TEST_P(QuorumNodes, AFenceFarAheadStaysBelowTheLimitAndFencesKeepGrowing) {
     Quorum q;
     const long long far = fence_limit / 2;
     q.at(0, [](NodeState& s) { s.lie_fence = fence_limit / 2; });
@@ -397,7 +564,7 @@ TEST(QuorumNodes, AFenceFarAheadStaysBelowTheLimitAndFencesKeepGrowing) {
     EXPECT_LT(b.fence, fence_limit);
 }
 
-TEST(QuorumNodes, ANodeThatClaimsALockItDoesNotHoldCannotMakeAMajority) {
+TEST_P(QuorumNodes, ANodeThatClaimsALockItDoesNotHoldCannotMakeAMajority) {
     Quorum q;
     q.at(0, [](NodeState& s) { s.lie_acquired = true; });
     q.at(2, [](NodeState& s) { s.holder = "other"; });
@@ -410,7 +577,7 @@ TEST(QuorumNodes, ANodeThatClaimsALockItDoesNotHoldCannotMakeAMajority) {
     EXPECT_EQ(q.at(2, [](NodeState& s) { return s.holder; }), "other");
 }
 
-TEST(QuorumNodes, PermitsThatDifferAcrossNodesAreASplitAndTheNextAttemptAgrees) {
+TEST_P(QuorumNodes, PermitsThatDifferAcrossNodesAreASplitAndTheNextAttemptAgrees) {
     Quorum q(3, 2);
     q.at(0, [](NodeState& s) { s.permit_of[1] = "a"; });
     q.at(1, [](NodeState& s) { s.permit_of[2] = "b"; });
@@ -441,7 +608,7 @@ TEST(QuorumNodes, PermitsThatDifferAcrossNodesAreASplitAndTheNextAttemptAgrees) 
 }
 
 // The permit a holder is told (REDLOCK_PERMIT) is the one a majority gave it, not the first.
-TEST(QuorumNodes, AHolderIsToldThePermitTheMajorityGaveIt) {
+TEST_P(QuorumNodes, AHolderIsToldThePermitTheMajorityGaveIt) {
     Quorum q(3, 3);
     for (std::size_t i = 0; i < 3; ++i) q.at(i, [](NodeState& s) { s.permit_of[1] = "a"; });
     q.at(0, [](NodeState& s) { s.permit_of[2] = "b"; });
@@ -453,7 +620,7 @@ TEST(QuorumNodes, AHolderIsToldThePermitTheMajorityGaveIt) {
     EXPECT_TRUE(eventually([&] { return !q.at(0, [](NodeState& s) { return s.holds("t"); }); }));
 }
 
-TEST(QuorumNodes, SharedHoldersShareAMajorityThatAnExclusiveHolderCannot) {
+TEST_P(QuorumNodes, SharedHoldersShareAMajorityThatAnExclusiveHolderCannot) {
     Quorum shared(3, 1, true);
     shared.at(0, [](NodeState& s) { s.holder = "x"; });
     shared.at(1, [](NodeState& s) { s.holder = "x"; });
@@ -474,7 +641,7 @@ TEST(QuorumNodes, SharedHoldersShareAMajorityThatAnExclusiveHolderCannot) {
     EXPECT_FALSE(exclusive.lock->acquire(keys, "e", long_ttl, nullptr).acquired);
 }
 
-TEST(QuorumNodes, AWaiterThatTookANodeButNoMajorityKeepsItsPlaceThere) {
+TEST_P(QuorumNodes, AWaiterThatTookANodeButNoMajorityKeepsItsPlaceThere) {
     Quorum q;
     // The holder's key expired on node 0 only.
     q.at(1, [](NodeState& s) { s.holder = "x"; });
@@ -502,7 +669,7 @@ TEST(QuorumNodes, AWaiterThatTookANodeButNoMajorityKeepsItsPlaceThere) {
     EXPECT_TRUE(q.lock->acquire(keys, "B", long_ttl, nullptr, 200).acquired);
 }
 
-TEST(QuorumNodes, ARenewalNeedsAMajorityAndDoesNotWaitForAFrozenNode) {
+TEST_P(QuorumNodes, ARenewalNeedsAMajorityAndDoesNotWaitForAFrozenNode) {
     Quorum q;
     ASSERT_TRUE(q.lock->acquire(keys, "t1", long_ttl, nullptr).acquired);
     q.nodes[2]->freeze();
@@ -527,7 +694,7 @@ TEST(QuorumNodes, ARenewalNeedsAMajorityAndDoesNotWaitForAFrozenNode) {
     EXPECT_FALSE(q.lock->holds(keys, "t1"));
 }
 
-TEST(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
+TEST_P(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
     Quorum q;
     for (std::size_t i = 0; i < 2; ++i)
         q.at(i, [](NodeState& s) { s.holder = "x", s.busy_pttl = long_ttl.count(); });
@@ -554,7 +721,7 @@ TEST(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
 
 // The invariant under contention: runs on several hosts (a QuorumLock each, over the same five
 // nodes) never hold the lock together, and each holder's fence is above every earlier one.
-TEST(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
+TEST_P(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
     constexpr std::size_t n = 5;
     constexpr int contenders = 4, attempts = 150;
     std::vector<std::shared_ptr<NodeState>> nodes;
