@@ -499,7 +499,13 @@ void Connection::send(const std::vector<std::string>& argv, Deadline deadline,
 
 Connection::Waiting Connection::waiting() const {
     const Flight& f = *flight_;
-    return {socket_ ? socket_->fd() : -1, f.want, f.setup ? f.connect_by : f.deadline};
+    // As connect() and handshake() bound them: the connect, the set-up's write and its replies
+    // by the connect's deadline; the command's reply by its own.
+    const bool setup_replies =
+        f.setup && ((endpoint_.password && !f.auth) || (endpoint_.db != 0 && !f.select));
+    const bool by_connect = f.stage == Flight::Stage::connecting ||
+                            (f.stage == Flight::Stage::writing && f.setup) || setup_replies;
+    return {socket_ ? socket_->fd() : -1, f.want, by_connect ? f.connect_by : f.deadline};
 }
 
 std::optional<Reply> Connection::receive() {

@@ -523,8 +523,8 @@ QuorumLock::QuorumLock(std::vector<std::unique_ptr<QuorumNode>> nodes, Timeouts 
 }
 
 // Workers finish what they were sent on their own (each command is bounded by --node-timeout)
-// and end; a node that still has not answered when the process exits is simply left: the lock
-// there expires by its TTL.
+// and end; a call still kept unread (Worker::Leftover) is dropped; a node that still has not
+// answered when the process exits is simply left: the lock there expires by its TTL.
 QuorumLock::~QuorumLock() {
     for (auto& w : workers_) w->stop();
 }
@@ -571,7 +571,7 @@ bool QuorumLock::follow(Millis round_trip, Millis ttl) {
     timeouts_.command = raised;
     give_back_.command = std::max(give_back_.command, raised);
     const Timeouts per_node = timeouts_;
-    // On each node's worker, which alone uses its connection.
+    // On each node's worker, which uses its connection while no round has claimed it.
     in_parallel([this, per_node](std::size_t i) { connection(i).set_timeouts(per_node); });
     return true;
 }
@@ -786,7 +786,7 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     const Deadline give_up = a.started + ttl;
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
-    // The settings are copied: the node's worker applies them, like every use of it.
+    // The settings are copied: each node's acquire applies them (on its worker, or in steps).
     const NodeAcquire how{ticket, once_, busy_holder_, wanted_permit_, restart_guard_, replicas_};
     // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
     auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
@@ -869,8 +869,9 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
 
 // The fence step of an attempt that a majority accepted: raises the counter of each accepting
 // node (`accepted`) to `fence`; a waiter also leaves the queue on every other node (busy there,
-// or not yet answered: this runs after its acquire on that node's worker, and keeps a key it took
-// late), and with permits every other node gives back a permit other than ours (settle_permit).
+// or not yet answered: this runs after its acquire there, and keeps a key it took late), and
+// with permits every other node gives back a permit other than ours (settle_permit); a plain
+// lock without a waiter leaves the other nodes alone.
 // Returns on how many nodes the fence was raised (decided as soon as a majority has).
 std::size_t QuorumLock::raise_fences(const LockKeys& keys, const std::string& token,
                                      long long fence, const std::vector<char>& accepted,

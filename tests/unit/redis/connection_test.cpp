@@ -379,3 +379,71 @@ TEST(Connection, ACutAfterAScriptRanTakesEveryScriptAsMissing) {
     EXPECT_TRUE(conn.script_uncached("acquire"));
     EXPECT_TRUE(conn.script_uncached("release"));
 }
+
+// The split-phase form (Connection::send, a quorum's rounds): the set-up and the command go out
+// in one write without waiting, and receive() hands the reply over once it is whole. The fake
+// server answers nothing until it has AUTH, SELECT and the PING.
+TEST(Connection, SendInStepsPutsTheSetUpAndTheCommandInOneWrite) {
+    SilentServer server;
+    std::string before_answer;
+    std::thread redis([&server, &before_answer] {
+        Fd conn(::accept4(server.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) return;
+        if (!read_until(conn, before_answer, "PING")) return;
+        if (::write(conn.get(), "+OK\r\n+OK\r\n+PONG\r\n", 17) < 0) return;
+        char buf[64];
+        while (::read(conn.get(), buf, sizeof buf) > 0) {
+        }
+    });
+    {
+        Endpoint ep = loopback(server.port);
+        ep.password = "pw";
+        ep.db = 2;
+        Connection conn(ep, Timeouts{milliseconds(20000), milliseconds(20000)});
+        ASSERT_TRUE(conn.sends_in_steps());
+        conn.send({"PING"}, BootClock::now() + milliseconds(20000));
+        std::optional<Reply> pong;
+        while (!(pong = conn.receive())) {
+            Connection::Waiting w = conn.waiting();
+            pollfd p{w.fd, w.events, 0};
+            ASSERT_GE(::poll(&p, 1, 20000), 0);
+        }
+        EXPECT_EQ((*pong)->text(), "PONG");
+        EXPECT_FALSE(conn.in_flight());
+        EXPECT_TRUE(conn.connected());
+    }
+    redis.join();
+    EXPECT_NE(before_answer.find("AUTH"), std::string::npos) << before_answer;
+    EXPECT_NE(before_answer.find("SELECT"), std::string::npos) << before_answer;
+}
+
+// receive() never waits: on a server that does not answer it returns at once, until the deadline
+// has passed; then the timeout is a ReplyLost, and the connection is kept for the late reply, as
+// command() keeps it (SilentServerTimesOutAtTheCommandDeadline).
+TEST(Connection, SendInStepsNeverWaitsAndTimesOutAtTheDeadline) {
+    SilentServer server;
+    Connection conn(loopback(server.port), Timeouts{milliseconds(2000), milliseconds(200)});
+    const Deadline deadline = BootClock::now() + milliseconds(200);
+    conn.send({"PING"}, deadline);
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(conn.receive());
+    EXPECT_LT(ms_since(start), 150);
+    for (;;) {
+        Connection::Waiting w = conn.waiting();
+        EXPECT_LE(w.until, deadline + milliseconds(100));  // the connect's time is added back
+        pollfd p{w.fd, w.events, 0};
+        ::poll(&p, 1, millis_until(w.until));
+        try {
+            if (conn.receive()) {
+                ADD_FAILURE() << "a silent server answered";
+                return;
+            }
+        } catch (const ReplyLost& e) {
+            EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+            break;
+        }
+    }
+    EXPECT_GE(ms_since(start), 150);
+    EXPECT_FALSE(conn.in_flight());
+    EXPECT_TRUE(conn.connected());
+}
