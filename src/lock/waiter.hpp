@@ -71,6 +71,9 @@ class WaitTarget {
     // hand-off asked; a release then only wakes it), and after Blocked::handed the fence.
     virtual Millis claim_window() const { return Millis(0); }
     virtual long long handed_fence() const { return 0; }
+    // After Blocked::handed: when the hand-off's lease starts, when the target knows it better
+    // than the loop's last empty look (a quorum's, per node: QuorumTarget).
+    virtual std::optional<Deadline> handed_since() const { return std::nullopt; }
 };
 
 // Behind a holder that a release will not wake us from (a key without redlock-run holder info: an

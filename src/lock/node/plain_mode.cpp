@@ -41,9 +41,12 @@ class PlainMode final : public LockMode {
         const std::optional<OncePer>& once = settings.once;
         std::vector<std::string> args{
             token, std::to_string(ttl.count()),
-            // (--once-per never: its slot is judged by the taker's own acquire.)
-            queueing == Queueing::wait && ticket == 0 && settings.hand_off_claim && !once
-                ? fmt::format("handoff:{}", settings.hand_off_claim->count())
+            // (--once-per never: its slot is judged by the taker's own acquire.) A quorum
+            // waiter asks at its ticket (QuorumTarget, quorum_wait.cpp).
+            queueing == Queueing::wait && settings.hand_off_claim && !once
+                ? (ticket > 0 ? fmt::format("ticket:{}:handoff:{}", ticket,
+                                            settings.hand_off_claim->count())
+                              : fmt::format("handoff:{}", settings.hand_off_claim->count()))
                 : queue_arg(queueing, ticket),
             keys.wake, std::to_string(alive_grace(conn).count()),
             std::to_string(no_ttl_recheck.count()),

@@ -375,6 +375,7 @@ Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen,
     Tally t;
     std::vector<long long> slots;
     a.holder_pttl.assign(n, -1);
+    a.reached.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
         if (seen.errors[i]) {
             if (!a.first_error)
@@ -385,6 +386,7 @@ Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen,
         }
         if (!seen.results[i]) continue;  // not answered yet: not counted
         ++a.answered;
+        a.reached[i] = 1;
         const AcquireResult& r = *seen.results[i];
         // A node that lost its data lately knows nothing of the holders or of the slot's run
         // it had: it votes busy (the restart guard). Its "the slot may have run" is no record,
@@ -476,7 +478,13 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
     // The settings are copied: the node's worker applies them, like every use of it.
-    const NodeAcquire how{ticket, once_, busy_holder_, wanted_permit_, restart_guard_, replicas_};
+    const NodeAcquire how{ticket,
+                          once_,
+                          busy_holder_,
+                          wanted_permit_,
+                          restart_guard_,
+                          replicas_,
+                          ticket > 0 ? hand_off_claim() : std::nullopt};
     // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
     auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
     auto seen = gather<AcquireResult>(
@@ -672,12 +680,14 @@ namespace {
 // cancel descriptor; `answered` counts the tasks that are over (an eventfd the caller polls
 // beside the signals); started/finished let the caller wait for the BLPOPs it cut short.
 struct WakeRound {
+    explicit WakeRound(std::size_t n) { seen.handed.resize(n), seen.empty_at.resize(n); }
     Fd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     Fd answered{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     std::mutex mutex;
     std::condition_variable changed;
     bool stopped = false;
     std::size_t started = 0, finished = 0;
+    QuorumWake seen;  // what each node's wait saw (under mutex)
 };
 
 void signal_eventfd(const Fd& fd) {
@@ -693,18 +703,18 @@ void signal_eventfd(const Fd& fd) {
 // before returning (they end at once), so that the next round sees the nodes as free again: a
 // leave() sent next must reach them before the process may exit. A node still busy with an
 // earlier command (frozen) never started its BLPOP, and is not waited for.
-void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
-                            const QuorumAttempt& attempt, Deadline until, int interrupt) {
+QuorumWake QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
+                                  const QuorumAttempt& attempt, Deadline until, int interrupt) {
     const std::size_t n = size(), need = majority();
     Deadline now = BootClock::now();
-    if (now >= until) return;
+    auto round = std::make_shared<WakeRound>(n);
+    if (now >= until) return round->seen;
     const Millis left = std::chrono::ceil<Millis>(until - now);
     // A node that gave no bound (it answered nothing, or we gave its key back) waits as long as
     // the longest known one: its wake-up comes with the others' when the holder releases.
     long long longest = -1;
     for (long long p : attempt.holder_pttl) longest = std::max(longest, p);
     const Millis fallback = longest >= 0 ? Millis(longest + 1) : no_ttl_recheck;
-    auto round = std::make_shared<WakeRound>();
     if (!round->stop || !round->answered)
         throw Error(fmt::format("eventfd: {}", std::strerror(errno)), exit_code::internal);
     Millis longest_block{1};
@@ -720,14 +730,22 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
             worker->answered();
             signal_eventfd(round->answered);
         };
-        workers_[i]->post({[round, done, keys, token, block](QuorumNode& node) {
+        workers_[i]->post({[round, done, keys, token, block, i](QuorumNode& node) {
                                {
                                    std::lock_guard lock(round->mutex);
                                    if (round->stopped) return done();
                                    ++round->started;
                                }
-                               // Woken, timed out or cut short: the next attempt decides.
-                               node_failure([&] { node.await_wake(keys, token, block); });
+                               // Woken, handed the lock, timed out or cut short: QuorumTarget
+                               // decides from what each node saw.
+                               const Deadline sent = BootClock::now();
+                               NodeWake w;
+                               node_failure([&] { w = node.await_wake(keys, token, block); });
+                               {
+                                   std::lock_guard lock(round->mutex);
+                                   round->seen.handed[i] = w.handed;
+                                   if (w.timed_out) round->seen.empty_at[i] = sent;
+                               }
                                done();  // first: a finished node must no longer count as lagging
                                {
                                    std::lock_guard lock(round->mutex);
@@ -751,6 +769,7 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
     round->stopped = true;
     signal_eventfd(round->stop);
     round->changed.wait_for(lock, 2 * command, [&] { return round->finished == round->started; });
+    return round->seen;
 }
 
 namespace {
