@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "lock/quorum/quorum_math.hpp"
@@ -55,9 +56,14 @@ AcquireAttempt QuorumTarget::attempt(Queueing, bool& reached) {
     // A node whose acquire answered ran it after `started`, and a busy acquire (or the step
     // back after a minority) empties our wake-up list there: what is found there later was
     // pushed after that.
+    // The step back of a failed attempt (which may wait long for a frozen node) empties it
+    // again, later.
     empty_since_.resize(last_.reached.size());
-    for (std::size_t i = 0; i < last_.reached.size(); ++i)
+    for (std::size_t i = 0; i < last_.reached.size(); ++i) {
         if (last_.reached[i]) empty_since_[i] = last_.started;
+        if (i < last_.stepped_back.size() && last_.stepped_back[i])
+            empty_since_[i] = last_.stepped_back_from;
+    }
     if (!last_.acquired && !last_.slot_done && last_.answered < majority(last_.nodes))
         throw_unreachable();
     AcquireAttempt out;
@@ -87,14 +93,32 @@ AcquireAttempt QuorumTarget::attempt(Queueing, bool& reached) {
     return out;
 }
 
+// A waiter that accepts a hand-off blocks in slices of a quarter of its claim window: a slice
+// whose waits all timed out moves each node's last empty look (empty_since_) and blocks again,
+// without an attempt, so that a hand-off that comes after a long wait in the queue is still
+// recent enough to start on (take_hand_off). Any other outcome, or the end of `block`, ends it.
 WaitTarget::Blocked QuorumTarget::block(Millis block, int cancel_fd) {
-    QuorumWake wake = lock_.await_wake(keys_, token_, last_, BootClock::now() + block, cancel_fd);
-    empty_since_.resize(wake.empty_at.size());
-    for (std::size_t i = 0; i < wake.empty_at.size(); ++i)
-        if (wake.empty_at[i]) empty_since_[i] = wake.empty_at[i];
-    pollfd p{cancel_fd, POLLIN, 0};
-    if (cancel_fd >= 0 && ::poll(&p, 1, 0) > 0) return Blocked::cancelled;
-    return claim_window() > Millis(0) && take_hand_off(wake) ? Blocked::handed : Blocked::woken;
+    const Millis claim = claim_window();
+    const Deadline end = BootClock::now() + block;
+    for (;;) {
+        Deadline until = end;
+        if (claim > Millis(0))
+            until = std::min(end, BootClock::now() + std::max(claim / 4, Millis(1)));
+        // (A slice's waits that time out are waited for: they move the last empty look.)
+        QuorumWake wake = lock_.await_wake(keys_, token_, last_, until, cancel_fd,
+                                           claim > Millis(0) ? lock_.renew_timeout() : Millis(0));
+        empty_since_.resize(wake.empty_at.size());
+        for (std::size_t i = 0; i < wake.empty_at.size(); ++i)
+            if (wake.empty_at[i]) empty_since_[i] = wake.empty_at[i];
+        pollfd p{cancel_fd, POLLIN, 0};
+        if (cancel_fd >= 0 && ::poll(&p, 1, 0) > 0) return Blocked::cancelled;
+        if (claim == Millis(0)) return Blocked::woken;
+        if (take_hand_off(wake)) return Blocked::handed;
+        const bool quiet =
+            std::none_of(wake.handed.begin(), wake.handed.end(), [](const auto& h) { return h; }) &&
+            std::none_of(wake.woken.begin(), wake.woken.end(), [](char w) { return w; });
+        if (!quiet || BootClock::now() >= end) return Blocked::woken;
+    }
 }
 
 // The hand-off over a quorum (issue 35). On each node the release of the holder took the lock

@@ -589,11 +589,14 @@ void QuorumLock::give_back_attempt(const LockKeys& keys, const std::string& toke
                                    Millis ttl, const std::vector<char>& wide,
                                    const std::vector<char>& answered, QuorumAttempt& a) {
     const std::size_t n = size();
+    a.stepped_back_from = BootClock::now();
     std::vector<std::optional<Millis>> took =
         ticket > 0
             ? step_back(keys, token, ticket, ttl, wide)
             : give_back([keys, token](QuorumNode& node) { node.release(keys, token, Millis(0)); },
                         wide);
+    a.stepped_back.assign(n, 0);
+    for (std::size_t i = 0; i < n && ticket > 0; ++i) a.stepped_back[i] = took[i].has_value();
     // A node that did not answer the acquire in time but answered its give-back, slower than
     // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
     bool measured_late = false;
@@ -680,7 +683,9 @@ namespace {
 // cancel descriptor; `answered` counts the tasks that are over (an eventfd the caller polls
 // beside the signals); started/finished let the caller wait for the BLPOPs it cut short.
 struct WakeRound {
-    explicit WakeRound(std::size_t n) { seen.handed.resize(n), seen.empty_at.resize(n); }
+    explicit WakeRound(std::size_t n) {
+        seen.handed.resize(n), seen.empty_at.resize(n), seen.woken.resize(n);
+    }
     Fd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     Fd answered{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     std::mutex mutex;
@@ -704,7 +709,8 @@ void signal_eventfd(const Fd& fd) {
 // leave() sent next must reach them before the process may exit. A node still busy with an
 // earlier command (frozen) never started its BLPOP, and is not waited for.
 QuorumWake QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
-                                  const QuorumAttempt& attempt, Deadline until, int interrupt) {
+                                  const QuorumAttempt& attempt, Deadline until, int interrupt,
+                                  Millis grace) {
     const std::size_t n = size(), need = majority();
     Deadline now = BootClock::now();
     auto round = std::make_shared<WakeRound>(n);
@@ -740,11 +746,13 @@ QuorumWake QuorumLock::await_wake(const LockKeys& keys, const std::string& token
                                // decides from what each node saw.
                                const Deadline sent = BootClock::now();
                                NodeWake w;
-                               node_failure([&] { w = node.await_wake(keys, token, block); });
+                               auto failed =
+                                   node_failure([&] { w = node.await_wake(keys, token, block); });
                                {
                                    std::lock_guard lock(round->mutex);
                                    round->seen.handed[i] = w.handed;
                                    if (w.timed_out) round->seen.empty_at[i] = sent;
+                                   round->seen.woken[i] = !failed && !w.timed_out && !w.handed;
                                }
                                done();  // first: a finished node must no longer count as lagging
                                {
@@ -755,7 +763,7 @@ QuorumWake QuorumLock::await_wake(const LockKeys& keys, const std::string& token
                            },
                            done, BootClock::now() + block, round->stop.get()});
     }
-    const Deadline end = std::min(until, BootClock::now() + longest_block + command);
+    const Deadline end = std::min(until + grace, BootClock::now() + longest_block + command);
     std::size_t woke = 0;
     while (woke < need) {
         pollfd p[2] = {{round->answered.get(), POLLIN, 0}, {interrupt, POLLIN, 0}};

@@ -50,6 +50,10 @@ struct QuorumAttempt {
     // Per node: its acquire answered (the script ran there, after `started`: a waiter's wake-up
     // list there was empty then; QuorumTarget counts a hand-off's lease from it).
     std::vector<char> reached;
+    // A waiter's failed attempt: the nodes whose step back (abandon.lua, which empties the
+    // wake-up list too) answered, each sent no earlier than `stepped_back_from`.
+    std::vector<char> stepped_back;
+    Deadline stepped_back_from{};
     std::optional<NodeError> first_error;  // the first node that did not answer, if any
     // The longest round trip (its give-back's) of a node that answered, but later than the node
     // timeout allowed: it is far away, not down.
@@ -71,6 +75,7 @@ struct QuorumAttempt {
 struct QuorumWake {
     std::vector<std::optional<long long>> handed;   // a hand-off's fence (lib/take.lua)
     std::vector<std::optional<Deadline>> empty_at;  // when a wait that timed out was sent
+    std::vector<char> woken;                        // a plain wake-up (or a wait cut short)
 };
 
 struct QuorumRelease {
@@ -114,9 +119,11 @@ class QuorumLock {
     // its block run out (each node's bound is `attempt`'s holder_pttl there: a holder that died
     // is taken over when its key expires), until `until`, or until `interrupt` is readable (a
     // signal). The nodes still blocked are then cut short; a frozen node is not waited for.
-    // Says what each node's wait saw.
+    // Says what each node's wait saw. `grace`: how long after `until` the answers are still
+    // waited for (the waits themselves end at `until`: a wait that times out says so).
     QuorumWake await_wake(const LockKeys& keys, const std::string& token,
-                          const QuorumAttempt& attempt, Deadline until, int interrupt);
+                          const QuorumAttempt& attempt, Deadline until, int interrupt,
+                          Millis grace = Millis(0));
     // A waiter's claim window (issue 35): its queued acquires ask each node's release to hand it
     // the lock for that long (lib/take.lua); nullopt (the default): only woken. Never for
     // --once-per, --min-replicas, permits or shared (hand_off_claim() says nullopt then).

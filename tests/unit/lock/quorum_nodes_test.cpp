@@ -973,7 +973,7 @@ TEST_F(QuorumHandOff, AHandOffTooLateForTheClaimWindowIsConfirmedByAnAcquire) {
     EXPECT_EQ(r.lease, Millis(0));
     EXPECT_GT(r.last.fence, 11);
     // (Decided by a majority: one node's answer may still be on its way.)
-    EXPECT_TRUE(eventually([&] { return attempts_on(0) == 2; }));
+    EXPECT_TRUE(eventually([&] { return attempts_on(0) >= 2; }));
 }
 
 // FIFO across the quorum with hand-offs: each release hands the lock to the next waiter by
