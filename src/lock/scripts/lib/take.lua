@@ -65,11 +65,11 @@ end
 
 -- ---- the hand-off (issue 35) ----
 -- A release that frees the lock hands it straight to the live head of the queue when that head
--- asked for it (a plain single-node waiter: acquire.lua's 'handoff:C' stored its TTL, its claim
--- window C and its holder info in prefix .. head .. ':take'): the head's own take, in the same
--- atomic step as the release, and its wake-up carries the result, 'handoff:<fence>', so that the
--- waiter can start its command when the wake-up arrives, one round trip after the holder's
--- command ended instead of two. Safety:
+-- asked for it (a plain waiter: acquire.lua's 'handoff:C', or a quorum's 'ticket:T:handoff:C',
+-- stored its TTL, its claim window C and its holder info in prefix .. head .. ':take'): the
+-- head's own take, in the same atomic step as the release, and its wake-up carries the result,
+-- 'handoff:<fence>', so that the waiter can start its command when the wake-up arrives, one round
+-- trip after the holder's command ended instead of two. Safety:
 -- - The key is set for the claim window C only, not the TTL: a head that died (or is paused)
 --   holds the lock no longer than C. The waiter extends it to its TTL with its first renewal.
 -- - The waiter does not know when this ran, only that it ran after the last command of its
