@@ -51,19 +51,18 @@ AcquireAttempt QuorumTarget::attempt(Queueing, bool& reached) {
         if (last_.acquired || !last_.late_round_trip || !lock_.follow(*last_.late_round_trip, ttl_))
             break;
     }
-    // (A node that found the --once-per slot's run done ends the wait however many answered:
-    // the attempt gave back whatever it took.)
-    // A node whose acquire answered ran it after `started`, and a busy acquire (or the step
-    // back after a minority) empties our wake-up list there: what is found there later was
-    // pushed after that.
-    // The step back of a failed attempt (which may wait long for a frozen node) empties it
-    // again, later.
+    // A node whose acquire answered ran it after `started`, and a busy acquire empties our
+    // wake-up list there (acquire.lua): what is found there later was pushed after that. The step
+    // back of a failed attempt (abandon.lua), which may come long after when it waits for a
+    // frozen node, empties it again.
     empty_since_.resize(last_.reached.size());
     for (std::size_t i = 0; i < last_.reached.size(); ++i) {
         if (last_.reached[i]) empty_since_[i] = last_.started;
         if (i < last_.stepped_back.size() && last_.stepped_back[i])
             empty_since_[i] = last_.stepped_back_from;
     }
+    // (A node that found the --once-per slot's run done ends the wait however many answered:
+    // the attempt gave back whatever it took.)
     if (!last_.acquired && !last_.slot_done && last_.answered < majority(last_.nodes))
         throw_unreachable();
     AcquireAttempt out;
