@@ -64,15 +64,19 @@ class QuorumBackend final : public LockBackend {
                         SignalEvents& signals) override {
         lock_.set_busy_holder(busy_holder());
         lock_.set_restart_guard(restart_guard());
+        // A waiter accepts a release's hand-off (QuorumTarget::take_hand_off) for the claim
+        // window of one node's waiter (node_backend.cpp): min(TTL, 5s).
+        lock_.set_hand_off(std::min(ttl, Millis(5'000)));
         QuorumTarget target(lock_, keys(), token, ttl, info, wait > Millis(0), permits_, shared_);
         WaitResult w =
             acquire_waiting(target, keys(), ttl, wait, signals, wait_progress(), boot_clock());
         const QuorumAttempt& last = target.last();
-        // The validity counts from when the attempt began (QuorumLock::lease_end); a lock taken
-        // while a signal came was given back (w.last.acquired is false then).
+        // The validity counts from when the attempt began (QuorumLock::lease_end), or for a
+        // hand-off from its lease start, for the claim window (w.lease); a lock taken while a
+        // signal came was given back (w.last.acquired is false then).
         return acquisition(
             {w.interrupted_by, last.slot, last.slot_done, w.last.acquired, last.fence, last.permit,
-             last.started},
+             w.lease_start, w.lease},
             [&] { return busy_message(keys(), last, permits_, shared_); },
             [&] { return fmt::format("on {} of {} nodes", last.accepted, last.nodes); });
     }

@@ -5,7 +5,9 @@
 // loop's decisions (when to look again, when to give up, what a signal ends) are the same code.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "lock/quorum/quorum.hpp"
 #include "lock/waiter.hpp"
@@ -41,12 +43,21 @@ class QuorumTarget final : public WaitTarget {
     bool shared() const override { return shared_; }
     bool reads_status() const override { return false; }
     std::string busy_detail() const override;
+    // The hand-off over a quorum (issue 35; take_hand_off in quorum_wait.cpp says when it is
+    // taken): the claim window asked for, and once handed, its fence and its lease's start.
+    Millis claim_window() const override {
+        return ticket_ > 0 ? lock_.hand_off_claim().value_or(Millis(0)) : Millis(0);
+    }
+    long long handed_fence() const override { return last_.fence; }
+    std::optional<Deadline> handed_since() const override { return last_.started; }
 
     // The last attempt as the quorum counted it (for the backend's messages and the fence).
     const QuorumAttempt& last() const { return last_; }
 
   private:
     [[noreturn]] void throw_unreachable() const;
+    // Whether the hand-offs `wake` saw let the waiter start; then last_ says with what.
+    bool take_hand_off(const QuorumWake& wake);
 
     QuorumLock& lock_;
     const LockKeys& keys_;
@@ -57,6 +68,9 @@ class QuorumTarget final : public WaitTarget {
     int permits_;
     bool shared_;
     QuorumAttempt last_;
+    // Per node: the send time of our last command there whose reply showed our wake-up list
+    // empty (an acquire that answered, which empties it, or a wait that timed out).
+    std::vector<std::optional<Deadline>> empty_since_;
     int splits_ = 0;  // split attempts so far, for a run that does not wait
     Backoff split_{Millis(5), Millis(100)};
 };

@@ -391,12 +391,13 @@ WaitResult wait_loop(WaitTarget& target, const LockKeys& keys, Millis ttl, Milli
         // lapsed and queues us again if someone took the lock meanwhile.
         if (outcome == Blocked::handed) {
             Millis claim = target.claim_window();
-            if (clock.now() + claim / 2 < empty_since + claim - lease_margin(claim)) {
+            const Deadline since = target.handed_since().value_or(empty_since);
+            if (clock.now() + claim / 2 < since + claim - lease_margin(claim)) {
                 handed.emplace();
                 handed->result.acquired = true;
                 handed->result.fence = target.handed_fence();
                 handed->result.permit = target.handed_permit();
-                handed->sent = empty_since;
+                handed->sent = since;
             } else {
                 log::verbose(
                     "lock '{}' was handed over too long after the wait's last look; "

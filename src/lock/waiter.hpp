@@ -73,6 +73,9 @@ class WaitTarget {
     virtual Millis claim_window() const { return Millis(0); }
     virtual long long handed_fence() const { return 0; }
     virtual int handed_permit() const { return 1; }  // after Blocked::handed: 1..--permits
+    // After Blocked::handed: when the hand-off's lease starts, when the target knows it better
+    // than the loop's last empty look (a quorum's, per node: QuorumTarget).
+    virtual std::optional<Deadline> handed_since() const { return std::nullopt; }
 };
 
 // A wake-up that hands us the lock (issue 35): 'handoff:<fence>' from a plain or shared lock's

@@ -25,9 +25,12 @@ std::string queue_arg(Queueing queueing, long long ticket) {
 }
 
 std::string queue_arg(const NodeSettings& settings, Queueing queueing, long long ticket) {
-    // (--once-per never: its slot is judged by the taker's own acquire.)
-    if (queueing == Queueing::wait && ticket == 0 && settings.hand_off_claim && !settings.once)
-        return fmt::format("handoff:{}", settings.hand_off_claim->count());
+    // (--once-per never: its slot is judged by the taker's own acquire.) A quorum waiter asks at
+    // its ticket (QuorumTarget, quorum_wait.cpp).
+    if (queueing == Queueing::wait && settings.hand_off_claim && !settings.once)
+        return ticket > 0
+                   ? fmt::format("ticket:{}:handoff:{}", ticket, settings.hand_off_claim->count())
+                   : fmt::format("handoff:{}", settings.hand_off_claim->count());
     return queue_arg(queueing, ticket);
 }
 

@@ -47,9 +47,9 @@ struct NodeSettings {
 // The acquire scripts' queueing argument: "" (none), "1" (at the queue's end) or "ticket:N"
 // (at that place in a queue ordered by tickets, a quorum's waiters).
 std::string queue_arg(Queueing queueing, long long ticket);
-// The same for a single-node waiter that accepts a hand-off (settings.hand_off_claim):
-// "handoff:C", which the acquire scripts take as "1" plus what a release needs to hand it the
-// lock (take_note, lib/queue.lua).
+// The same for a waiter that accepts a hand-off (settings.hand_off_claim): "handoff:C" on a
+// single node, "ticket:T:handoff:C" for a quorum's, which the acquire scripts take as "1" or
+// "ticket:T" plus what a release needs to hand it the lock (take_note, lib/queue.lua).
 std::string queue_arg(const NodeSettings& settings, Queueing queueing, long long ticket);
 // A waiter's ':alive' must outlast its block (bounded by the returned TTL) plus the retry that
 // follows it, which a slow server may stretch to a command timeout or two.

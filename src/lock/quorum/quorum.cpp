@@ -642,6 +642,7 @@ Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen,
     Tally t;
     std::vector<long long> slots;
     a.holder_pttl.assign(n, -1);
+    a.reached.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
         if (seen.errors[i]) {
             if (!a.first_error)
@@ -652,6 +653,7 @@ Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen,
         }
         if (!seen.results[i]) continue;  // not answered yet: not counted
         ++a.answered;
+        a.reached[i] = 1;
         const AcquireResult& r = *seen.results[i];
         // A node that lost its data lately knows nothing of the holders or of the slot's run
         // it had: it votes busy (the restart guard). Its "the slot may have run" is no record,
@@ -787,7 +789,13 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
     // The settings are copied: each node's acquire applies them (on its worker, or in steps).
-    const NodeAcquire how{ticket, once_, busy_holder_, wanted_permit_, restart_guard_, replicas_};
+    const NodeAcquire how{ticket,
+                          once_,
+                          busy_holder_,
+                          wanted_permit_,
+                          restart_guard_,
+                          replicas_,
+                          ticket > 0 ? hand_off_claim() : std::nullopt};
     // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
     auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
     // What a node's answer must also pass: the quorum hands out one above the highest counter,
@@ -906,11 +914,14 @@ void QuorumLock::give_back_attempt(const LockKeys& keys, const std::string& toke
                                    Millis ttl, const std::vector<char>& wide,
                                    const std::vector<char>& answered, QuorumAttempt& a) {
     const std::size_t n = size();
+    a.stepped_back_from = BootClock::now();
     std::vector<std::optional<Millis>> took =
         ticket > 0
             ? step_back(keys, token, ticket, ttl, wide)
             : give_back([keys, token](QuorumNode& node) { node.release(keys, token, Millis(0)); },
                         wide);
+    a.stepped_back.assign(n, 0);
+    for (std::size_t i = 0; i < n && ticket > 0; ++i) a.stepped_back[i] = took[i].has_value();
     // A node that did not answer the acquire in time but answered its give-back, slower than
     // the node timeout: it is far away (or loaded), not down. Say so, and what to change.
     bool measured_late = false;
@@ -997,12 +1008,16 @@ namespace {
 // cancel descriptor; `answered` counts the tasks that are over (an eventfd the caller polls
 // beside the signals); started/finished let the caller wait for the BLPOPs it cut short.
 struct WakeRound {
+    explicit WakeRound(std::size_t n) {
+        seen.handed.resize(n), seen.empty_at.resize(n), seen.woken.resize(n);
+    }
     Fd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     Fd answered{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     std::mutex mutex;
     std::condition_variable changed;
     bool stopped = false;
     std::size_t started = 0, finished = 0;
+    QuorumWake seen;  // what each node's wait saw (under mutex)
 };
 
 void signal_eventfd(const Fd& fd) {
@@ -1018,18 +1033,19 @@ void signal_eventfd(const Fd& fd) {
 // before returning (they end at once), so that the next round sees the nodes as free again: a
 // leave() sent next must reach them before the process may exit. A node still busy with an
 // earlier command (frozen) never started its BLPOP, and is not waited for.
-void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
-                            const QuorumAttempt& attempt, Deadline until, int interrupt) {
+QuorumWake QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
+                                  const QuorumAttempt& attempt, Deadline until, int interrupt,
+                                  Millis grace) {
     const std::size_t n = size(), need = majority();
     Deadline now = BootClock::now();
-    if (now >= until) return;
+    auto round = std::make_shared<WakeRound>(n);
+    if (now >= until) return round->seen;
     const Millis left = std::chrono::ceil<Millis>(until - now);
     // A node that gave no bound (it answered nothing, or we gave its key back) waits as long as
     // the longest known one: its wake-up comes with the others' when the holder releases.
     long long longest = -1;
     for (long long p : attempt.holder_pttl) longest = std::max(longest, p);
     const Millis fallback = longest >= 0 ? Millis(longest + 1) : no_ttl_recheck;
-    auto round = std::make_shared<WakeRound>();
     if (!round->stop || !round->answered)
         throw Error(fmt::format("eventfd: {}", std::strerror(errno)), exit_code::internal);
     Millis longest_block{1};
@@ -1046,14 +1062,24 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
             worker->answered();
             signal_eventfd(round->answered);
         };
-        workers_[i]->post({[round, done, keys, token, block](QuorumNode& node) {
+        workers_[i]->post({[round, done, keys, token, block, i](QuorumNode& node) {
                                {
                                    std::lock_guard lock(round->mutex);
                                    if (round->stopped) return done();
                                    ++round->started;
                                }
-                               // Woken, timed out or cut short: the next attempt decides.
-                               node_failure([&] { node.await_wake(keys, token, block); });
+                               // Woken, handed the lock, timed out or cut short: QuorumTarget
+                               // decides from what each node saw.
+                               const Deadline sent = BootClock::now();
+                               NodeWake w;
+                               auto failed =
+                                   node_failure([&] { w = node.await_wake(keys, token, block); });
+                               {
+                                   std::lock_guard lock(round->mutex);
+                                   round->seen.handed[i] = w.handed;
+                                   if (w.timed_out) round->seen.empty_at[i] = sent;
+                                   round->seen.woken[i] = !failed && !w.timed_out && !w.handed;
+                               }
                                done();  // first: a finished node must no longer count as lagging
                                {
                                    std::lock_guard lock(round->mutex);
@@ -1063,7 +1089,7 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
                            },
                            done, BootClock::now() + block, round->stop.get()});
     }
-    const Deadline end = std::min(until, BootClock::now() + longest_block + command);
+    const Deadline end = std::min(until + grace, BootClock::now() + longest_block + command);
     std::size_t woke = 0;
     while (woke < need) {
         pollfd p[2] = {{round->answered.get(), POLLIN, 0}, {interrupt, POLLIN, 0}};
@@ -1077,6 +1103,7 @@ void QuorumLock::await_wake(const LockKeys& keys, const std::string& token,
     round->stopped = true;
     signal_eventfd(round->stop);
     round->changed.wait_for(lock, 2 * command, [&] { return round->finished == round->started; });
+    return round->seen;
 }
 
 namespace {

@@ -45,8 +45,15 @@ struct QuorumAttempt {
     bool split = false;
     Deadline started{};  // when the attempt began: the validity counts from here
     Millis elapsed{0};
-    std::optional<AcquireResult> busy;     // a busy node's reply (holder's TTL and info)
-    std::vector<long long> holder_pttl;    // per node: a busy reply's bound on the wait, else -1
+    std::optional<AcquireResult> busy;   // a busy node's reply (holder's TTL and info)
+    std::vector<long long> holder_pttl;  // per node: a busy reply's bound on the wait, else -1
+    // Per node: its acquire answered (the script ran there, after `started`: a waiter's wake-up
+    // list there was empty then; QuorumTarget counts a hand-off's lease from it).
+    std::vector<char> reached;
+    // A waiter's failed attempt: the nodes whose step back (abandon.lua, which empties the
+    // wake-up list too) answered, each sent no earlier than `stepped_back_from`.
+    std::vector<char> stepped_back;
+    Deadline stepped_back_from{};
     std::optional<NodeError> first_error;  // the first node that did not answer, if any
     // The longest round trip (its give-back's) of a node that answered, but later than the node
     // timeout allowed: it is far away, not down.
@@ -61,6 +68,14 @@ struct QuorumAttempt {
     // the one held back longest (AcquireResult::restart_uptime_s), for the message.
     std::size_t held_back = 0;
     std::optional<AcquireResult> held_back_longest;
+};
+
+// What a wake-up wait saw on each node (QuorumLock::await_wake); nothing for a node whose wait
+// was cut short or never started.
+struct QuorumWake {
+    std::vector<std::optional<long long>> handed;   // a hand-off's fence (lib/take.lua)
+    std::vector<std::optional<Deadline>> empty_at;  // when a wait that timed out was sent
+    std::vector<char> woken;                        // a plain wake-up (or a wait cut short)
 };
 
 struct QuorumRelease {
@@ -104,8 +119,24 @@ class QuorumLock {
     // its block run out (each node's bound is `attempt`'s holder_pttl there: a holder that died
     // is taken over when its key expires), until `until`, or until `interrupt` is readable (a
     // signal). The nodes still blocked are then cut short; a frozen node is not waited for.
-    void await_wake(const LockKeys& keys, const std::string& token, const QuorumAttempt& attempt,
-                    Deadline until, int interrupt);
+    // Says what each node's wait saw. `grace`: how long after `until` the answers are still
+    // waited for (the waits themselves end at `until`: a wait that times out says so).
+    QuorumWake await_wake(const LockKeys& keys, const std::string& token,
+                          const QuorumAttempt& attempt, Deadline until, int interrupt,
+                          Millis grace = Millis(0));
+    // A waiter's claim window (issue 35): its queued acquires ask each node's release to hand it
+    // the lock for that long (lib/take.lua); nullopt (the default): only woken. Never for
+    // --once-per, --min-replicas, permits or shared (hand_off_claim() says nullopt then).
+    void set_hand_off(std::optional<Millis> claim) { hand_off_ = claim; }
+    std::optional<Millis> hand_off_claim() const {
+        return once_ || replicas_.enabled() || permits_ > 1 || shared_ ? std::nullopt : hand_off_;
+    }
+    // A hand-off's fence step (QuorumTarget): raise_fences for the nodes that handed the lock
+    // over (`handed`), as an acquire's fence step; on how many it was raised.
+    std::size_t raise_handed(const LockKeys& keys, const std::string& token, long long fence,
+                             const std::vector<char>& handed, long long ticket, Deadline give_up) {
+        return raise_fences(keys, token, fence, handed, ticket, 1, give_up);
+    }
     // A waiter that stops waiting: leaves the queue on every node, deletes a lock of ours that
     // an unanswered acquire may have taken, and passes a wake-up it may have had on to the next.
     void leave(const LockKeys& keys, const std::string& token);
@@ -205,6 +236,7 @@ class QuorumLock {
     // gave different permits (0: none; QuorumLock::acquire).
     int wanted_permit_ = 0;
     std::optional<Millis> restart_guard_;
+    std::optional<Millis> hand_off_;
 };
 
 // Each quorum node's bounds: --node-timeout for the connect and for every command, far below

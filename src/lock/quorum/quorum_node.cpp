@@ -9,6 +9,7 @@
 #include "lock/node/ledger_io.hpp"
 #include "lock/node/lock_replies.hpp"
 #include "lock/node/scripts.hpp"
+#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -151,10 +152,23 @@ class RedisQuorumNode final : public QuorumNode {
         return node_.abandon(keys, token);
     }
 
-    void await_wake(const LockKeys& keys, const std::string& token, Millis block) override {
-        conn_.command(
+    NodeWake await_wake(const LockKeys& keys, const std::string& token, Millis block) override {
+        Reply r = conn_.command(
             {"BLPOP", keys.wake_key(token), fmt::format("{:.3f}", block.count() / 1000.0)},
             BootClock::now() + block + conn_.timeouts().command);
+        ReplyView reply = check(r, fmt::format("waiting for lock '{}'", keys.key));
+        NodeWake w;
+        if (reply.is_nil()) {
+            w.timed_out = true;
+            return w;
+        }
+        // 'handoff:<fence>' (lib/take.lua); anything else is a plain wake-up. A fence out of
+        // range is no hand-off the quorum can use: the next attempt confirms instead.
+        std::optional<std::string_view> pushed =
+            reply.size() == 2 ? reply[1].string() : std::nullopt;
+        if (pushed && pushed->starts_with("handoff:"))
+            w.handed = parse_integer(pushed->substr(8), 1, fence_limit - 1);
+        return w;
     }
 
     RecordResult record(const LockKeys& keys, const std::string& token,
@@ -175,6 +189,7 @@ class RedisQuorumNode final : public QuorumNode {
         node_.set_busy_holder(how.busy_holder);
         node_.set_wanted_permit(how.wanted_permit);
         node_.set_restart_guard(how.restart_guard);
+        node_.set_hand_off(how.hand_off_claim);
     }
     static Queueing queueing(const NodeAcquire& how) {
         return how.ticket > 0 ? Queueing::wait : Queueing::none;

@@ -26,6 +26,15 @@ struct NodeAcquire {
     int wanted_permit = 0;
     std::optional<Millis> restart_guard;
     ReplicaPolicy replicas;  // --min-replicas: a node whose WAIT falls short throws
+    // A waiter's claim window when it accepts a release's hand-off on this node (lib/take.lua;
+    // QuorumLock::hand_off_claim); nullopt: it is only woken.
+    std::optional<Millis> hand_off_claim;
+};
+
+// What one node's wake-up wait saw (QuorumNode::await_wake).
+struct NodeWake {
+    bool timed_out = false;           // nothing came for the whole block: the list was empty
+    std::optional<long long> handed;  // 'handoff:<fence>': a release took the lock for us here
 };
 
 // A node's operation sent without waiting for its answer (QuorumNode::start_acquire and the
@@ -89,8 +98,9 @@ class QuorumNode {
     virtual void settle_permit(const LockKeys& keys, const std::string& token, int permit) = 0;
     virtual bool abandon(const LockKeys& keys, const std::string& token) = 0;
     // Blocks until `token` is woken here (a release handed the lock on), `block` passed, or the
-    // cancel descriptor is readable; which of them does not matter (the next attempt decides).
-    virtual void await_wake(const LockKeys& keys, const std::string& token, Millis block) = 0;
+    // cancel descriptor is readable; says whether it timed out and what a hand-off's fence was
+    // (a plain wake-up or a cut-short wait says neither: the next attempt decides).
+    virtual NodeWake await_wake(const LockKeys& keys, const std::string& token, Millis block) = 0;
     // The run ledger's record (write_record).
     virtual RecordResult record(const LockKeys& keys, const std::string& token,
                                 const RunRecord& record) = 0;

@@ -4,7 +4,8 @@
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '' when this run does not wait, '1' when it joins
 -- the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts the lock
 -- handed over by a release for a claim window of C ms (lib/take.lua), 'ticket:T' when it joins
--- the queue at ticket T (a quorum waiter, see lib/queue.lua); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
+-- the queue at ticket T (a quorum waiter, see lib/queue.lua), 'ticket:T:handoff:C' both (a
+-- quorum waiter that accepts a hand-off on this node); ARGV[4] the prefix of the waiters' keys (prefix .. token is a waiter's wake-up list,
 -- prefix .. token .. ':alive' says it is still waiting; the prefix carries the lock's hash tag);
 -- ARGV[5] how long a waiter's ':alive' outlasts its next retry (ms); ARGV[6] how long a waiter
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
@@ -23,8 +24,14 @@
 -- {3, left_ms, uptime_s} when the lock is free but held back by the restart guard.
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
 -- (Parsed only when there is something to parse: each step below is paid by every attempt.)
-local ticket = waits and string.match(ARGV[3], '^ticket:(%d+)$')
-local claim = waits and not ticket and string.match(ARGV[3], '^handoff:(%d+)$')
+local ticket, claim = nil, nil
+if waits then
+  ticket, claim = string.match(ARGV[3], '^ticket:(%d+):handoff:(%d+)$')
+  if not ticket then
+    ticket = string.match(ARGV[3], '^ticket:(%d+)$')
+    claim = not ticket and string.match(ARGV[3], '^handoff:(%d+)$')
+  end
+end
 local want_holder = ARGV[8] == '1'
 
 -- Redis's clock in ms, read once per call: the once-per slot, the holder's acquired_ms and a

@@ -29,7 +29,7 @@ end
 local released = 2
 if ARGV[9] ~= '' then
   released = release_lock(KEYS[1], KEYS[4], KEYS[5], token, ARGV[9], ARGV[10], ARGV[11],
-                          hand_on_free(KEYS[1], KEYS[6], KEYS[4], KEYS[2], KEYS[7], KEYS[8]))
+                          hand_on_free(KEYS[1], KEYS[6], KEYS[4], KEYS[2], KEYS[7], KEYS[8], token))
 end
 
 local marked, problem = record_run(KEYS[2], KEYS[3], now, token ~= '', held, 2, 12)

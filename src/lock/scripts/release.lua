@@ -9,4 +9,4 @@
 -- ARGV[4] the prefix of the waiters' keys (see lib/queue.lua).
 -- Returns 1 released (or shortened), 0 already gone, -1 held by another token (left untouched).
 return release_lock(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4],
-                    hand_on_free(KEYS[1], KEYS[4], KEYS[2], KEYS[5], KEYS[6], KEYS[7]))
+                    hand_on_free(KEYS[1], KEYS[4], KEYS[2], KEYS[5], KEYS[6], KEYS[7], ARGV[1]))

@@ -59,10 +59,19 @@ struct NodeState {
     std::function<void(NodeState&)> after_acquire;
 
     long long busy_pttl = 1000;   // a busy reply's holder TTL, which bounds a waiter's block
-    std::set<std::string> woken;  // tokens a release handed the lock to (wake-up lists)
+    std::set<std::string> woken;  // tokens a release woke (a plain wake-up on their lists)
     int aborted = 0;              // calls in steps that a cancel cut short (FakeCall::abort)
-    std::vector<int> wanted;      // the wanted permit each acquire was sent
-    int raised = 0;               // fence steps that raised the counter
+    // The hand-off (lib/take.lua): waiters whose acquires asked for it, each holder's fence as
+    // its record says (the acquire's, raised by the fence step), and the hand-offs' fences on
+    // the waiters' lists. `plain_release`: this node's releases only wake (an older version);
+    // `lie_handed`: its hand-offs say this fence, whatever the counter.
+    std::set<std::string> asks_hand_off;
+    std::map<std::string, long long> fence_of;
+    std::map<std::string, long long> handed;
+    bool plain_release = false;
+    std::optional<long long> lie_handed;
+    std::vector<int> wanted;  // the wanted permit each acquire was sent
+    int raised = 0;           // fence steps that raised the counter
 
     // Readable while the node is not frozen: what a NodeCall in steps (FakeCall) polls.
     Fd thawed{::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK)};
@@ -102,6 +111,11 @@ struct NodeState {
     void dequeue(const std::string& token) {
         for (auto it = queue.begin(); it != queue.end();)
             it = it->second == token ? queue.erase(it) : std::next(it);
+    }
+    // The waiter's wake-up list emptied (DEL in the scripts).
+    void empty_list(const std::string& token) {
+        woken.erase(token);
+        handed.erase(token);
     }
     void drop(const std::string& token) {
         if (holder == token) holder.clear();
@@ -228,11 +242,16 @@ class FakeNode final : public QuorumNode {
             took = s_->holder.empty() && s_->shared.empty() && !reserved;
             if (took) s_->holder = token;
         }
+        const bool asks = how.ticket > 0 && how.hand_off_claim.has_value();
+        if (asks) s_->asks_hand_off.insert(token);
         if (took) {
             s_->dequeue(token);
+            s_->empty_list(token);
             r.acquired = true;
             r.fence = s_->lie_fence.value_or(++s_->counter);
+            s_->fence_of[token] = r.fence;
         } else {
+            if (asks) s_->empty_list(token);
             r.holder_pttl = s_->busy_pttl;
             // A holder that recorded its info (a redlock-run): its release wakes the queue.
             if (!s_->holder.empty()) {
@@ -252,6 +271,7 @@ class FakeNode final : public QuorumNode {
                                     : s_->holds(token);
         if (!mine) return false;
         s_->counter = std::max(s_->counter, fence);
+        s_->fence_of[token] = fence;
         ++s_->raised;
         return true;
     }
@@ -266,7 +286,22 @@ class FakeNode final : public QuorumNode {
         auto g = gate();
         if (!s_->holds(token)) return ReleaseResult::absent;
         s_->drop(token);
-        // release_lock wakes the queue's head (lib/queue.lua).
+        if (s_->queue.empty()) return ReleaseResult::released;
+        const std::string head = s_->queue.begin()->second;
+        if (s_->plain_release || !s_->asks_hand_off.count(head)) {
+            // release_lock wakes the queue's head (lib/queue.lua).
+            s_->woken.insert(head);
+            return ReleaseResult::released;
+        }
+        // hand_off_head (lib/take.lua): the lock taken for the head with fence_above's fence (one
+        // above the counter and the releasing holder's fence), and the next waiter told to look.
+        const long long fence =
+            std::max(s_->counter, s_->fence_of.count(token) ? s_->fence_of[token] : 0) + 1;
+        s_->counter = fence;
+        s_->holder = head;
+        s_->dequeue(head);
+        s_->handed[head] = s_->lie_handed.value_or(fence);
+        s_->fence_of[head] = fence;
         if (!s_->queue.empty()) s_->woken.insert(s_->queue.begin()->second);
         return ReleaseResult::released;
     }
@@ -277,11 +312,13 @@ class FakeNode final : public QuorumNode {
     void step_back(const LockKeys&, const std::string& token, long long ticket, Millis) override {
         auto g = gate();
         s_->drop(token);
+        s_->empty_list(token);
         if (!s_->queued(token)) s_->queue.insert({ticket, token});
     }
     void leave_queue(const LockKeys&, const std::string& token) override {
         auto g = gate();
         s_->dequeue(token);
+        s_->empty_list(token);
     }
     void settle_permit(const LockKeys&, const std::string& token, int permit) override {
         auto g = gate();
@@ -295,19 +332,27 @@ class FakeNode final : public QuorumNode {
         bool had = s_->holds(token);
         s_->drop(token);
         s_->dequeue(token);
+        s_->empty_list(token);
         return had;
     }
     // BLPOP on the token's wake-up list: a wake-up already there is taken at once.
-    void await_wake(const LockKeys&, const std::string& token, Millis block) override {
+    NodeWake await_wake(const LockKeys&, const std::string& token, Millis block) override {
         gate().unlock();
         const Deadline end = BootClock::now() + block;
         for (;;) {
             {
                 std::lock_guard g(s_->mutex);
-                if (s_->woken.erase(token)) return;
+                if (s_->woken.erase(token)) return {};
+                if (auto it = s_->handed.find(token); it != s_->handed.end()) {
+                    NodeWake w;
+                    w.handed = it->second;
+                    s_->handed.erase(it);
+                    return w;
+                }
             }
             pollfd p{cancel_fd_, POLLIN, 0};
-            if (::poll(&p, cancel_fd_ >= 0 ? 1 : 0, 1) > 0 || BootClock::now() >= end) return;
+            if (::poll(&p, cancel_fd_ >= 0 ? 1 : 0, 1) > 0) return {};
+            if (BootClock::now() >= end) return {true, std::nullopt};
         }
     }
     RecordResult record(const LockKeys&, const std::string& token, const RunRecord&) override {
@@ -934,4 +979,216 @@ TEST_F(QuorumWait, TooFewAnswersAreAnOutageAndARefusalEndsTheWait) {
     // One attempt (the wait did not ride the refusal out), and the wait left node 2's queue.
     EXPECT_EQ(at(2, [](NodeState& s) { return s.wanted.size(); }), 2u);
     EXPECT_FALSE(at(2, [](NodeState& s) { return s.queued("t") || s.holds("t"); }));
+}
+
+// ---- The hand-off over a quorum in one round trip (issue 35): QuorumTarget::take_hand_off ----
+
+namespace {
+
+// Waiters that accept a hand-off (as QuorumBackend sets it), behind holder "h" on every node,
+// whose record says fence `fence` and whose counter is `counter` per node.
+class QuorumHandOff : public QuorumWait {
+  protected:
+    void hold_everywhere(std::vector<long long> counters, long long fence) {
+        make_nodes(counters.size());
+        const std::string holder = "h";
+        for (std::size_t i = 0; i < counters.size(); ++i) {
+            const long long counter = counters[i];
+            at(i, [&](NodeState& s) {
+                s.holder = holder;
+                s.busy_pttl = long_ttl.count();
+                s.counter = counter;
+                s.fence_of.insert_or_assign(holder, fence);
+            });
+        }
+    }
+    // A waiter on a thread of its own, with a QuorumLock of its own; returns when it is queued
+    // on every node.
+    std::future<WaitResult> start_waiter(const std::string& token, Millis claim = Millis(5'000)) {
+        auto lock = std::shared_ptr<QuorumLock>(lock_over_nodes());
+        lock->set_hand_off(claim);
+        locks.push_back(lock);
+        auto run = std::async(std::launch::async, [this, lock, token] {
+            QuorumAttempt last;
+            WaitResult r = wait_for_lock(*lock, token, Millis(60'000), 1, &last);
+            std::lock_guard g(fences_mutex);
+            fences[token] = last.fence;
+            return r;
+        });
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            EXPECT_TRUE(
+                eventually([&] { return at(i, [&](NodeState& s) { return s.queued(token); }); }));
+        return run;
+    }
+    // The holder's release script on node i (FakeNode::release: a hand-off to an asking head).
+    void release_on(std::size_t i, const std::string& token = "h") {
+        FakeNode(nodes[i], "node" + std::to_string(i), false).release(keys, token, Millis(0));
+    }
+    long long fence_of(const std::string& token) {
+        std::lock_guard g(fences_mutex);
+        return fences[token];
+    }
+    std::size_t attempts_on(std::size_t i) {
+        return at(i, [](NodeState& s) { return s.wanted.size(); });
+    }
+
+    std::vector<std::shared_ptr<QuorumLock>> locks;
+    std::mutex fences_mutex;
+    std::map<std::string, long long> fences;
+};
+
+}  // namespace
+
+// Every node's release hands the waiter the lock with the same fence (the holder had raised its
+// fence, 10, everywhere): the waiter starts on the wake-ups, with no acquire and no fence step
+// after them, its lease the claim window.
+TEST_F(QuorumHandOff, EqualFencesFromAMajorityStartTheWaiterAtOnce) {
+    hold_everywhere({10, 10, 10}, 10);
+    auto waiter = start_waiter("w");
+    for (std::size_t i = 0; i < 3; ++i) release_on(i);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(fence_of("w"), 11);
+    EXPECT_EQ(r.last.fence, 11);
+    EXPECT_EQ(r.lease, Millis(5'000));
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(attempts_on(i), 1u) << i;  // the acquire that queued it, and no other
+        EXPECT_EQ(at(i, [](NodeState& s) { return s.raised; }), 0) << i;
+        EXPECT_EQ(at(i, [](NodeState& s) { return s.holder; }), "w") << i;
+    }
+}
+
+// Fences that differ (node 1's counter had moved on) are raised on a majority before the waiter
+// starts, to the highest: a later holder's fence, drawn above a counter of that majority, is
+// above it. Node 2 is frozen from the release on, and delays nothing.
+TEST_F(QuorumHandOff, UnequalFencesAreRaisedOnAMajorityAndAFrozenNodeDelaysNothing) {
+    hold_everywhere({10, 20, 10}, 10);
+    auto waiter = start_waiter("w");
+    nodes[2]->freeze();
+    release_on(0);
+    release_on(1);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, 21);
+    EXPECT_EQ(r.lease, Millis(5'000));
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(attempts_on(i), 1u) << i;
+        EXPECT_GE(at(i, [](NodeState& s) { return s.counter; }), 21) << i;
+    }
+    EXPECT_EQ(at(0, [](NodeState& s) { return s.raised; }), 1);
+    nodes[2]->thaw();
+}
+
+// A lying node's hand-off fence, far above the others, is taken only with the fence step: a
+// majority then holds it, and the next holder's fence is above it.
+TEST_F(QuorumHandOff, AFenceFarAboveTheOthersIsRaisedOnAMajorityBeforeItIsTaken) {
+    const long long far = 1'000'000'000'000'000;
+    hold_everywhere({10, 10, 10}, 10);
+    at(1, [&](NodeState& s) { s.lie_handed = far; });
+    auto waiter = start_waiter("w");
+    release_on(0);
+    release_on(1);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, far);
+    EXPECT_GE(at(0, [](NodeState& s) { return s.counter; }), far);
+    EXPECT_GE(at(1, [](NodeState& s) { return s.counter; }), far);
+    locks[0]->release(keys, "w", Millis(0));
+    release_on(2);
+    at(1, [](NodeState& s) { s.lie_handed.reset(); });
+    auto next = lock_over_nodes();
+    EXPECT_TRUE(eventually([&] {
+        return at(0, [](NodeState& s) { return s.holder.empty(); }) &&
+               at(1, [](NodeState& s) { return s.holder.empty(); });
+    }));
+    QuorumAttempt a = next->acquire(keys, "x", long_ttl, nullptr);
+    ASSERT_TRUE(a.acquired);
+    EXPECT_GT(a.fence, far);
+}
+
+// One node's hand-off (and a stray wake-up from another) is no majority: the waiter does not
+// start on it, but confirms with an acquire, which finds the rest still held, and it goes on
+// waiting (the node it was handed, it gives back and stays queued on). When the holder's
+// release reaches the others, they hand it over, and it starts.
+TEST_F(QuorumHandOff, AMinorityOfHandOffsDoesNotStartTheWaiter) {
+    hold_everywhere({10, 10, 10}, 10);
+    auto waiter = start_waiter("w");
+    release_on(0);
+    at(1, [](NodeState& s) { s.woken.insert("w"); });
+    EXPECT_TRUE(eventually([&] { return attempts_on(1) == 2; }));
+    EXPECT_TRUE(eventually([&] { return at(0, [](NodeState& s) { return s.holder.empty(); }); }));
+    EXPECT_EQ(waiter.wait_for(milliseconds(0)), std::future_status::timeout);
+    EXPECT_EQ(at(1, [](NodeState& s) { return s.holder; }), "h");
+    release_on(1);
+    release_on(2);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.last.fence, 11);
+    EXPECT_EQ(attempts_on(1), 2u);
+    EXPECT_EQ(r.lease, Millis(5'000));
+}
+
+// A hand-off with less than half the claim window left (here a window too short for any) is not
+// started on: an acquire confirms it, which finds the waiter's own token, and its lease is that
+// acquire's.
+TEST_F(QuorumHandOff, AHandOffTooLateForTheClaimWindowIsConfirmedByAnAcquire) {
+    hold_everywhere({10, 10, 10}, 10);
+    auto waiter = start_waiter("w", Millis(1));
+    for (std::size_t i = 0; i < 3; ++i) release_on(i);
+    WaitResult r = waiter.get();
+    ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease, Millis(0));
+    EXPECT_GT(r.last.fence, 11);
+    // (Decided by a majority: one node's answer may still be on its way.)
+    EXPECT_TRUE(eventually([&] { return attempts_on(0) >= 2; }));
+}
+
+// FIFO across the quorum with hand-offs: each release hands the lock to the next waiter by
+// ticket on every node, one at a time, with fences that only grow. The first waiter starts on
+// the hand-offs alone (equal fences: no fence step); a later one may have been sent an acquire
+// by the "look again" wake-up of the hand-off before (lib/take.lua), which then finds the lock
+// handed to it on a majority and takes it by that acquire: either way in order.
+TEST_F(QuorumHandOff, WaitersAreHandedTheLockInTheOrderTheyCame) {
+    hold_everywhere({10, 10, 10}, 10);
+    std::mutex check;
+    std::vector<std::string> order;
+    std::vector<long long> fence_order;
+    std::vector<Millis> leases;
+    int holding = 0, overlaps = 0;
+    std::vector<std::future<void>> runs;
+    for (int w = 1; w <= 4; ++w) {
+        const std::string token = "w" + std::to_string(w);
+        auto lock = std::shared_ptr<QuorumLock>(lock_over_nodes());
+        lock->set_hand_off(Millis(5'000));
+        runs.push_back(std::async(std::launch::async, [&, lock, token] {
+            QuorumAttempt last;
+            WaitResult r = wait_for_lock(*lock, token, Millis(60'000), 1, &last);
+            if (!r.last.acquired) return;
+            {
+                std::lock_guard g(check);
+                overlaps += holding++ > 0;
+                order.push_back(token);
+                fence_order.push_back(r.last.fence);
+                leases.push_back(r.lease);
+            }
+            std::this_thread::yield();
+            {
+                std::lock_guard g(check);
+                --holding;
+            }
+            lock->release(keys, token, Millis(0));
+        }));
+        for (std::size_t i = 0; i < 3; ++i)
+            ASSERT_TRUE(
+                eventually([&] { return at(i, [&](NodeState& s) { return s.queued(token); }); }));
+    }
+    for (std::size_t i = 0; i < 3; ++i) release_on(i);
+    for (auto& r : runs) r.get();
+    EXPECT_EQ(order, (std::vector<std::string>{"w1", "w2", "w3", "w4"}));
+    EXPECT_EQ(overlaps, 0);
+    ASSERT_EQ(fence_order.size(), 4u);
+    EXPECT_EQ(fence_order[0], 11);
+    for (std::size_t k = 1; k < fence_order.size(); ++k)
+        EXPECT_GT(fence_order[k], fence_order[k - 1]) << k;
+    EXPECT_EQ(leases[0], Millis(5'000));
 }

@@ -196,6 +196,8 @@ local function queue_leave_or_keep(queue, prefix, token, ticket, mark, alive_ms)
     queue_join(queue, token, ticket)
     redis.call('SET', prefix .. token .. ':alive', mark, 'PX', alive_ms)
     redis.call('PEXPIRE', prefix .. token .. ':who', alive_ms)
+    -- (A quorum waiter's hand-off arguments, lib/take.lua, last as long as its place.)
+    redis.call('PEXPIRE', prefix .. token .. ':take', alive_ms)
     redis.call('DEL', prefix .. token)
   else
     queue_remove(queue, token)

@@ -97,23 +97,25 @@ end
 
 -- What a release that freed the lock does for the queue: a writer at the head is handed the
 -- lock (hand_off_head), readers the shared hold (hand_readers). `info` is the plain lock's
--- holder-info hash, `ledger` the run ledger.
+-- holder-info hash, `ledger` the run ledger, `floor` a quorum hand-off's (release_floor, or nil).
 local function hand_free_lock(key, fence_key, info, ledger, holders, open, queue, prefix,
-                              linger_ms)
+                              linger_ms, floor)
   local head = live_head(queue, prefix)
   if not head then return end
   if redis.call('GET', prefix .. head .. ':alive') == 'shared' then
     hand_readers(key, fence_key, holders, open, ledger, queue, prefix, linger_ms)
   else
-    hand_off_head(key, fence_key, info, ledger, queue, prefix, linger_ms)
+    hand_off_head(key, fence_key, info, ledger, queue, prefix, linger_ms, floor)
   end
 end
 
 -- release_lock's `hand_on` for a plain release that names the shared holders' keys too (a caller
 -- of an older version does not: hand_on_with, lib/take.lua).
-local function hand_on_free(key, fence_key, info, ledger, holders, open)
-  if not holders or not open then return hand_on_with(key, fence_key, info, ledger) end
+-- `token`: the releasing holder, whose fence is a quorum hand-off's floor (release_floor).
+local function hand_on_free(key, fence_key, info, ledger, holders, open, token)
+  if not holders or not open then return hand_on_with(key, fence_key, info, ledger, token) end
+  local floor = release_floor(info, token)
   return function(queue, prefix, linger_ms)
-    hand_free_lock(key, fence_key, info, ledger, holders, open, queue, prefix, linger_ms)
+    hand_free_lock(key, fence_key, info, ledger, holders, open, queue, prefix, linger_ms, floor)
   end
 end
