@@ -53,6 +53,22 @@ BEATING="echo \$\$ > \"\$0/cpid\"; touch \"\$0/ready\"
     assert_equal "$(q_holding five "$(cat "$BATS_TEST_TMPDIR/token")")" 0
 }
 
+# The fence floor (redlock-run(7), REDLOCK QUORUM): nodes that draw the same fence need no fence
+# step, so a run costs each node the two commands a single node's run costs.
+@test "a run over five nodes that draw one fence alike sends each node two scripts, no fence step" {
+    run -0 "$RL" alike -- true # every script cached on every node
+    local port calls
+    for port in "${Q_PORT[@]}"; do redis-cli -p "$port" CONFIG RESETSTAT >/dev/null; done
+    run -0 "$RL" alike -- sh -c 'echo "$REDLOCK_FENCE"'
+    local fence=$output
+    for port in "${Q_PORT[@]}"; do
+        calls=$(redis-cli -p "$port" INFO commandstats |
+            awk -F'[=,:]' '/^cmdstat_(eval|evalsha):/ { n += $3 } END { print n + 0 }')
+        assert_equal "$port: $calls" "$port: 2"
+        assert_equal "$(redis-cli -p "$port" GET '{alike}:fence')" "$fence"
+    done
+}
+
 @test "the lock is held on a majority with two nodes down" {
     q_down 0
     q_down 1

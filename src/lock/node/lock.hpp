@@ -70,6 +70,8 @@ class LockNode {
     // holds a free lock back; nullopt: the TTL of each acquire; zero: never. Off until set: the
     // backends set the run's choice (LockBackend::set_restart_guard, default the TTL).
     void set_restart_guard(std::optional<Millis> guard) { settings_.restart_guard = guard; }
+    // A quorum's fence floor for the next acquires (NodeSettings::fence_floor).
+    void set_fence_floor(std::optional<long long> floor) { settings_.fence_floor = floor; }
     // A waiter that may start on a lock (or a permit) a release handed it (issue 35): its
     // queued acquires ask for the hand-off, with the key set for `claim` until its first renewal
     // (hand_off_head in lib/take.lua says why that is safe). nullopt (the default, and what the

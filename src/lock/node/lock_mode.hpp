@@ -37,6 +37,9 @@ struct NodeSettings {
     // A plain waiter's claim window: its acquires ask a release to hand it the lock for that
     // long (acquire.lua's 'handoff:C'); nullopt: only to wake it (LockNode::set_hand_off).
     std::optional<Millis> hand_off_claim;
+    // A quorum's fence floor for a plain acquire (acquire.lua's ARGV[10], next_fence in
+    // lib/queue.lua): the fence drawn is at least one above it. nullopt on a single node.
+    std::optional<long long> fence_floor;
 
     // The acquire scripts' argument for an acquire with `ttl`: the guard in ms, "0" for none.
     std::string restart_guard_arg(Millis ttl) const {

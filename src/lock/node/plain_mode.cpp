@@ -58,7 +58,8 @@ class PlainMode final : public LockMode {
             std::to_string(no_ttl_recheck.count()),
             once ? fmt::format("{}:{}", once->period.count(), once->offset.count()) : std::string(),
             settings.busy_holder ? "1" : "",
-            settings.restart_guard_arg(ttl)};
+            settings.restart_guard_arg(ttl),
+            settings.fence_floor ? std::to_string(*settings.fence_floor) : std::string()};
         if (info) {
             auto fields = info->own_fields();
             args.insert(args.end(), fields.begin(), fields.end());

@@ -635,6 +635,7 @@ Pick best_permit(const Answers<AcquireResult>& seen) {
 struct Tally {
     std::size_t took = 0;  // nodes that gave us a permit, whichever
     long long max_counter = 0;
+    std::size_t agreed = 0;  // accepting nodes whose counter is max_counter
 };
 Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen, const Pick& pick,
                      QuorumAttempt& a) {
@@ -685,6 +686,12 @@ Tally count_acquires(const QuorumLock& lock, const Answers<AcquireResult>& seen,
             if (!a.busy || (!a.busy->holder && r.holder)) a.busy = r;
         }
     }
+    for (std::size_t i = 0; i < n; ++i)
+        if (seen.results[i] && !seen.errors[i] && seen.results[i]->acquired &&
+            seen.results[i]->permit == pick.permit && !seen.results[i]->restart_uptime_s &&
+            !seen.results[i]->slot_done &&
+            seen.results[i]->counter.value_or(seen.results[i]->fence) == t.max_counter)
+            ++t.agreed;
     if (!a.first_error && a.answered < n)
         a.first_error = NodeError{"no answer in time", exit_code::unavailable};
     // --once-per: a node that holds the record of this slot's completed run says the slot is
@@ -789,13 +796,23 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     std::optional<HolderInfo> own_info;
     if (info) own_info = *info;
     // The settings are copied: each node's acquire applies them (on its worker, or in steps).
+    // The fence floor: this host's clock in microseconds, one second ahead, the same for every
+    // node. Above their counters and clocks (clocks that agree within the second), every node
+    // draws the same fence, one above it, and a majority drawing alike needs no fence step below.
+    // A host whose clock is behind only costs that step, as before; one ahead raises fences, which
+    // may only grow.
+    const long long floor_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            (std::chrono::system_clock::now() + std::chrono::seconds(1)).time_since_epoch())
+            .count();
     const NodeAcquire how{ticket,
                           once_,
                           busy_holder_,
                           wanted_permit_,
                           restart_guard_,
                           replicas_,
-                          ticket > 0 ? hand_off_claim() : std::nullopt};
+                          ticket > 0 ? hand_off_claim() : std::nullopt,
+                          floor_us > 0 ? std::optional<long long>(floor_us) : std::nullopt};
     // Nodes whose acquire was sent and its reply lost: it may have taken the key (give_back).
     auto lost = std::make_shared<std::vector<std::atomic<bool>>>(n);
     // What a node's answer must also pass: the quorum hands out one above the highest counter,
@@ -829,14 +846,33 @@ QuorumAttempt QuorumLock::acquire(const LockKeys& keys, const std::string& token
     if (a.slot_done) {
         a.elapsed = since(a.started);
     } else if (quorum_holds(a.accepted, n, ttl, since(a.started))) {
-        // Raise the counters of the accepting nodes to one fence above all of theirs. Any later
-        // majority shares a node with the majority raised here, and its INCR there exceeds this
-        // fence, so fences grow across holders even when a node restarts empty in between.
-        long long fence = quorum_fence(tally.max_counter);
         std::vector<char> accepted(n, 0);
         for (std::size_t i = 0; i < n; ++i)
             accepted[i] = seen.results[i] && seen.results[i]->acquired &&
                           seen.results[i]->permit == pick.permit;
+        // Agreed: a majority of nodes drew the highest counter alike (the fence floor above).
+        // Then that counter is the fence, with no fence step. It is above every earlier fence:
+        // the majority that the last holder raised (or that agreed on its fence) shares a node
+        // with this one, whose counter was at least that fence and was then incremented. And
+        // every later fence is above it: a later majority shares a node with this one, whose
+        // counter already is this fence. Only for the plain lock, whose holders follow one
+        // another: permits and shared holders hold at once, and while one's fence step (to its
+        // highest counter + 1) is on its way, another could draw that same value on a majority
+        // and take it as agreed (quorum_shared.bats's contenders saw fences repeat so). The
+        // step's other work must be nothing, too: a waiter leaves the queue on the nodes that
+        // did not accept in it.
+        if (permits_ == 1 && !shared_ && tally.agreed >= need && (a.accepted == n || ticket == 0)) {
+            a.acquired = true;
+            a.fence = tally.max_counter;
+            a.elapsed = since(a.started);
+            for (auto& w : workers_) w->progress_leftover();
+            return a;
+        }
+        // Otherwise raise the counters of the accepting nodes to one fence above all of theirs.
+        // Any later majority shares a node with the majority raised here, and its INCR there
+        // exceeds this fence, so fences grow across holders even when a node restarts empty in
+        // between.
+        long long fence = quorum_fence(tally.max_counter);
         std::size_t raised_on =
             raise_fences(keys, token, fence, accepted, ticket, pick.permit, give_up);
         a.elapsed = since(a.started);

@@ -190,6 +190,7 @@ class RedisQuorumNode final : public QuorumNode {
         node_.set_wanted_permit(how.wanted_permit);
         node_.set_restart_guard(how.restart_guard);
         node_.set_hand_off(how.hand_off_claim);
+        node_.set_fence_floor(how.fence_floor);
     }
     static Queueing queueing(const NodeAcquire& how) {
         return how.ticket > 0 ? Queueing::wait : Queueing::none;

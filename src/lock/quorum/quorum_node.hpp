@@ -29,6 +29,9 @@ struct NodeAcquire {
     // A waiter's claim window when it accepts a release's hand-off on this node (lib/take.lua;
     // QuorumLock::hand_off_claim); nullopt: it is only woken.
     std::optional<Millis> hand_off_claim;
+    // A plain acquire's fence floor (NodeSettings::fence_floor): the same on every node, so that
+    // the nodes draw one fence alike (QuorumLock::acquire).
+    std::optional<long long> fence_floor;
 };
 
 // What one node's wake-up wait saw (QuorumNode::await_wake).

@@ -11,8 +11,8 @@
 -- blocks when the holder's key has no TTL (ms); ARGV[7] --once-per as 'period_ms:offset_ms', or
 -- '' (then KEYS[6] is the once-per record, see the block below); ARGV[8] '1' when a busy reply
 -- is to carry the holder's info, '' when the caller will not show it; ARGV[9] the restart guard
--- in ms ('' or '0': none; see restart_guard_left in lib/queue.lua); ARGV[10..] holder-info
--- field/value pairs.
+-- in ms ('' or '0': none; see restart_guard_left in lib/queue.lua); ARGV[10] a quorum's fence
+-- floor ('' none; next_fence in lib/queue.lua); ARGV[11..] holder-info field/value pairs.
 -- Returns {1, fence} (a decimal string) when acquired, {1, fence, 'slot', slot} with --once-per;
 -- {0, pttl, info...} when busy, where pttl bounds the caller's
 -- wait and info is the holder's recorded field/value list when it belongs to the current token
@@ -33,6 +33,9 @@ if waits then
   end
 end
 local want_holder = ARGV[8] == '1'
+-- Below the limit of fences (2^62, 19 digits) by its length: a floor of 18 digits or fewer can
+-- neither reach it nor, raised by one, pass it. Anything else is no floor.
+local fence_floor = ARGV[10] ~= '' and #ARGV[10] <= 18 and string.match(ARGV[10], '^[1-9]%d*$') or nil
 
 -- Redis's clock in ms, read once per call: the once-per slot, the holder's acquired_ms and a
 -- busy reply's now_ms are all "now" for this one atomic step.
@@ -168,9 +171,9 @@ if (kind ~= 'none' and not mine) or (head and head ~= token) or guard_left then
     queue_join(KEYS[4], token, ticket)
     local block = reply[2] >= 0 and reply[2] or tonumber(ARGV[6])
     redis.call('SET', prefix .. token .. ':alive', '1', 'PX', block + tonumber(ARGV[5]))
-    waiter_note(prefix, token, 10, block + tonumber(ARGV[5]))
+    waiter_note(prefix, token, 11, block + tonumber(ARGV[5]))
     -- What a release needs to take the lock for us (hand_off_head, lib/take.lua).
-    if claim then take_note(prefix, token, ARGV[2], claim, 10, block + tonumber(ARGV[5])) end
+    if claim then take_note(prefix, token, ARGV[2], claim, 11, block + tonumber(ARGV[5])) end
     redis.call('PEXPIRE', KEYS[4], block + 2 * tonumber(ARGV[5]) + tonumber(ARGV[2]))
   end
   -- The holder's info, when it belongs to the current token and the caller will show it
@@ -263,5 +266,5 @@ end
 -- Taken (lib/take.lua, the one code path that takes a lock): the record of an abandoned earlier
 -- run, the key, the queue left, the fence, the holder info.
 local fence = take_lock(KEYS[1], KEYS[2], KEYS[3], KEYS[5], waits and KEYS[4] or nil, prefix,
-                        token, ARGV[2], ARGV[2], now_ms(), ARGV, 10)
+                        token, ARGV[2], ARGV[2], now_ms(), ARGV, 11, nil, fence_floor)
 return acquired(fence)

@@ -172,7 +172,7 @@ local function take_permit(n, i, token, px, ttl, now, kind, args, from)
   redis.call('DEL', wprefix .. token, wprefix .. token .. ':alive', wprefix .. token .. ':who',
              wprefix .. token .. ':take')
   -- Never below this master's clock in microseconds, as with a plain lock.
-  local fence = next_fence(KEYS[2])
+  local fence = next_fence_ahead(KEYS[2])
   redis.call('SET', P .. i .. ':fence', fence, 'PX', px)
   local info = P .. i .. ':info'
   -- The permit's previous holder, when its record is still there and marked, died without a

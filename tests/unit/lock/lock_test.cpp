@@ -68,6 +68,40 @@ TEST_F(Lock, FenceNeverGoesBelowTheServersClockInMicroseconds) {
     EXPECT_GT(a.fence, 1767225600000000LL);
 }
 
+// A quorum's fence floor (acquire.lua's ARGV[10]): a floor above the clock and the counter makes
+// the fence one above it, the same on every node given it; one below them changes nothing; one
+// that is not a plain decimal of at most 18 digits is no floor.
+TEST_F(Lock, TheFenceFloorRaisesTheFenceAndIsIgnoredWhenMalformed) {
+    auto acquire_with = [&](std::optional<long long> floor, const std::string& counter) {
+        raw("FLUSHALL");
+        raw({"SET", keys.fence, counter});
+        node.set_fence_floor(floor);
+        AcquireResult r = node.acquire(keys, new_token(), milliseconds(5000));
+        EXPECT_TRUE(r.acquired);
+        return r.fence;
+    };
+    const long long above = 9'000'000'000'000'000LL;  // 2255 in microseconds: above the clock
+    EXPECT_EQ(acquire_with(above, "5"), above + 1);
+    EXPECT_EQ(acquire_with(above, std::to_string(above + 40)), above + 41);
+    const long long below = 1'000'000LL;
+    long long fence = acquire_with(below, "5");
+    EXPECT_GT(fence, 1767225600000000LL);  // the clock's, as without a floor
+    EXPECT_LT(fence, above);
+    // The script's own check, past the client's: a raw ARGV[10] of 19 digits, or with a sign
+    // or a leading zero, is no floor (the fence comes from the clock).
+    for (const char* bad : {"1000000000000000000", "-9000000000000000", "09000000000000000", "9e15",
+                            " 9000000000000000"}) {
+        raw("FLUSHALL");
+        Reply r = scripts::acquire().run(
+            conn, {keys.key, keys.fence, keys.info, keys.wait, keys.ledger},
+            {new_token(), "5000", "", keys.wake, "5000", "1000", "", "", "0", bad}, soon());
+        ASSERT_TRUE(r->is_array()) << bad;
+        std::string got = raw({"GET", keys.fence});
+        EXPECT_LT(got.size(), 18u) << bad << " gave " << got;  // 16 digits: the clock's
+    }
+    node.set_fence_floor(std::nullopt);
+}
+
 TEST_F(Lock, BusyLockReportsTheHoldersTtl) {
     raw({"SET", "test:job", "someone", "PX", "8000"});
     AcquireResult r = node.acquire(keys, new_token(), milliseconds(5000));
@@ -1116,6 +1150,7 @@ TEST_F(Lock, TheAcquireScriptAnswersAndWritesAsItsReference) {
                         std::vector<std::string> our_args = args;
                         our_args.push_back(holder);
                         our_args.push_back("0");  // no restart guard: the reference has none
+                        our_args.push_back("");   // no fence floor (a single node's acquire)
                         our_args.insert(our_args.end(), extra.begin(), extra.end());
                         raw("FLUSHALL");
                         c.set();

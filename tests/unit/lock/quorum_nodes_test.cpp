@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -51,6 +52,9 @@ struct NodeState {
     // Lies: the acquire answers this fence, or says it took the lock without taking it.
     std::optional<long long> lie_fence;
     bool lie_acquired = false;
+    // A node that draws its fence without the acquire's floor (its clock is ahead of it, or it
+    // runs an older script): its fence differs from the others', so the quorum raises them.
+    bool ignores_floor = false;
 
     bool down = false;            // every operation fails as an unreachable node's does
     std::optional<Error> refuse;  // every operation fails with this (a refused password)
@@ -248,6 +252,9 @@ class FakeNode final : public QuorumNode {
             s_->dequeue(token);
             s_->empty_list(token);
             r.acquired = true;
+            // acquire.lua's fence floor (next_fence); permits.lua and shared.lua take none.
+            if (how.fence_floor && !s_->ignores_floor && !shared_ && s_->permits == 1)
+                s_->counter = std::max(s_->counter, *how.fence_floor);
             r.fence = s_->lie_fence.value_or(++s_->counter);
             s_->fence_of[token] = r.fence;
         } else {
@@ -487,7 +494,9 @@ TEST(QuorumSteps, ALateAcquireIsReadBeforeTheFinishAndTheFinishStillReachesItsNo
     EXPECT_EQ(r.released, 3u);  // node 2's acquire was read, and the finish waited for its answer
     for (std::size_t i = 0; i < 3; ++i)
         EXPECT_EQ(q.at(i, [](NodeState& s) { return s.holder; }), "") << i;
-    EXPECT_EQ(q.at(2, [](NodeState& s) { return s.counter; }), 1);  // its acquire's own step
+    // Its acquire's own draw, the same as the others' (the fence floor): no fence step.
+    const long long drawn = q.at(2, [](NodeState& s) { return s.counter; });
+    EXPECT_EQ(drawn, a.fence);
 
     // The same with node 2 still frozen at the finish: not waited for; its acquire and then its
     // finish go on on its worker once it answers.
@@ -496,8 +505,9 @@ TEST(QuorumSteps, ALateAcquireIsReadBeforeTheFinishAndTheFinishStillReachesItsNo
     QuorumRelease late = q.lock->finish(keys, "t2", Millis(0), RunRecord{});
     EXPECT_EQ(late.released, 2u);
     q.nodes[2]->thaw();
-    EXPECT_TRUE(eventually(
-        [&] { return q.at(2, [](NodeState& s) { return s.counter == 2 && s.holder.empty(); }); }));
+    EXPECT_TRUE(eventually([&] {
+        return q.at(2, [&](NodeState& s) { return s.counter > drawn && s.holder.empty(); });
+    }));
 }
 
 // Nodes in steps: a signal (the cancel descriptor) ends the round's calls at once, unanswered;
@@ -546,9 +556,10 @@ TEST_P(QuorumNodes, ALateNodeThatTookTheLockAfterTheAttemptGaveUpGivesItBack) {
     EXPECT_EQ(a.answered, 2u);
     EXPECT_TRUE(eventually([&] { return q.blocked(0); }));
     q.nodes[0]->thaw();
-    // Node 0 now takes the free key for t1, and the give-back queued behind it deletes it.
+    // Node 0 now takes the free key for t1 (drawing a fence), and the give-back queued behind
+    // it deletes it.
     EXPECT_TRUE(eventually(
-        [&] { return q.at(0, [](NodeState& s) { return s.counter == 1 && s.holder.empty(); }); }));
+        [&] { return q.at(0, [](NodeState& s) { return s.counter > 0 && s.holder.empty(); }); }));
     EXPECT_EQ(q.at(1, [](NodeState& s) { return s.holder; }), "other");
 }
 
@@ -686,6 +697,55 @@ TEST_P(QuorumNodes, SharedHoldersShareAMajorityThatAnExclusiveHolderCannot) {
     EXPECT_FALSE(exclusive.lock->acquire(keys, "e", long_ttl, nullptr).acquired);
 }
 
+// Nodes given the same fence floor draw the same fence: the quorum takes it as it is, with no
+// fence step (one round, as one node's acquire), and the next holder's is above it.
+TEST_P(QuorumNodes, NodesThatDrawOneFenceAlikeNeedNoFenceStep) {
+    Quorum q;
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    ASSERT_TRUE(a.acquired);
+    // (A node's acquire may still be on its way when the majority decided.)
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(eventually([&] {
+            return q.at(i, [](NodeState& s) { return s.counter; }) == a.fence;
+        })) << i;
+        EXPECT_EQ(q.at(i, [](NodeState& s) { return s.raised; }), 0) << i;
+    }
+    q.lock->release(keys, "t1", Millis(0));
+    QuorumAttempt b = q.lock->acquire(keys, "t2", long_ttl, nullptr);
+    ASSERT_TRUE(b.acquired);
+    EXPECT_GT(b.fence, a.fence);
+}
+
+// Fences drawn differently (a node's clock or counter ahead of the floor) are raised to one
+// above the highest, as without the floor.
+TEST_P(QuorumNodes, NodesThatDrawDifferentFencesAreRaisedToOneAboveTheHighest) {
+    Quorum q;
+    const long long ahead = 8'000'000'000'000'000LL;
+    q.at(0, [&](NodeState& s) { s.ignores_floor = true, s.counter = ahead; });
+    QuorumAttempt a = q.lock->acquire(keys, "t1", long_ttl, nullptr);
+    ASSERT_TRUE(a.acquired);
+    EXPECT_EQ(a.fence, ahead + 2);
+    EXPECT_TRUE(eventually([&] {
+        int raised = 0;
+        for (std::size_t i = 0; i < 3; ++i)
+            raised += q.at(i, [](NodeState& s) { return s.raised; });
+        return raised >= 2;
+    }));
+}
+
+// Alike is not enough while the fence step has other work: a waiter that a node refused leaves
+// its queue there in that step, so the step runs.
+TEST_P(QuorumNodes, AWaiterTakingAMajorityLeavesTheQueueOfTheNodeThatRefusedIt) {
+    Quorum q;
+    q.at(2, [](NodeState& s) { s.holder = "x"; });
+    QuorumAttempt a = q.lock->acquire(keys, "A", long_ttl, nullptr, 100);
+    ASSERT_TRUE(a.acquired);
+    EXPECT_TRUE(eventually([&] { return !q.at(2, [](NodeState& s) { return s.queued("A"); }); }));
+    EXPECT_EQ(q.at(0, [](NodeState& s) { return s.raised; }) +
+                  q.at(1, [](NodeState& s) { return s.raised; }),
+              2);
+}
+
 TEST_P(QuorumNodes, AWaiterThatTookANodeButNoMajorityKeepsItsPlaceThere) {
     Quorum q;
     // The holder's key expired on node 0 only.
@@ -804,6 +864,80 @@ TEST_P(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
     EXPECT_EQ(overlaps, 0);
     EXPECT_EQ(bad_fences, 0);
     EXPECT_GT(held, 0);
+}
+
+// The same while the nodes' fences disagree at random: a node drawing without the acquire's
+// floor (its clock ahead, an older script), a counter jumping ahead (a clock stepped forward).
+// Attempts whose majority drew one fence alike skip the fence step, the others raise: both
+// happen, and the fences still only grow.
+TEST_P(QuorumNodes, FencesGrowWhetherTheNodesDrawThemAlikeOrNot) {
+    constexpr std::size_t n = 5;
+    constexpr int contenders = 3, attempts = 120;
+    std::vector<std::shared_ptr<NodeState>> nodes;
+    for (std::size_t i = 0; i < n; ++i) nodes.push_back(std::make_shared<NodeState>());
+    std::mutex check;
+    int holding = 0, overlaps = 0, held = 0, without_step = 0;
+    long long last_fence = 0, bad_fences = 0;
+    std::vector<std::thread> runs;
+    for (int c = 0; c < contenders; ++c)
+        runs.emplace_back([&, c] {
+            std::vector<std::unique_ptr<QuorumNode>> fakes;
+            for (std::size_t i = 0; i < n; ++i)
+                fakes.push_back(std::make_unique<FakeNode>(nodes[i], "node", false));
+            QuorumLock lock(std::move(fakes), generous, ReplicaPolicy{});
+            const std::string token = "c" + std::to_string(c);
+            std::mt19937 random(static_cast<unsigned>(c) + 1);
+            for (int k = 0; k < attempts; ++k) {
+                NodeState& chaos = *nodes[random() % n];
+                {
+                    std::lock_guard g(chaos.mutex);
+                    switch (random() % 4) {
+                        case 0:
+                            chaos.ignores_floor = !chaos.ignores_floor;
+                            break;
+                        case 1:
+                            chaos.counter += 1 + static_cast<long long>(random() % 5'000'000);
+                            break;
+                        default:
+                            break;
+                    }
+                }
+                int raised_before = 0;
+                for (auto& node : nodes) {
+                    std::lock_guard g(node->mutex);
+                    raised_before += node->raised;
+                }
+                QuorumAttempt a = lock.acquire(keys, token, long_ttl, nullptr);
+                if (!a.acquired) continue;
+                {
+                    std::lock_guard g(check);
+                    overlaps += holding++ > 0;
+                    bad_fences += a.fence <= last_fence;
+                    last_fence = std::max(last_fence, a.fence);
+                    ++held;
+                    // Another contender's step may count here too: only "none at all" is told.
+                    int raised_after = 0;
+                    for (auto& node : nodes) {
+                        std::lock_guard g2(node->mutex);
+                        raised_after += node->raised;
+                    }
+                    without_step += raised_after == raised_before;
+                }
+                std::this_thread::yield();
+                {
+                    std::lock_guard g(check);
+                    --holding;
+                }
+                lock.release(keys, token, Millis(0));
+            }
+        });
+    for (auto& r : runs) r.join();
+    EXPECT_EQ(overlaps, 0);
+    EXPECT_EQ(bad_fences, 0);
+    EXPECT_GT(without_step, 0);
+    int raised = 0;
+    for (auto& node : nodes) raised += node->raised;
+    EXPECT_GT(raised, 0);
 }
 
 namespace {

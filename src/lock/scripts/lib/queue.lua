@@ -30,9 +30,15 @@ end
 -- earlier master handed out, as long as the two masters' clocks agree within the time the
 -- failover took (one acquire per microsecond at most: a script takes longer than that, so the
 -- clock keeps ahead of the count).
-local function next_fence(key)
+-- `floor`, when given, is a quorum acquire's (acquire.lua's ARGV[10]): the fence is raised to it
+-- as to the clock. A quorum counts a fence that a majority of its nodes drew alike as agreed and
+-- skips its fence step (QuorumLock::acquire says why that is safe); nodes that each follow their
+-- own clock never draw alike, nodes given one floor above their clocks and counters all do.
+-- Only ever a raise: the fence is never lower than without it.
+local function next_fence(key, floor)
   local now = redis.call('TIME')
   local clock = now[1] .. string.format('%06d', tonumber(now[2]))
+  if floor and (#floor > #clock or (#floor == #clock and floor > clock)) then clock = floor end
   local counter = redis.call('GET', key) or ''
   -- Both are decimal strings without leading zeros: shorter is smaller.
   if #counter < #clock or (#counter == #clock and counter < clock) then
@@ -40,6 +46,19 @@ local function next_fence(key)
   end
   redis.call('INCR', key)
   return redis.call('GET', key)
+end
+-- The fence of a permit or a shared hold, whose holders hold at once: as next_fence, a second
+-- above this master's clock. Over a quorum each such holder's fence is one above the highest its
+-- nodes drew (QuorumLock::acquire's fence step), which two holders drawing at once could share
+-- if their counters led the clock: a plain acquire's fence floor (acquire.lua's ARGV[10]) puts
+-- counters up to a second ahead of the clock, and drawn from there, holders admitted together
+-- drew one run of numbers and repeated fences (quorum_shared.bats). Kept ahead of those floors,
+-- their draws follow the clock again, as they did before the floor.
+local function next_fence_ahead(key)
+  local now = redis.call('TIME')
+  -- Below 2^53 (about 2255 in microseconds), so exact in Lua's doubles.
+  local ahead = tonumber(now[1]) * 1000000 + tonumber(now[2]) + 1000000
+  return next_fence(key, string.format('%d', ahead))
 end
 -- The delayed restart (issue 38), kept by the client. A fence counter never expires and is
 -- never deleted, so a counter that is missing means a name that was never taken here, or data

@@ -37,7 +37,7 @@ local function take_shared(key, fence_key, holders, open, ledger, queue, prefix,
   redis.call('DEL', prefix .. token, prefix .. token .. ':alive', prefix .. token .. ':who',
              prefix .. token .. ':take')
   -- Never below this master's clock in microseconds, as with a plain lock.
-  local fence = next_fence(fence_key)
+  local fence = next_fence_ahead(fence_key)
   local record = holders .. ':' .. token
   redis.call('DEL', record)
   local marked = write_record(record, {'token', token, 'fence', fence, 'ttl_ms', ttl,

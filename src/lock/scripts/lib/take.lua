@@ -11,6 +11,7 @@
 -- of the TTL; `now` Redis's clock in ms. The holder-info field/value pairs are args[from..]
 -- (none: no record is written, and an earlier holder's is deleted all the same). `floor`, when
 -- given, is a quorum hand-off's: the fence is fence_above's, not next_fence's (hand_off_head).
+-- `acquire_floor`: a quorum acquire's fence floor (next_fence, lib/queue.lua), or nil.
 -- A quorum hand-off's fence on this node: one above both the counter and `floor` (a decimal
 -- string without leading zeros: the releasing holder's quorum fence, '0' when not known), and not
 -- raised to this node's clock as next_fence is. The waiter starts at once only when a majority
@@ -29,7 +30,7 @@ local function fence_above(key, floor)
 end
 
 local function take_lock(key, fence_key, info, ledger, queue, prefix, token, px, ttl_ms, now,
-                         args, from, floor)
+                         args, from, floor, acquire_floor)
   -- The previous holder's record, when it is still there and marked, is that of a run whose end
   -- was never recorded (lib/abandoned.lua): it goes into the ledger as abandoned before this run
   -- replaces the record (not our own: an earlier attempt of this run whose reply was lost). Paid
@@ -45,7 +46,7 @@ local function take_lock(key, fence_key, info, ledger, queue, prefix, token, px,
                prefix .. token .. ':take')
   end
   -- Never below this master's clock in microseconds (next_fence, lib/queue.lua).
-  local fence = floor and fence_above(fence_key, floor) or next_fence(fence_key)
+  local fence = floor and fence_above(fence_key, floor) or next_fence(fence_key, acquire_floor)
   -- Holder info from an earlier holder is stale now, whether or not this run records its own.
   redis.call('DEL', info)
   if #args >= from then
