@@ -36,8 +36,8 @@ gated() {
     run "$PROBE" check "$BATS_TEST_TMPDIR/log" 3 36
     echo "$output"
     assert_success
-    # 12 contenders on 3 permits: the permits were used together, not one at a time.
-    assert_output --partial "peak 3"
+    # (That the permits are used together is the next test's, with a barrier: how many held at
+    # once here depends on the machine's load, and "peak 3" failed under CI's.)
     key_absent crowd
 }
 
@@ -268,8 +268,8 @@ assert len(l) == 1 and l[0]["held_permits"] == 2, l'
     run "$PROBE" check "$BATS_TEST_TMPDIR/log" 3 40
     echo "$output"
     assert_success
-    assert_output --partial "peak 3"
-    # The permits went from run to run by hand-offs, not only by wake-ups and acquires.
+    # (How many held at once depends on the load: "N runs with --permits N hold the lock
+    # together" proves they are used together.) The permits went from run to run by hand-offs, not only by wake-ups and acquires.
     local handed
     handed=$(grep -c "was handed over by its release" "$BATS_TEST_TMPDIR/crowd.err" || true)
     echo "# $handed hand-offs" >&3

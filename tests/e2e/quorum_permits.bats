@@ -49,8 +49,8 @@ gated() {
     run "$PROBE" check "$BATS_TEST_TMPDIR/log" 3 36
     echo "$output"
     assert_success
-    # 12 contenders on 3 permits: the permits were used together, not one at a time.
-    assert_output --partial "peak 3"
+    # (That the permits are used together is the next test's, with a barrier: how many held at
+    # once here depends on the machine's load, and "peak 3" failed under CI's.)
     # Released on every node (a node a loaded machine let time out is left to the 5s TTL).
     wait_for 15 q_nothing_left qcrowd
 }
