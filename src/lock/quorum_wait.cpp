@@ -122,7 +122,7 @@ WaitTarget::Blocked QuorumTarget::block(Millis block, int cancel_fd) {
 
 // The hand-off over a quorum (issue 35). On each node the release of the holder took the lock
 // for this waiter, the head of that node's queue (hand_off_head, lib/take.lua), for the claim
-// window C, with that node's next fence h_i (fence_above: one above its counter and the
+// window C, with that node's next fence h_i (fence_from: one above its counter and the
 // holder's fence). The waiter starts on a majority M of such nodes without another acquire
 // round when this is safe; otherwise it returns "woken" and the loop's next attempt decides (it
 // finds its own token where the lock was handed over, and is refused where it was not).

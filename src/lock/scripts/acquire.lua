@@ -35,7 +35,8 @@ end
 local want_holder = ARGV[8] == '1'
 -- Below the limit of fences (2^62, 19 digits) by its length: a floor of 18 digits or fewer can
 -- neither reach it nor, raised by one, pass it. Anything else is no floor.
-local fence_floor = ARGV[10] ~= '' and #ARGV[10] <= 18 and string.match(ARGV[10], '^[1-9]%d*$') or nil
+local fence_floor = ARGV[10] ~= '' and #ARGV[10] <= 18 and string.match(ARGV[10], '^[1-9]%d*$')
+  or nil
 
 -- Redis's clock in ms, read once per call: the once-per slot, the holder's acquired_ms and a
 -- busy reply's now_ms are all "now" for this one atomic step.

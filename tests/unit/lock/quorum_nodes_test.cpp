@@ -300,7 +300,7 @@ class FakeNode final : public QuorumNode {
             s_->woken.insert(head);
             return ReleaseResult::released;
         }
-        // hand_off_head (lib/take.lua): the lock taken for the head with fence_above's fence (one
+        // hand_off_head (lib/take.lua): the lock taken for the head with fence_from's fence (one
         // above the counter and the releasing holder's fence), and the next waiter told to look.
         const long long fence =
             std::max(s_->counter, s_->fence_of.count(token) ? s_->fence_of[token] : 0) + 1;
@@ -824,60 +824,32 @@ TEST_P(QuorumNodes, AMajorityOfWakeUpsEndsTheWaitWithoutTheFrozenNode) {
     EXPECT_TRUE(q.at(0, [](NodeState& s) { return s.woken.empty(); }));
 }
 
-// The invariant under contention: runs on several hosts (a QuorumLock each, over the same five
-// nodes) never hold the lock together, and each holder's fence is above every earlier one.
-TEST_P(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
-    constexpr std::size_t n = 5;
-    constexpr int contenders = 4, attempts = 150;
-    std::vector<std::shared_ptr<NodeState>> nodes;
-    for (std::size_t i = 0; i < n; ++i) nodes.push_back(std::make_shared<NodeState>());
-    std::mutex check;
-    int holding = 0, overlaps = 0, held = 0;
-    long long last_fence = 0, bad_fences = 0;
-    std::vector<std::thread> runs;
-    for (int c = 0; c < contenders; ++c)
-        runs.emplace_back([&, c] {
-            std::vector<std::unique_ptr<QuorumNode>> fakes;
-            for (std::size_t i = 0; i < n; ++i)
-                fakes.push_back(std::make_unique<FakeNode>(nodes[i], "node", false));
-            QuorumLock lock(std::move(fakes), generous, ReplicaPolicy{});
-            const std::string token = "c" + std::to_string(c);
-            for (int k = 0; k < attempts; ++k) {
-                QuorumAttempt a = lock.acquire(keys, token, long_ttl, nullptr);
-                if (!a.acquired) continue;
-                {
-                    std::lock_guard g(check);
-                    overlaps += holding++ > 0;
-                    bad_fences += a.fence <= last_fence;
-                    last_fence = std::max(last_fence, a.fence);
-                    ++held;
-                }
-                std::this_thread::yield();
-                {
-                    std::lock_guard g(check);
-                    --holding;
-                }
-                lock.release(keys, token, Millis(0));
-            }
-        });
-    for (auto& r : runs) r.join();
-    EXPECT_EQ(overlaps, 0);
-    EXPECT_EQ(bad_fences, 0);
-    EXPECT_GT(held, 0);
-}
+namespace {
 
-// The same while the nodes' fences disagree at random: a node drawing without the acquire's
-// floor (its clock ahead, an older script), a counter jumping ahead (a clock stepped forward).
-// Attempts whose majority drew one fence alike skip the fence step, the others raise: both
-// happen, and the fences still only grow.
-TEST_P(QuorumNodes, FencesGrowWhetherTheNodesDrawThemAlikeOrNot) {
+// What contenders on several hosts (a QuorumLock each, over the same five nodes) saw: holders at
+// once, fences not above every earlier one, acquisitions, and those during which no fence step
+// ran anywhere. `before`, when given, changes a node at random before each attempt.
+struct Contention {
+    int overlaps = 0, bad_fences = 0, held = 0, without_step = 0;
+};
+Contention contend(int contenders, int attempts,
+                   const std::function<void(std::vector<std::shared_ptr<NodeState>>&,
+                                            std::mt19937&)>& before = nullptr) {
     constexpr std::size_t n = 5;
-    constexpr int contenders = 3, attempts = 120;
     std::vector<std::shared_ptr<NodeState>> nodes;
     for (std::size_t i = 0; i < n; ++i) nodes.push_back(std::make_shared<NodeState>());
+    auto raised = [&] {
+        int sum = 0;
+        for (auto& node : nodes) {
+            std::lock_guard g(node->mutex);
+            sum += node->raised;
+        }
+        return sum;
+    };
     std::mutex check;
-    int holding = 0, overlaps = 0, held = 0, without_step = 0;
-    long long last_fence = 0, bad_fences = 0;
+    Contention seen;
+    int holding = 0;
+    long long last_fence = 0;
     std::vector<std::thread> runs;
     for (int c = 0; c < contenders; ++c)
         runs.emplace_back([&, c] {
@@ -888,40 +860,18 @@ TEST_P(QuorumNodes, FencesGrowWhetherTheNodesDrawThemAlikeOrNot) {
             const std::string token = "c" + std::to_string(c);
             std::mt19937 random(static_cast<unsigned>(c) + 1);
             for (int k = 0; k < attempts; ++k) {
-                NodeState& chaos = *nodes[random() % n];
-                {
-                    std::lock_guard g(chaos.mutex);
-                    switch (random() % 4) {
-                        case 0:
-                            chaos.ignores_floor = !chaos.ignores_floor;
-                            break;
-                        case 1:
-                            chaos.counter += 1 + static_cast<long long>(random() % 5'000'000);
-                            break;
-                        default:
-                            break;
-                    }
-                }
-                int raised_before = 0;
-                for (auto& node : nodes) {
-                    std::lock_guard g(node->mutex);
-                    raised_before += node->raised;
-                }
+                if (before) before(nodes, random);
+                const int raised_before = raised();
                 QuorumAttempt a = lock.acquire(keys, token, long_ttl, nullptr);
                 if (!a.acquired) continue;
                 {
                     std::lock_guard g(check);
-                    overlaps += holding++ > 0;
-                    bad_fences += a.fence <= last_fence;
+                    seen.overlaps += holding++ > 0;
+                    seen.bad_fences += a.fence <= last_fence;
                     last_fence = std::max(last_fence, a.fence);
-                    ++held;
+                    ++seen.held;
                     // Another contender's step may count here too: only "none at all" is told.
-                    int raised_after = 0;
-                    for (auto& node : nodes) {
-                        std::lock_guard g2(node->mutex);
-                        raised_after += node->raised;
-                    }
-                    without_step += raised_after == raised_before;
+                    seen.without_step += raised() == raised_before;
                 }
                 std::this_thread::yield();
                 {
@@ -932,12 +882,43 @@ TEST_P(QuorumNodes, FencesGrowWhetherTheNodesDrawThemAlikeOrNot) {
             }
         });
     for (auto& r : runs) r.join();
-    EXPECT_EQ(overlaps, 0);
-    EXPECT_EQ(bad_fences, 0);
-    EXPECT_GT(without_step, 0);
-    int raised = 0;
-    for (auto& node : nodes) raised += node->raised;
-    EXPECT_GT(raised, 0);
+    return seen;
+}
+
+}  // namespace
+
+// The invariant under contention: runs never hold the lock together, and each holder's fence is
+// above every earlier one.
+TEST_P(QuorumNodes, ContendersNeverHoldTogetherAndFencesGrow) {
+    Contention seen = contend(4, 150);
+    EXPECT_EQ(seen.overlaps, 0);
+    EXPECT_EQ(seen.bad_fences, 0);
+    EXPECT_GT(seen.held, 0);
+}
+
+// The same while the nodes' fences disagree at random: a node drawing without the acquire's
+// floor (its clock ahead, an older script), a counter jumping ahead (a clock stepped forward).
+// Attempts whose majority drew one fence alike skip the fence step, the others raise: both
+// happen, and the fences still only grow.
+TEST_P(QuorumNodes, FencesGrowWhetherTheNodesDrawThemAlikeOrNot) {
+    Contention seen = contend(3, 120, [](auto& nodes, std::mt19937& random) {
+        NodeState& chaos = *nodes[random() % nodes.size()];
+        std::lock_guard g(chaos.mutex);
+        switch (random() % 4) {
+            case 0:
+                chaos.ignores_floor = !chaos.ignores_floor;
+                break;
+            case 1:
+                chaos.counter += 1 + static_cast<long long>(random() % 5'000'000);
+                break;
+            default:
+                break;
+        }
+    });
+    EXPECT_EQ(seen.overlaps, 0);
+    EXPECT_EQ(seen.bad_fences, 0);
+    EXPECT_GT(seen.without_step, 0);
+    EXPECT_GT(seen.held - seen.without_step, 0);  // some raised
 }
 
 namespace {

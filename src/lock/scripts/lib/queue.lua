@@ -35,17 +35,23 @@ end
 -- skips its fence step (QuorumLock::acquire says why that is safe); nodes that each follow their
 -- own clock never draw alike, nodes given one floor above their clocks and counters all do.
 -- Only ever a raise: the fence is never lower than without it.
+-- Whether `a` is below `b`, both decimal strings without leading zeros: shorter is smaller.
+local function decimal_below(a, b)
+  return #a < #b or (#a == #b and a < b)
+end
+
+-- Counter `key` raised to `floor` when below it, then incremented: the new value.
+local function fence_from(key, floor)
+  if decimal_below(redis.call('GET', key) or '', floor) then redis.call('SET', key, floor) end
+  redis.call('INCR', key)
+  return redis.call('GET', key)
+end
+
 local function next_fence(key, floor)
   local now = redis.call('TIME')
   local clock = now[1] .. string.format('%06d', tonumber(now[2]))
-  if floor and (#floor > #clock or (#floor == #clock and floor > clock)) then clock = floor end
-  local counter = redis.call('GET', key) or ''
-  -- Both are decimal strings without leading zeros: shorter is smaller.
-  if #counter < #clock or (#counter == #clock and counter < clock) then
-    redis.call('SET', key, clock)
-  end
-  redis.call('INCR', key)
-  return redis.call('GET', key)
+  if floor and decimal_below(clock, floor) then clock = floor end
+  return fence_from(key, clock)
 end
 -- The fence of a permit or a shared hold, whose holders hold at once: as next_fence, a second
 -- above this master's clock. Over a quorum each such holder's fence is one above the highest its
@@ -240,6 +246,14 @@ end
 -- Wakes exactly one waiter, the live head (unless that is `except`), with one element on its
 -- wake-up list. It stays at the head, and so keeps a free lock reserved, until it has taken the
 -- lock. Returns the head.
+-- Wakes waiter `w` (a plain wake-up, '1') unless its wake-up list already holds one.
+local function wake_once(prefix, w, linger_ms)
+  if redis.call('LLEN', prefix .. w) == 0 then
+    redis.call('RPUSH', prefix .. w, '1')
+    redis.call('PEXPIRE', prefix .. w, linger_ms)
+  end
+end
+
 local function wake_head(queue, prefix, linger_ms, except)
   local head = live_head(queue, prefix)
   if head and head ~= except then
@@ -267,10 +281,7 @@ local function wake_admissible(queue, prefix, linger_ms, free)
       queue_remove(queue, w)
     else
       if mode ~= 'shared' and not free then return end
-      if redis.call('LLEN', prefix .. w) == 0 then
-        redis.call('RPUSH', prefix .. w, '1')
-        redis.call('PEXPIRE', prefix .. w, linger_ms)
-      end
+      wake_once(prefix, w, linger_ms)
       if mode ~= 'shared' then return end
       free = false
       i = i + 1

@@ -73,10 +73,7 @@ local function hand_readers(key, fence_key, holders, open, ledger, queue, prefix
     if not mode then
       queue_remove(queue, w)
     elseif mode ~= 'shared' then
-      if handed and redis.call('LLEN', prefix .. w) == 0 then
-        redis.call('RPUSH', prefix .. w, '1')
-        redis.call('PEXPIRE', prefix .. w, linger_ms)
-      end
+      if handed then wake_once(prefix, w, linger_ms) end
       return
     else
       local args = can and take_args(prefix, w, true)

@@ -10,25 +10,17 @@
 -- leaves the queue (its wake-up list, ':alive' and ':who' go). `ttl_ms` is what the record says
 -- of the TTL; `now` Redis's clock in ms. The holder-info field/value pairs are args[from..]
 -- (none: no record is written, and an earlier holder's is deleted all the same). `floor`, when
--- given, is a quorum hand-off's: the fence is fence_above's, not next_fence's (hand_off_head).
+-- given, is a quorum hand-off's: the fence is fence_from's, not next_fence's (hand_off_head).
 -- `acquire_floor`: a quorum acquire's fence floor (next_fence, lib/queue.lua), or nil.
--- A quorum hand-off's fence on this node: one above both the counter and `floor` (a decimal
--- string without leading zeros: the releasing holder's quorum fence, '0' when not known), and not
--- raised to this node's clock as next_fence is. The waiter starts at once only when a majority
--- of nodes handed it the same fence (QuorumTarget, quorum_wait.cpp): nodes that each follow
--- their own clock in microseconds never agree, whereas counters that the last holder raised to
--- its fence (raise_fence.lua), or that its own hand-off left equal, all step to that fence + 1.
+-- A quorum hand-off's fence on this node (fence_from, lib/queue.lua): one above both the counter
+-- and `floor` (a decimal string without leading zeros: the releasing holder's quorum fence, '0'
+-- when not known), and not raised to this node's clock as next_fence is. The waiter starts at
+-- once only when a majority of nodes handed it the same fence (QuorumTarget, quorum_wait.cpp):
+-- nodes that each follow their own clock in microseconds never agree, whereas counters that the
+-- last holder raised to its fence (raise_fence.lua), or that its own hand-off left equal, all
+-- step to that fence + 1.
 -- The floor keeps the step above the holder's fence on a node whose counter fell behind it (a
 -- restart from a snapshot taken between its acquire and its fence step).
-local function fence_above(key, floor)
-  local counter = redis.call('GET', key) or '0'
-  if #counter < #floor or (#counter == #floor and counter < floor) then
-    redis.call('SET', key, floor)
-  end
-  redis.call('INCR', key)
-  return redis.call('GET', key)
-end
-
 local function take_lock(key, fence_key, info, ledger, queue, prefix, token, px, ttl_ms, now,
                          args, from, floor, acquire_floor)
   -- The previous holder's record, when it is still there and marked, is that of a run whose end
@@ -46,7 +38,7 @@ local function take_lock(key, fence_key, info, ledger, queue, prefix, token, px,
                prefix .. token .. ':take')
   end
   -- Never below this master's clock in microseconds (next_fence, lib/queue.lua).
-  local fence = floor and fence_above(fence_key, floor) or next_fence(fence_key, acquire_floor)
+  local fence = floor and fence_from(fence_key, floor) or next_fence(fence_key, acquire_floor)
   -- Holder info from an earlier holder is stale now, whether or not this run records its own.
   redis.call('DEL', info)
   if #args >= from then
@@ -76,7 +68,7 @@ end
 -- - Fences: take_lock draws the next fence exactly as the head's acquire would.
 -- - FIFO: only the live head is handed the lock, as only it would have been woken.
 -- - A quorum's queue (a sorted set): each node hands the lock to its head as one node does, but
---   with fence_above's fence (`floor`: the releasing holder's fence, from its holder record); the
+--   with fence_from's fence (`floor`: the releasing holder's fence, from its holder record); the
 --   waiter starts only on a majority of hand-offs, and raises their fences when they differ
 --   (QuorumTarget, quorum_wait.cpp, makes the argument).
 -- Anything else (a head that did not ask, a fence counter that is missing or unusable, where the
@@ -102,10 +94,7 @@ local function hand_off_head(key, fence_key, info, ledger, queue, prefix, linger
       -- is left of the claim, then finds the head's renewed TTL, or takes a lock whose claim
       -- lapsed.
       local next = live_head(queue, prefix)
-      if next and redis.call('LLEN', prefix .. next) == 0 then
-        redis.call('RPUSH', prefix .. next, '1')
-        redis.call('PEXPIRE', prefix .. next, linger_ms)
-      end
+      if next then wake_once(prefix, next, linger_ms) end
       return
     end
   end
@@ -113,7 +102,7 @@ local function hand_off_head(key, fence_key, info, ledger, queue, prefix, linger
 end
 
 -- The releasing holder `token`'s fence, from its record (`info`), read before release_lock
--- deletes the record: a quorum hand-off's floor (fence_above); nil when the record is not its own
+-- deletes the record: a quorum hand-off's floor (fence_from); nil when the record is not its own
 -- or its fence not a plain decimal below the limit.
 local function release_floor(info, token)
   local own = redis.pcall('HMGET', info, 'token', 'fence')
