@@ -217,14 +217,11 @@ TlsContext::TlsContext(const TlsSettings& settings)
 }
 
 std::shared_ptr<const TlsContext> TlsContext::get(const TlsSettings& settings) {
+    // OpenSSL frees its globals in an atexit handler it registers on first use. Initialising it
+    // before `last` exists makes `last` (registered later) go first at exit, while OpenSSL works.
     [[maybe_unused]] static const bool initialised = openssl().OPENSSL_init_ssl(0, nullptr) == 1;
     static std::mutex mutex;
-    // Never destroyed (allocated, not a static object), as the scripts are (scripts.cpp): a
-    // quorum's worker thread may still hold a connection when the process exits, and it must not
-    // be the one that drops the context's last reference, freeing the SSL_CTX while the main
-    // thread's exit still uses it (TSan saw SSL_CTX_free on a worker race the main thread's
-    // SSL_free, in tls.bats's quorum over rediss://). The context lives as long as the process.
-    static std::shared_ptr<const TlsContext>& last = *new std::shared_ptr<const TlsContext>;
+    static std::shared_ptr<const TlsContext> last;
     std::lock_guard lock(mutex);
     if (!last || last->settings() != settings) last = std::make_shared<const TlsContext>(settings);
     return last;
