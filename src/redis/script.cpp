@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "util/duration.hpp"
 #include "util/errors.hpp"
+#include "util/sha1.hpp"
 
 namespace redlock {
 namespace {
@@ -58,9 +62,28 @@ void reject_old_server(Connection& conn, std::string_view name, std::string_view
 Script::Script(std::string_view name, std::string_view body, std::string_view sha1, Send send)
     : name_(name), body_(body), sha1_(sha1), send_(send) {}
 
+const Script& Script::for_setup(const Connection& conn) const {
+    const int db = conn.connected() ? 0 : conn.endpoint().db;
+    if (db == 0 || database_ != 0) return *this;
+    static std::mutex lock;
+    static std::map<std::pair<std::string, int>, std::unique_ptr<Script>> made;
+    std::lock_guard<std::mutex> hold(lock);
+    std::unique_ptr<Script>& variant = made[{sha1_, db}];
+    if (!variant) {
+        // On the script's first line, so that the line numbers in its errors stay as they are.
+        std::string body = fmt::format("redis.call('SELECT', {}) ", db) + body_;
+        std::string sha1 = sha1_hex(body);
+        variant = std::make_unique<Script>(name_, body, sha1, send_);
+        variant->database_ = db;
+    }
+    return *variant;
+}
+
 Reply Script::run(Connection& conn, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args, ScriptTime time,
                   const SetupGiveBack* give_back) const {
+    if (give_back && &for_setup(conn) != this)
+        return for_setup(conn).run(conn, keys, args, time, give_back);
     std::vector<std::string> argv{"EVALSHA", sha1_, std::to_string(keys.size())};
     argv.insert(argv.end(), keys.begin(), keys.end());
     argv.insert(argv.end(), args.begin(), args.end());
@@ -125,10 +148,9 @@ void Script::note_reply(Connection& conn, const Reply& reply, Deadline deadline)
 
 ScriptSend::ScriptSend(Connection& conn, ScriptCall call, Millis per_send,
                        const SetupGiveBack* give_back)
-    : conn_(conn),
-      call_(std::move(call)),
-      per_send_(per_send),
-      body_(call_.script->sends_body(conn)) {
+    : conn_(conn), call_(std::move(call)), per_send_(per_send), body_(false) {
+    if (give_back) call_.script = &call_.script->for_setup(conn);
+    body_ = call_.script->sends_body(conn);
     conn_.send(call_.script->argv(call_.keys, call_.args, body_), BootClock::now() + per_send_,
                give_back);
 }

@@ -71,11 +71,21 @@ class Script {
     const std::string& name() const { return name_; }
     const std::string& sha1() const { return sha1_; }
 
+    // The script as it goes out in the set-up's write of `conn` (with `give_back`): itself, or
+    // on a connection that will SELECT a database first, a variant that selects it again. A
+    // SELECT that fails (a database the server does not have) leaves the connection in
+    // database 0, where the command behind it in the same write would run: an acquire there
+    // took a fence in a database nobody named, and given back, left that counter behind. The
+    // variant's own SELECT fails there too, before the script writes anything; where the
+    // connection's succeeded, it changes nothing. Made once per script and database.
+    const Script& for_setup(const Connection& conn) const;
+
   private:
     std::string name_;
     std::string body_;
     std::string sha1_;
     Send send_;
+    int database_ = 0;  // a for_setup variant's: the database it selects
 };
 
 // One call of a script, as data: what a step sends (ScriptSend, Script::run).
