@@ -128,6 +128,12 @@ constexpr const char* exit_codes_all =
     "executable; 127 command not found. status: 0 held, 1 free; release --token: 1 when another "
     "token holds the lock.";
 
+constexpr const char* files_all =
+    "Files: $XDG_CACHE_HOME/redlock-run (else ~/.cache/redlock-run) remembers which scripts "
+    "each Redis server ran, so that the first run on a server sends them whole at once rather "
+    "than ask for them by digest first; a hint only: safe to delete, and unused where the "
+    "directory is not this user's alone.";
+
 // Joins two words that a line must not break between ("[env: REDLOCK_TTL]").
 constexpr char glue = '\x01';
 
@@ -236,6 +242,8 @@ std::string help_all_text(const std::vector<OptionSpec>& catalog) {
     }
     out += '\n';
     paragraph(out, exit_codes_all);
+    out += '\n';
+    paragraph(out, files_all);
     out += "\nEvery detail: man redlock-run.\n";
     return out;
 }

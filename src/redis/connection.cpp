@@ -77,12 +77,22 @@ bool Connection::script_uncached(std::string_view sha1) const {
     auto has = [&](const std::vector<std::string>& list) {
         return std::find(list.begin(), list.end(), sha1) != list.end();
     };
-    return has(uncached_scripts_) || (script_cache_emptied_ && !has(ran_scripts_));
+    if (has(uncached_scripts_) || (script_cache_emptied_ && !has(ran_scripts_))) return true;
+    // Without a memory (no cache directory of this user's), the digest goes first, as it did.
+    return memory().usable() && !memory().knows(sha1);
+}
+
+ScriptMemory& Connection::memory() const {
+    if (!memory_) memory_ = ScriptMemory::open(endpoint_.describe());
+    return *memory_;
 }
 
 void Connection::set_script_uncached(std::string_view sha1, bool uncached) {
     std::erase(uncached_scripts_, sha1);
     if (uncached) {
+        // A script remembered is missing: the server's cache was emptied since (a restart, a
+        // failover), and nothing else remembered of it holds any more either.
+        if (memory().knows(sha1)) memory().forget_all();
         uncached_scripts_.emplace_back(sha1);
         if (!script_ran_) {
             // Emptied (again, after a restart, say): what ran before is gone with the rest.
@@ -92,6 +102,7 @@ void Connection::set_script_uncached(std::string_view sha1, bool uncached) {
         return;
     }
     script_ran_ = true;
+    memory().learn(sha1);
     if (script_cache_emptied_ &&
         std::find(ran_scripts_.begin(), ran_scripts_.end(), sha1) == ran_scripts_.end())
         ran_scripts_.emplace_back(sha1);

@@ -12,6 +12,7 @@
 
 #include "redis/redis_url.hpp"
 #include "redis/reply.hpp"
+#include "redis/script_memory.hpp"
 #include "redis/socket.hpp"
 #include "util/clock.hpp"
 
@@ -143,7 +144,9 @@ class Connection {
     // others ran marks that script only (a server that never saw it, such as the renew script
     // on one that only ever saw short runs). Kept across reconnects: EVAL is right for any
     // server. A connection cut after a script ran takes every script as missing too (a
-    // restart or a failover empties the cache; close() says why).
+    // restart or a failover empties the cache; close() says why). Between runs, the server's
+    // ScriptMemory (script_memory.hpp): a script that no run of this user's saw run on this
+    // server is taken as missing too, so that a first run sends its body at once.
     bool script_uncached(std::string_view sha1) const;
     void set_script_uncached(std::string_view sha1, bool uncached);
 
@@ -224,6 +227,9 @@ class Connection {
     bool script_ran_ = false;  // a script ran on this connection since it was (re)connected
     bool script_cache_emptied_ = false;     // the first script of a connection met NOSCRIPT
     std::vector<std::string> ran_scripts_;  // since then: scripts that ran
+    // Read when a script is first about to go out (a connection that runs none never reads it).
+    mutable std::optional<ScriptMemory> memory_;
+    ScriptMemory& memory() const;
     std::optional<Flight> flight_;
 };
 

@@ -24,7 +24,9 @@ teardown() {
     redis_stop
 }
 
-dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
+# How many acquires the proxy lost: by digest, or with the body (the proxy's port is a server
+# this test's runs never ran a script on, so the first goes with its body: script_memory.hpp).
+dropped_acquires() { grep -Ec '^dropped EVAL(SHA)?$' "$PROXY_LOG" 2>/dev/null || true; }
 
 @test "an acquire whose connection drops before the reply is asked again and holds the lock, fenced once" {
     # Ahead of Redis's clock in microseconds (the fence's floor), so the next fence is one above.
@@ -34,7 +36,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
         'echo "$REDLOCK_FENCE" > "$0"; [ "$(redis-cli -p "$REDIS_PORT" GET amb)" = "$REDLOCK_TOKEN" ]' \
         "$BATS_TEST_TMPDIR/fence"
     assert_success
-    assert_equal "$(dropped EVALSHA)" 1
+    assert_equal "$(dropped_acquires)" 1
     assert_line --regexp "^redlock-run: no reply to the acquire of lock 'amb' .*asking again with the same token"
     # The lost attempt drew fence ...42; the re-send found the key holding its own token and
     # reported that same fence, without drawing another.
@@ -47,7 +49,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     proxy_start --drop 1 --mode stall
     run "$RL" -v --command-timeout 300ms -u "$PROXY_URL" slowreply -- touch "$BATS_TEST_TMPDIR/ran"
     assert_success
-    assert_equal "$(dropped EVALSHA)" 1
+    assert_equal "$(dropped_acquires)" 1
     assert_output --partial "timed out"
     [ -e "$BATS_TEST_TMPDIR/ran" ]
     key_absent slowreply
@@ -57,7 +59,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     # Both sends of the acquire lose their replies; the third script (the give-up) gets through.
     proxy_start --drop 2 --mode close
     run -69 "$RL" -t 10m -u "$PROXY_URL" gaveup -- touch "$BATS_TEST_TMPDIR/ran"
-    assert_equal "$(dropped EVALSHA)" 2
+    assert_equal "$(dropped_acquires)" 2
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     # Gone now, not in 10 minutes: the run deleted it by its token.
     key_absent gaveup
@@ -72,7 +74,7 @@ dropped() { grep -c "^dropped $1\$" "$PROXY_LOG" 2>/dev/null || true; }
     theirs=$(cli "$REDIS_PORT" GET taken)
     proxy_start --drop 2 --mode close
     run -69 "$RL" -u "$PROXY_URL" taken -- touch "$BATS_TEST_TMPDIR/ran"
-    assert_equal "$(dropped EVALSHA)" 2
+    assert_equal "$(dropped_acquires)" 2
     assert_equal "$(cli "$REDIS_PORT" GET taken)" "$theirs"
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
     touch "$BATS_TEST_TMPDIR/go"

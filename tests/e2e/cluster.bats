@@ -314,7 +314,7 @@ permits_held_are() { [ "$("$RL" status --json "$1" | jq -r '.held_permits')" = "
     cli "$owner" CLUSTER SETSLOT "$slot" NODE "$(node_id "$other")" >/dev/null
     cli "$other" CLUSTER SETSLOT "$slot" NODE "$(node_id "$owner")" >/dev/null
     run -69 "$RL" -v job -- touch "$BATS_TEST_TMPDIR/ran"
-    assert_line --regexp "^redlock-run: .*redirected EVALSHA more than 5 times; last: MOVED $slot "
+    assert_line --regexp "^redlock-run: .*redirected EVAL more than 5 times; last: MOVED $slot "
     assert_equal "$(count_lines <(echo "$output") "(MOVED)")" 5
     [ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }

@@ -26,6 +26,11 @@ RL="${REDLOCK_RUN:-$BATS_TEST_DIRNAME/../../build/redlock-run}"
 # back that long. Off here; restart_guard.bats turns it on where it is the point.
 export REDLOCK_RESTART_GUARD=0
 
+# The memory of which scripts each server ran (src/redis/script_memory.hpp) is the test's own,
+# fresh for each test (bats sources this file again for every test), never the user's: the
+# first run of a test on a server sends the scripts' bodies, later ones their digests.
+export XDG_CACHE_HOME="${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-/nonexistent/none}}/xdg-cache"
+
 # sanitized: the binary under test was built with ASan or TSan. Asked once per file (ldd is a
 # script that starts the loader) and exported, so that every test process inherits the answer.
 sanitized() {

@@ -312,7 +312,7 @@ fake() {
     # The run's first write is the acquire and CLUSTER SLOTS (the map: every slot on the fake);
     # every acquire is answered with a MOVED for slot 1.
     fake_start script "-MOVED 1 127.0.0.1:$REDIS_PORT\r\n|*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n\$9\r\n127.0.0.1\r\n:PORT\r\n|-MOVED 1 127.0.0.1:$REDIS_PORT\r\n"
-    refuse 69 "node 127.0.0.1:$FAKE_PORT redirected EVALSHA for slot 1, but its key is in slot 2906; not following it" \
+    refuse 69 "node 127.0.0.1:$FAKE_PORT redirected EVAL for slot 1, but its key is in slot 2906; not following it" \
         -u "redis-cluster://127.0.0.1:$FAKE_PORT" "${JOB[@]}"
     assert_untouched
 }
@@ -335,7 +335,17 @@ fake() {
     local lua_error='-ERR Error running script (call to f_0): @user_script:66: @user_script: 66: Unknown Redis command called from Lua script\r\n'
     # INFO's bulk reply: 32 bytes once the fake decodes the escapes.
     local info='$32\r\n# Server\r\nredis_version:5.0.14\r\n\r\n'
+    # FAKE_PORT is the fake started just before.
+    refuse_old() {
+        refuse 69 "Redis at 127\\.0\\.0\\.1:$FAKE_PORT is version 5\\.0\\.14; redlock-run needs Redis 6\\.0\\.6 or later \\(the acquire script uses LPOS\\)$" "${FAST[@]}" "${JOB[@]}"
+    }
+    # A server this user's runs never ran a script on: the acquire goes with its body at once.
+    fake script "$lua_error|$info"
+    refuse_old
+    fake_stop
+    # Without a memory of the servers (no cache directory), the digest goes first: the NOSCRIPT,
+    # then the body.
     fake script "-NOSCRIPT No matching script.\r\n|$lua_error|$info"
-    refuse 69 "Redis at 127\\.0\\.0\\.1:$FAKE_PORT is version 5\\.0\\.14; redlock-run needs Redis 6\\.0\\.6 or later \\(the acquire script uses LPOS\\)$" "${FAST[@]}" "${JOB[@]}"
+    XDG_CACHE_HOME=/nonexistent/none refuse_old
     fake_stop
 }

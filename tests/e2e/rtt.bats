@@ -84,6 +84,8 @@ far_quorum() {
 
 @test "on a server whose script cache was flushed, one NOSCRIPT is enough for the whole run" {
     local log="$BATS_TEST_TMPDIR/monitor" mon
+    # A server this user's runs used, whose cache was emptied since (a restart, a failover).
+    run -0 "$RL" -u "redis://127.0.0.1:${Q_PORT[0]}" before -- true
     cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
     cli "${Q_PORT[0]}" MONITOR >"$log" 2>/dev/null 3>&- &
     mon=$!
@@ -97,6 +99,26 @@ far_quorum() {
     # sent with its body at once, not asked for by digest first.
     [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVALSHA"')" -eq 1 ]
     [ "$(grep -v '\[0 lua\]' "$log" | grep -c '"EVAL"')" -eq 2 ]
+}
+
+@test "the first run on a server with an empty script cache is two round trips, and so is the next" {
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    counting_proxy "${Q_PORT[0]}"
+    # No run of this user's used the server: the acquire goes with its body in the first write,
+    # the release with its record in the second (3 when the acquire was sent by digest first).
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" first -- true
+    [ "$(turns)" -eq 2 ]
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" first -- true
+    [ "$(turns)" -eq 4 ]
+    # The second went by digest: the memory said the server had the scripts, and it had.
+    [ "$(cli "${Q_PORT[0]}" INFO commandstats | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')" -ge 1 ]
+    [ -z "$(cli "${Q_PORT[0]}" INFO errorstats | grep NOSCRIPT)" ]
+    # A server whose cache was emptied since costs one round trip more, once.
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" first -- true
+    [ "$(turns)" -eq 7 ]
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" first -- true
+    [ "$(turns)" -eq 9 ]
 }
 
 @test "nodes that never answer in time: the message names --node-timeout even when unmeasured" {
@@ -182,13 +204,17 @@ turns() { cat "$TURNS" 2>/dev/null || echo 0; }
 @test "list on a server whose script cache was flushed sends the bodies for all its locks at once" {
     local i
     for i in 1 2 3 4; do cli "${Q_PORT[0]}" SET "cold$i" someone-else PX 60000 >/dev/null; done
-    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
     counting_proxy "${Q_PORT[0]}"
+    # A server none of this test's runs used: SCAN, then the four reads with the script's body.
     run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list 'cold*'
     assert_line --partial cold4
-    # SCAN, the four reads, the four again with the script's body: one round trip each (7
-    # before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
-    [ "$(turns)" -eq 3 ]
+    [ "$(turns)" -eq 2 ]
+    # Its cache emptied since: SCAN, the four reads by digest, the four again with the body: one
+    # round trip each (7 before: the first lock's EVALSHA and EVAL, then one EVAL per lock).
+    cli "${Q_PORT[0]}" SCRIPT FLUSH >/dev/null
+    run -0 "$RL" -u "redis://127.0.0.1:$PROXY_PORT" list 'cold*'
+    assert_line --partial cold4
+    [ "$(turns)" -eq 5 ]
 }
 
 cluster_ok() { [[ "$(cli "$1" CLUSTER INFO)" == *cluster_state:ok* ]]; }

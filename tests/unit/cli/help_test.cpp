@@ -112,6 +112,13 @@ TEST(Help, EndsWithThePointerToTheFullList) {
     EXPECT_NE(lines.back().find("man redlock-run"), std::string::npos) << lines.back();
 }
 
+// The one file the tool writes on its own (src/redis/script_memory.hpp), and where.
+TEST(Help, HelpAllNamesTheScriptMemoryAndItsVariables) {
+    std::string text = help({"--help-all"});
+    EXPECT_NE(text.find("$XDG_CACHE_HOME/redlock-run"), std::string::npos);
+    EXPECT_NE(text.find("~/.cache/redlock-run"), std::string::npos);
+}
+
 TEST(Help, HelpAllListsEveryOptionIn80Columns) {
     std::string text = help({"--help-all"});
     expect_fits(text, 250, "--help-all");
