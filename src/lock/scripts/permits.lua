@@ -203,7 +203,8 @@ end
 -- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '' when this run does not wait, '1' when it
 -- joins the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts a
 -- permit handed over by a release for a claim window of C ms (hand_permit below), 'ticket:T'
--- when it joins at ticket T (a quorum waiter, see lib/queue.lua), ARGV[8] how long
+-- when it joins at ticket T (a quorum waiter, see lib/queue.lua), 'ticket:T:handoff:C' both
+-- (QuorumTarget::take_hand_off, quorum_wait.cpp, says when the quorum starts on it), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] N, ARGV[11] the restart guard in ms ('' or '0': none; see
 -- restart_guard_left in lib/queue.lua), ARGV[12] the permit this run asks for ('' for none: a
@@ -215,8 +216,15 @@ end
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
-  local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
-  local claim = waits and not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
+  -- (A quorum waiter that accepts a hand-off: 'ticket:T:handoff:C', as acquire.lua takes it.)
+  local ticket, claim = nil, nil
+  if waits then
+    ticket, claim = string.match(ARGV[7], '^ticket:(%d+):handoff:(%d+)$')
+    if not ticket then
+      ticket = string.match(ARGV[7], '^ticket:(%d+)$')
+      claim = not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
+    end
+  end
   local kind, have = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
