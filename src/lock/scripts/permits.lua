@@ -269,6 +269,11 @@ if op == 'acquire' then
       stretch(tonumber(ttl))
       local counter = redis.call('GET', KEYS[2])
       local drawn = redis.call('GET', P .. i .. ':fence') or counter
+      -- A quorum waiter's re-send is common: the attempt that confirms a hand-off it could not
+      -- start on (QuorumTarget::take_hand_off), and two such waiters, handed two permits freed
+      -- at once, would read the same counters and take the same fence (their highest + 1). A
+      -- fresh draw each, as a new acquire's, keeps them apart (it too is above the counter).
+      if ticket then counter = next_fence_ahead(KEYS[2]) end
       -- A hand-off's wake-up may still be on our list (see acquire.lua): no BLPOP takes it now.
       if waits then redis.call('DEL', wprefix .. token) end
       -- The counter too, for a quorum: its fence must exceed every node's counter it reads.

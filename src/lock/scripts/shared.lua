@@ -167,6 +167,11 @@ if op == 'acquire' then
     extend(token, ttl, now)
     -- A hand-off's wake-up may still be on our list (see acquire.lua): no BLPOP takes it now.
     if waits then redis.call('DEL', wprefix .. token) end
+    -- A quorum waiter (a hand-off confirmed by an attempt) also gets a fresh draw, as in
+    -- permits.lua: readers handed their holds at once must not take one fence from one counter.
+    if ticket then
+      return {1, redis.call('HGET', H .. token, 'fence'), 'counter', next_fence_ahead(KEYS[2])}
+    end
     return {1, redis.call('HGET', H .. token, 'fence')}
   end
   local blocker = nil
