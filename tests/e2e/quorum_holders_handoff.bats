@@ -26,6 +26,7 @@ setup() {
 teardown() {
     local i
     touch "$BATS_TEST_TMPDIR/go1" "$BATS_TEST_TMPDIR/go2" "$BATS_TEST_TMPDIR/stop"
+    for i in "${!Q_PID[@]}"; do q_thaw "$i" 2>/dev/null || true; done
     for i in ${PIDS[@]+"${PIDS[@]}"}; do kill -9 "$i" 2>/dev/null || true; done
     for i in ${PIDS[@]+"${PIDS[@]}"}; do wait "$i" 2>/dev/null || true; done
 }
@@ -77,6 +78,40 @@ q_permit_held() { [ "$(cli "${Q_PORT[$1]}" EXISTS "{$2}:permit:$3")" = 1 ]; }
     echo "# $readers of 90 readers and $writers of 30 writers started on a hand-off; $(tail -n 1 <<<"$output")" >&3
     [ "$readers" -gt 0 ]
     wait_for 15 q_nothing_left qshand '{qshand}:shared'
+}
+
+# frozen_while_running LOG: once 20 runs have started, freezes node 2 (SIGSTOP) until 30 more
+# have: the two live nodes are a majority, and the crowds go on.
+frozen_while_running() {
+    wait_for 60 starts_at_least "$1" 20
+    q_freeze 2
+    wait_for 60 starts_at_least "$1" 50
+    q_thaw 2
+}
+
+@test "quorum --permits 2 contenders while one node is frozen: never more than 2 at once, never a permit twice, fences unique" {
+    local i
+    export CROWD_ERR=$BATS_TEST_TMPDIR/crowd.err
+    for i in $(seq 6); do crowd 15 0.05 - qpfrozen --permits 2 -v --wait 90s --ttl 5s; done
+    frozen_while_running "$BATS_TEST_TMPDIR/log"
+    crowd_wait
+    run "$PROBE" check "$BATS_TEST_TMPDIR/log" 2 90
+    echo "$output"
+    assert_success
+    echo "# $(handed_in "$CROWD_ERR") of 90 runs started on a hand-off; $(tail -n 1 <<<"$output")" >&3
+}
+
+@test "quorum --shared and exclusive contenders while one node is frozen: never a writer beside anyone, fences in admission order" {
+    local i
+    export CROWD_ERR=$BATS_TEST_TMPDIR/crowd.err
+    for i in $(seq 5); do crowd 15 0.05 S qsfrozen --shared -v --wait 90s --ttl 5s; done
+    for i in $(seq 2); do crowd 15 0.05 X qsfrozen -v --wait 90s --ttl 5s; done
+    frozen_while_running "$BATS_TEST_TMPDIR/log"
+    crowd_wait
+    run "$PROBE" check-shared "$BATS_TEST_TMPDIR/log" 105
+    echo "$output"
+    assert_success
+    echo "# $(handed_in "$CROWD_ERR") of 105 runs started on a hand-off; $(tail -n 1 <<<"$output")" >&3
 }
 
 @test "a quorum --permits waiter is handed the permit its holder freed and starts on it" {
