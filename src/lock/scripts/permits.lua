@@ -358,6 +358,8 @@ end
 -- (nothing written) when the waiter asked for none, or its acquire is to decide (a fence counter
 -- that is missing, where the restart guard judges, or unusable): the caller wakes it instead.
 -- The lock key stays as it was, stretched to C if need be: it covered the released permit.
+-- A quorum's waiter (a sorted queue) is handed its permit on each node alike, and starts when a
+-- majority handed it the same one (QuorumTarget::take_hand_off, quorum_wait.cpp).
 local function hand_permit(n, i)
   local free = survey(n).free
   local w = nth_live(free)
