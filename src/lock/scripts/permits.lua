@@ -216,15 +216,8 @@ end
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
-  -- (A quorum waiter that accepts a hand-off: 'ticket:T:handoff:C', as acquire.lua takes it.)
   local ticket, claim = nil, nil
-  if waits then
-    ticket, claim = string.match(ARGV[7], '^ticket:(%d+):handoff:(%d+)$')
-    if not ticket then
-      ticket = string.match(ARGV[7], '^ticket:(%d+)$')
-      claim = not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
-    end
-  end
+  if waits then ticket, claim = queue_how(ARGV[7]) end
   local kind, have = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')

@@ -130,15 +130,8 @@ end
 -- the caller's wait; an error 'PERMITS ...' when the name is held with --permits.
 if op == 'acquire' then
   local token, ttl, waits = ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= ''
-  -- (A quorum waiter that accepts a hand-off: 'ticket:T:handoff:C', as acquire.lua takes it.)
   local ticket, claim = nil, nil
-  if waits then
-    ticket, claim = string.match(ARGV[7], '^ticket:(%d+):handoff:(%d+)$')
-    if not ticket then
-      ticket = string.match(ARGV[7], '^ticket:(%d+)$')
-      claim = not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
-    end
-  end
+  if waits then ticket, claim = queue_how(ARGV[7]) end
   local kind, shared = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
