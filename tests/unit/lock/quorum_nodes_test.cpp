@@ -1477,9 +1477,7 @@ TEST_F(QuorumPermitsHandOff, PermitsThatDifferAcrossNodesAreConfirmedByAnAcquire
 
 // One node's hand-off of the permit is no majority: the waiter confirms with an acquire, which
 // finds the other permits still held, and goes on waiting; when the release reaches the other
-// nodes, it gets permit 1. (How: on their hand-offs, or, where the fence step that follows them
-// does not reach a majority in time, on a machine slowed by a sanitizer, by one more acquire:
-// the tests above pin the hand-off itself; this one, that one node's is not enough.)
+// nodes, it starts on their hand-offs.
 TEST_F(QuorumPermitsHandOff, APermitHandedOnTooFewNodesDoesNotStartTheWaiter) {
     hold_permits({10, 10, 10});
     auto waiter = start_permit_waiter("w");
@@ -1492,6 +1490,8 @@ TEST_F(QuorumPermitsHandOff, APermitHandedOnTooFewNodesDoesNotStartTheWaiter) {
     WaitResult r = waiter.get();
     ASSERT_TRUE(r.last.acquired);
     EXPECT_EQ(r.last.permit, 1);
+    EXPECT_EQ(attempts_on(1), 2u);
+    EXPECT_EQ(r.lease, Millis(5'000));
 }
 
 // A permit handed over with less than half the claim window left (here a window too short for
@@ -1533,8 +1533,7 @@ TEST_F(QuorumHandOff, ReadersHandedASharedHoldOnAMajorityStart) {
 }
 
 // A reader handed its hold on one node only is no majority: it confirms with an acquire (still
-// refused where the writer holds) and starts once the others hand it over (on their hand-offs,
-// or by one more acquire where the fence step after them is late: see the permit case above).
+// refused where the writer holds) and starts once the others hand it over.
 TEST_F(QuorumHandOff, AReaderHandedASharedHoldOnTooFewNodesDoesNotStart) {
     hold_everywhere({10, 10, 10}, 10);
     auto reader = start_waiter("r", Millis(5'000), 1, /*shared=*/true);
@@ -1545,6 +1544,8 @@ TEST_F(QuorumHandOff, AReaderHandedASharedHoldOnTooFewNodesDoesNotStart) {
     release_on(2);
     WaitResult r = reader.get();
     ASSERT_TRUE(r.last.acquired);
+    EXPECT_EQ(r.lease, Millis(5'000));
+    EXPECT_EQ(attempts_on(1), 2u);
 }
 
 // A writer behind readers: the last reader's release on each node hands it the lock exclusive
