@@ -377,13 +377,9 @@ end
 -- -1 held by another token (left untouched).
 local function release(token, keep, hint)
   local kind, n = recorded()
-  local i = n and find(token, n, hint)
+  if not n then return kind == 'none' and 0 or -1 end
+  local i = find(token, n, hint)
   if not i then
-    -- A quorum waiter that started on the other nodes may still be queued here, where the
-    -- holder's release (handing its permit on) had not come yet: it leaves the queue now, so
-    -- that this node never hands a permit to a run that is gone (shared.lua says the same).
-    queue_leave_or_keep(KEYS[3], wprefix, token, nil)
-    if not n then return kind == 'none' and 0 or -1 end
     if hint then return redis.call('EXISTS', P .. hint) == 1 and -1 or 0 end
     return survey(n).free == n and 0 or -1
   end

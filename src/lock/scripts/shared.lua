@@ -227,11 +227,6 @@ end
 local function release(token, keep, now)
   local kind, shared = recorded()
   if not holding(token, now) then
-    -- A quorum reader that started on the other nodes may still be queued here, where the
-    -- writer's release (handing the hold on) had not come yet: it leaves the queue now, so that
-    -- this node never hands a hold to a run that is gone, which would keep writers out for the
-    -- claim window (lib/queue.lua's release_lock does the same for a plain lock).
-    queue_leave_or_keep(KEYS[3], wprefix, token, nil)
     if kind == 'none' or (shared and live(now) == 0) then return 0 end
     return -1
   end

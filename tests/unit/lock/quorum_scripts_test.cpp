@@ -77,34 +77,3 @@ TEST_F(QuorumScripts, QuorumReadersAreHandedASharedHoldAndConfirmWithFreshCounte
     EXPECT_GT(*a.counter, before);
     EXPECT_GT(*b.counter, *a.counter);
 }
-
-// A quorum waiter can start on the other nodes before a holder's release reaches this one (its
-// release there was late); its own release here, which finds nothing of its to end, takes it out
-// of the queue, so that the late release does not hand a hold to a run that is gone: a hold
-// that nobody would end, keeping writers out for the claim window (seen over three real nodes:
-// bench/rtt's writer-to-reader hand-off waited for it).
-TEST_F(QuorumScripts, AReaderThatEndedElsewhereIsNotHandedAHoldByALateRelease) {
-    const std::string writer = new_token(), reader = new_token();
-    LockNode exclusive{conn}, shared{conn, 1, true};
-    ASSERT_TRUE(exclusive.acquire(keys, writer, ttl).acquired);
-    shared.set_hand_off(Millis(5'000));
-    ASSERT_FALSE(shared.acquire(keys, reader, ttl, nullptr, Queueing::wait, 100).acquired);
-    EXPECT_NE(shared.release(keys, reader), ReleaseResult::released);
-    ASSERT_EQ(exclusive.release(keys, writer), ReleaseResult::released);
-    EXPECT_EQ(raw({"EXISTS", keys.key}), "0");
-    EXPECT_EQ(wake_up(reader), "");
-}
-
-TEST_F(QuorumScripts, APermitWaiterThatEndedElsewhereIsNotHandedAPermitByALateRelease) {
-    const std::string h1 = new_token(), h2 = new_token(), waiter = new_token();
-    LockNode holder1{conn, 2}, holder2{conn, 2}, late{conn, 2};
-    ASSERT_TRUE(holder1.acquire(keys, h1, ttl).acquired);
-    ASSERT_TRUE(holder2.acquire(keys, h2, ttl).acquired);
-    late.set_hand_off(Millis(5'000));
-    ASSERT_FALSE(late.acquire(keys, waiter, ttl, nullptr, Queueing::wait, 100).acquired);
-    EXPECT_NE(late.release(keys, waiter), ReleaseResult::released);
-    ASSERT_EQ(holder1.release(keys, h1), ReleaseResult::released);
-    ASSERT_EQ(holder2.release(keys, h2), ReleaseResult::released);
-    EXPECT_EQ(raw({"EXISTS", keys.key}), "0");
-    EXPECT_EQ(wake_up(waiter), "");
-}
