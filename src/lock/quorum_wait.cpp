@@ -153,31 +153,6 @@ WaitTarget::Blocked QuorumTarget::block(Millis block, int cancel_fd) {
 // - Nodes outside M (frozen, or reached by the release late) need nothing: the lock is held on
 //   a majority without them, a late hand-off there is renewed and released with the rest, and
 //   our queue entry there is removed by our release or expires with its ':alive' mark.
-// --permits N and --shared readers (whose holders hold at once) are handed over the same way
-// (permits.lua's hand_permit, lib/share.lua's hand_readers), with these differences:
-// - Permits: each node's release hands over the permit its holder freed there, to the waiter
-//   that permit admits there. The waiter starts only when every node that handed it anything
-//   handed it the same permit p (else it is no hand-off: the attempt that follows finds its
-//   token where it was handed, and agrees on one permit as after a split). Mutual exclusion is
-//   the argument above for permit p: our token holds p on every node of M until C after that
-//   node's hand-off, and any other holder of p needs p on a majority, which shares a node with
-//   M; so at most N hold at once, and the permit the run is told is p.
-// - Shared: each node hands every reader at the head of its queue (up to the first writer) a
-//   shared hold; the argument above holds for the shared hold on M: a writer needs the plain
-//   lock on a majority, which shares a node of M where our hold keeps it out. (A writer waiting
-//   is handed the lock exclusive by the last reader's release, hand_free_lock: that is the
-//   plain lock's hand-off above, the writer's own QuorumTarget with shared_ false.)
-// - Fences: as their acquire does (QuorumLock::acquire), such a holder always takes the fence
-//   step, to one above the highest fence its nodes drew, N = max over M of h_i + 1, raised on
-//   M before it starts: never the nodes' own value, not even when all agree, because another
-//   holder admitted at the same time may be raising its own fence step to that very value (the
-//   fences that repeated in quorum_shared.bats). So a hand-off saves the wake-up's acquire
-//   round, not the fence step. Once raised on a majority, every later holder's fence is above N
-//   (it draws above the counter of a node it shares with M), and a writer admitted after the
-//   readers is above each of theirs.
-// - The nodes that did not hand it over: the fence step settles the permit there (gives back
-//   any other permit it was handed there and leaves the queue) or, for a reader, leaves the
-//   queue, as an acquire's fence step does on the nodes that did not accept.
 bool QuorumTarget::take_hand_off(const QuorumWake& wake) {
     const std::size_t n = wake.handed.size(), need = majority(n);
     const Millis claim = claim_window();
@@ -185,8 +160,6 @@ bool QuorumTarget::take_hand_off(const QuorumWake& wake) {
     std::size_t count = 0;
     long long fence = 0;
     bool equal = true;
-    int permit = 0;  // the permit handed over (1 for a lock or a shared hold)
-    bool same_permit = true;
     Deadline since = Deadline::max();
     for (std::size_t i = 0; i < n; ++i) {
         if (!wake.handed[i] || i >= empty_since_.size() || !empty_since_[i]) continue;
@@ -194,18 +167,10 @@ bool QuorumTarget::take_hand_off(const QuorumWake& wake) {
         if (count++ > 0 && *wake.handed[i] != fence) equal = false;
         fence = std::max(fence, *wake.handed[i]);
         since = std::min(since, *empty_since_[i]);
-        const int p = i < wake.handed_permit.size() ? wake.handed_permit[i] : 1;
-        if (permit > 0 && p != permit) same_permit = false;
-        permit = p;
     }
     if (count == 0) return false;
     const Deadline lease_end = lock_.lease_end(since, claim);
     auto in_time = [&] { return BootClock::now() + claim / 2 < lease_end; };
-    if (!same_permit) {
-        log::verbose("lock '{}' was handed different permits by different nodes; confirming it",
-                     keys_.key);
-        return false;
-    }
     if (count < need) {
         log::verbose("lock '{}' was handed over on {} of {} nodes ({} needed); confirming it",
                      keys_.key, count, n, need);
@@ -216,26 +181,18 @@ bool QuorumTarget::take_hand_off(const QuorumWake& wake) {
                      keys_.key);
         return false;
     }
-    // Permits and shared holds always take the fence step, to one above (the comment above).
-    const bool step_always = permits_ > 1 || shared_;
-    if (step_always) {
-        if (fence >= fence_limit - 1) return false;  // no fence above it: an acquire refuses it
-        fence = quorum_fence(fence);
-    }
-    if (!equal || step_always) {
-        std::size_t raised =
-            lock_.raise_handed(keys_, token_, fence, handed, ticket_, lease_end, permit);
+    if (!equal) {
+        std::size_t raised = lock_.raise_handed(keys_, token_, fence, handed, ticket_, lease_end);
         if (raised < need || !in_time()) {
             log::verbose(
-                "lock '{}' was handed over, and its fence step reached {} of {} nodes in time; "
-                "confirming it",
+                "lock '{}' was handed over with fences that differ, and raising them reached {} "
+                "of {} nodes in time; confirming it",
                 keys_.key, raised, n);
             return false;
         }
     }
     last_.acquired = true;
     last_.fence = fence;
-    last_.permit = permit;
     last_.accepted = count;
     last_.started = since;
     return true;

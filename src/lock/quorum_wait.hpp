@@ -49,7 +49,6 @@ class QuorumTarget final : public WaitTarget {
         return ticket_ > 0 ? lock_.hand_off_claim().value_or(Millis(0)) : Millis(0);
     }
     long long handed_fence() const override { return last_.fence; }
-    int handed_permit() const override { return last_.permit; }
     std::optional<Deadline> handed_since() const override { return last_.started; }
 
     // The last attempt as the quorum counted it (for the backend's messages and the fence).

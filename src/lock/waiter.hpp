@@ -78,7 +78,17 @@ class WaitTarget {
     virtual std::optional<Deadline> handed_since() const { return std::nullopt; }
 };
 
-// (parse_hand_off, the wake-up's payload read as a hand-off: lock/node/lock_replies.hpp.)
+// A wake-up that hands us the lock (issue 35): 'handoff:<fence>' from a plain or shared lock's
+// release (lib/take.lua, shared.lua), 'handoff:<fence>:<permit>' from a permits lock's
+// (permits.lua).
+struct HandOff {
+    long long fence = 0;
+    int permit = 1;
+};
+// `payload` read as a hand-off for a lock of `permits` (1: plain or shared), each number
+// range-checked: nullopt for anything else (another shape, a fence or permit out of range),
+// which the waiter treats as a plain wake-up and follows with an acquire, trusting nothing.
+std::optional<HandOff> parse_hand_off(std::string_view payload, int permits);
 
 // Behind a holder that a release will not wake us from (a key without redlock-run holder info: an
 // application's lock, released with its own DEL), the `rechecks`th look comes this long after

@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include "util/errors.hpp"
-#include "util/number.hpp"
 
 namespace redlock {
 namespace {
@@ -233,28 +232,6 @@ LockState lock_state_from_reply(const LockKeys& keys, const Reply& reply) {
     s.holder = holder_from_reply(r, 6);
     if (s.holder) s.holder->now_ms = s.redis_now_ms;
     return s;
-}
-
-std::optional<HandOff> parse_hand_off(std::string_view payload, int permits) {
-    constexpr std::string_view prefix = "handoff:";
-    if (!payload.starts_with(prefix)) return std::nullopt;
-    payload.remove_prefix(prefix.size());
-    HandOff handed;
-    // A permits lock's wake-up names the permit too (permits.lua); a plain one does not. Either
-    // out of shape, or a number out of range, is no hand-off this waiter can start on.
-    std::string_view fence = payload;
-    if (permits > 1) {
-        std::size_t colon = payload.find(':');
-        if (colon == std::string_view::npos) return std::nullopt;
-        fence = payload.substr(0, colon);
-        std::optional<long long> permit = parse_integer(payload.substr(colon + 1), 1, permits);
-        if (!permit) return std::nullopt;
-        handed.permit = static_cast<int>(*permit);
-    }
-    std::optional<long long> value = parse_integer(fence, 1, fence_limit - 1);
-    if (!value) return std::nullopt;
-    handed.fence = *value;
-    return handed;
 }
 
 }  // namespace redlock

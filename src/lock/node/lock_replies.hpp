@@ -39,16 +39,4 @@ inline constexpr long long max_queue_place = 1LL << 32;
 // status.lua's reply. Does not judge the key's type (see LockState::is_lock).
 LockState lock_state_from_reply(const LockKeys& keys, const Reply& reply);
 
-// A wake-up that hands us the lock (issue 35; read by waiter.cpp and by a quorum's nodes):
-// 'handoff:<fence>' from a plain or shared lock's release (lib/take.lua, shared.lua),
-// 'handoff:<fence>:<permit>' from a permits lock's (permits.lua).
-struct HandOff {
-    long long fence = 0;
-    int permit = 1;
-};
-// `payload` read as a hand-off for a lock of `permits` (1: plain or shared), each number
-// range-checked: nullopt for anything else (another shape, a fence or permit out of range),
-// which the waiter treats as a plain wake-up and follows with an acquire, trusting nothing.
-std::optional<HandOff> parse_hand_off(std::string_view payload, int permits);
-
 }  // namespace redlock

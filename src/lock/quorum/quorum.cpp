@@ -1045,8 +1045,7 @@ namespace {
 // beside the signals); started/finished let the caller wait for the BLPOPs it cut short.
 struct WakeRound {
     explicit WakeRound(std::size_t n) {
-        seen.handed.resize(n), seen.handed_permit.resize(n, 1), seen.empty_at.resize(n);
-        seen.woken.resize(n);
+        seen.handed.resize(n), seen.empty_at.resize(n), seen.woken.resize(n);
     }
     Fd stop{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
     Fd answered{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
@@ -1114,7 +1113,6 @@ QuorumWake QuorumLock::await_wake(const LockKeys& keys, const std::string& token
                                {
                                    std::lock_guard lock(round->mutex);
                                    round->seen.handed[i] = w.handed;
-                                   round->seen.handed_permit[i] = w.permit;
                                    if (w.timed_out) round->seen.empty_at[i] = sent;
                                    round->seen.woken[i] = !failed && !w.timed_out && !w.handed;
                                }

@@ -74,7 +74,6 @@ struct QuorumAttempt {
 // was cut short or never started.
 struct QuorumWake {
     std::vector<std::optional<long long>> handed;   // a hand-off's fence (lib/take.lua)
-    std::vector<int> handed_permit;                 // --permits N: its permit (permits.lua)
     std::vector<std::optional<Deadline>> empty_at;  // when a wait that timed out was sent
     std::vector<char> woken;                        // a plain wake-up (or a wait cut short)
 };
@@ -126,20 +125,17 @@ class QuorumLock {
                           const QuorumAttempt& attempt, Deadline until, int interrupt,
                           Millis grace = Millis(0));
     // A waiter's claim window (issue 35): its queued acquires ask each node's release to hand it
-    // the lock (a permit, a shared hold) for that long (lib/take.lua, permits.lua, shared.lua);
-    // nullopt (the default): only woken. Never for --once-per or --min-replicas
-    // (hand_off_claim() says nullopt then).
+    // the lock for that long (lib/take.lua); nullopt (the default): only woken. Never for
+    // --once-per, --min-replicas, permits or shared (hand_off_claim() says nullopt then).
     void set_hand_off(std::optional<Millis> claim) { hand_off_ = claim; }
     std::optional<Millis> hand_off_claim() const {
-        return once_ || replicas_.enabled() ? std::nullopt : hand_off_;
+        return once_ || replicas_.enabled() || permits_ > 1 || shared_ ? std::nullopt : hand_off_;
     }
     // A hand-off's fence step (QuorumTarget): raise_fences for the nodes that handed the lock
-    // (with permits: `permit`) over (`handed`), as an acquire's fence step; on how many it was
-    // raised.
+    // over (`handed`), as an acquire's fence step; on how many it was raised.
     std::size_t raise_handed(const LockKeys& keys, const std::string& token, long long fence,
-                             const std::vector<char>& handed, long long ticket, Deadline give_up,
-                             int permit = 1) {
-        return raise_fences(keys, token, fence, handed, ticket, permit, give_up);
+                             const std::vector<char>& handed, long long ticket, Deadline give_up) {
+        return raise_fences(keys, token, fence, handed, ticket, 1, give_up);
     }
     // A waiter that stops waiting: leaves the queue on every node, deletes a lock of ours that
     // an unanswered acquire may have taken, and passes a wake-up it may have had on to the next.

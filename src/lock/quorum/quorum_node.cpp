@@ -97,9 +97,6 @@ class RedisQuorumNode final : public QuorumNode {
 
     bool raise_fence(const LockKeys& keys, const std::string& token, long long fence,
                      int permit) override {
-        // (After a hand-off no acquire told the node its permit: the renewals and the release
-        // name it. Where the fence step succeeds, the token holds `permit` here.)
-        node_.handed_over(permit);
         // What holds our token on this node: the lock key, permit i's key or a shared record.
         ScriptCall call =
             raise_fence_call(node_.held_keys(keys, token, permit), keys, token, fence);
@@ -110,7 +107,6 @@ class RedisQuorumNode final : public QuorumNode {
                                                       const std::string& token, long long fence,
                                                       int permit) override {
         if (!conn_.sends_in_steps()) return nullptr;
-        node_.handed_over(permit);  // as raise_fence
         return std::make_unique<ScriptNodeCall<bool>>(
             conn_, raise_fence_call(node_.held_keys(keys, token, permit), keys, token, fence),
             fence_raised);
@@ -166,16 +162,12 @@ class RedisQuorumNode final : public QuorumNode {
             w.timed_out = true;
             return w;
         }
-        // 'handoff:<fence>' (lib/take.lua, shared.lua) or 'handoff:<fence>:<permit>'
-        // (permits.lua); anything else is a plain wake-up. A number out of range is no hand-off
-        // the quorum can use: the next attempt confirms instead.
+        // 'handoff:<fence>' (lib/take.lua); anything else is a plain wake-up. A fence out of
+        // range is no hand-off the quorum can use: the next attempt confirms instead.
         std::optional<std::string_view> pushed =
             reply.size() == 2 ? reply[1].string() : std::nullopt;
-        if (pushed)
-            if (std::optional<HandOff> h = parse_hand_off(*pushed, node_.permits())) {
-                w.handed = h->fence;
-                w.permit = h->permit;
-            }
+        if (pushed && pushed->starts_with("handoff:"))
+            w.handed = parse_integer(pushed->substr(8), 1, fence_limit - 1);
         return w;
     }
 

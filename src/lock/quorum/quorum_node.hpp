@@ -38,7 +38,6 @@ struct NodeAcquire {
 struct NodeWake {
     bool timed_out = false;           // nothing came for the whole block: the list was empty
     std::optional<long long> handed;  // 'handoff:<fence>': a release took the lock for us here
-    int permit = 1;                   // --permits N: the permit it took for us ('...:<permit>')
 };
 
 // A node's operation sent without waiting for its answer (QuorumNode::start_acquire and the

@@ -25,7 +25,13 @@
 local token, waits, prefix = ARGV[1], ARGV[3] ~= '', ARGV[4]
 -- (Parsed only when there is something to parse: each step below is paid by every attempt.)
 local ticket, claim = nil, nil
-if waits then ticket, claim = queue_how(ARGV[3]) end
+if waits then
+  ticket, claim = string.match(ARGV[3], '^ticket:(%d+):handoff:(%d+)$')
+  if not ticket then
+    ticket = string.match(ARGV[3], '^ticket:(%d+)$')
+    claim = not ticket and string.match(ARGV[3], '^handoff:(%d+)$')
+  end
+end
 local want_holder = ARGV[8] == '1'
 -- Below the limit of fences (2^62, 19 digits) by its length: a floor of 18 digits or fewer can
 -- neither reach it nor, raised by one, pass it. Anything else is no floor.

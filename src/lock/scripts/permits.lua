@@ -203,8 +203,7 @@ end
 -- acquire: ARGV[5] token, ARGV[6] ttl (ms), ARGV[7] '' when this run does not wait, '1' when it
 -- joins the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts a
 -- permit handed over by a release for a claim window of C ms (hand_permit below), 'ticket:T'
--- when it joins at ticket T (a quorum waiter, see lib/queue.lua), 'ticket:T:handoff:C' both
--- (QuorumTarget::take_hand_off, quorum_wait.cpp, says when the quorum starts on it), ARGV[8] how long
+-- when it joins at ticket T (a quorum waiter, see lib/queue.lua), ARGV[8] how long
 -- a waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] N, ARGV[11] the restart guard in ms ('' or '0': none; see
 -- restart_guard_left in lib/queue.lua), ARGV[12] the permit this run asks for ('' for none: a
@@ -216,8 +215,8 @@ end
 -- pttl bounding the caller's wait; an error 'PERMITS ...' when the lock is held with another N.
 if op == 'acquire' then
   local token, ttl, waits, n = ARGV[5], ARGV[6], ARGV[7] ~= '', tonumber(ARGV[10])
-  local ticket, claim = nil, nil
-  if waits then ticket, claim = queue_how(ARGV[7]) end
+  local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
+  local claim = waits and not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
   local kind, have = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -262,11 +261,6 @@ if op == 'acquire' then
       stretch(tonumber(ttl))
       local counter = redis.call('GET', KEYS[2])
       local drawn = redis.call('GET', P .. i .. ':fence') or counter
-      -- A quorum waiter's re-send is common: the attempt that confirms a hand-off it could not
-      -- start on (QuorumTarget::take_hand_off), and two such waiters, handed two permits freed
-      -- at once, would read the same counters and take the same fence (their highest + 1). A
-      -- fresh draw each, as a new acquire's, keeps them apart (it too is above the counter).
-      if ticket then counter = next_fence_ahead(KEYS[2]) end
       -- A hand-off's wake-up may still be on our list (see acquire.lua): no BLPOP takes it now.
       if waits then redis.call('DEL', wprefix .. token) end
       -- The counter too, for a quorum: its fence must exceed every node's counter it reads.
@@ -351,8 +345,6 @@ end
 -- (nothing written) when the waiter asked for none, or its acquire is to decide (a fence counter
 -- that is missing, where the restart guard judges, or unusable): the caller wakes it instead.
 -- The lock key stays as it was, stretched to C if need be: it covered the released permit.
--- A quorum's waiter (a sorted queue) is handed its permit on each node alike, and starts when a
--- majority handed it the same one (QuorumTarget::take_hand_off, quorum_wait.cpp).
 local function hand_permit(n, i)
   local free = survey(n).free
   local w = nth_live(free)

@@ -121,7 +121,7 @@ end
 -- joins the queue's end when busy, 'handoff:C' when it joins the queue's end and accepts the
 -- shared hold handed over by a release for a claim window of C ms (hand_readers,
 -- lib/share.lua), 'ticket:T' when it joins at ticket T (a quorum waiter, see
--- lib/queue.lua), 'ticket:T:handoff:C' both (QuorumTarget::take_hand_off), ARGV[8] how long a
+-- lib/queue.lua), ARGV[8] how long a
 -- waiter's ':alive' outlasts its next retry (ms), ARGV[9] how long a waiter blocks when a
 -- holder has no TTL (ms), ARGV[10] the restart guard in ms ('' or '0': none; see
 -- restart_guard_left in lib/queue.lua), ARGV[11..] holder-info field/value pairs.
@@ -130,8 +130,8 @@ end
 -- the caller's wait; an error 'PERMITS ...' when the name is held with --permits.
 if op == 'acquire' then
   local token, ttl, waits = ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= ''
-  local ticket, claim = nil, nil
-  if waits then ticket, claim = queue_how(ARGV[7]) end
+  local ticket = waits and string.match(ARGV[7], '^ticket:(%d+)$')
+  local claim = waits and not ticket and string.match(ARGV[7], '^handoff:(%d+)$')
   local kind, shared = recorded()
   if kind ~= 'none' and kind ~= 'string' then
     return redis.error_reply('WRONGTYPE the lock key holds a ' .. kind .. ', not a lock token')
@@ -160,11 +160,6 @@ if op == 'acquire' then
     extend(token, ttl, now)
     -- A hand-off's wake-up may still be on our list (see acquire.lua): no BLPOP takes it now.
     if waits then redis.call('DEL', wprefix .. token) end
-    -- A quorum waiter (a hand-off confirmed by an attempt) also gets a fresh draw, as in
-    -- permits.lua: readers handed their holds at once must not take one fence from one counter.
-    if ticket then
-      return {1, redis.call('HGET', H .. token, 'fence'), 'counter', next_fence_ahead(KEYS[2])}
-    end
     return {1, redis.call('HGET', H .. token, 'fence')}
   end
   local blocker = nil

@@ -72,9 +72,6 @@ struct NodeState {
     std::set<std::string> asks_hand_off;
     std::map<std::string, long long> fence_of;
     std::map<std::string, long long> handed;
-    std::map<std::string, int> handed_permit;  // --permits N: the permit of each hand-off
-    std::set<std::string> readers;             // queued waiters that wait --shared
-    int hand_offs = 0;                         // hand-offs this node's releases made
     bool plain_release = false;
     std::optional<long long> lie_handed;
     std::vector<int> wanted;  // the wanted permit each acquire was sent
@@ -123,7 +120,6 @@ struct NodeState {
     void empty_list(const std::string& token) {
         woken.erase(token);
         handed.erase(token);
-        handed_permit.erase(token);
     }
     void drop(const std::string& token) {
         if (holder == token) holder.clear();
@@ -230,9 +226,6 @@ class FakeNode final : public QuorumNode {
         bool took = false;
         if (s_->holds(token)) {
             took = true;
-            // (A permit handed over here: the re-sent acquire's reply names it, permits.lua.)
-            for (const auto& [p, t] : s_->permit_of)
-                if (t == token) r.permit = p;
         } else if (shared_) {
             took = s_->holder.empty() && !reserved;
             if (took) s_->shared.insert(token);
@@ -273,7 +266,6 @@ class FakeNode final : public QuorumNode {
                 r.holder->token = s_->holder;
             }
             if (how.ticket > 0 && !s_->queued(token)) s_->queue.insert({how.ticket, token});
-            if (how.ticket > 0 && shared_) s_->readers.insert(token);
         }
         if (s_->after_acquire) s_->after_acquire(*s_);
         return r;
@@ -300,22 +292,14 @@ class FakeNode final : public QuorumNode {
     ReleaseResult release(const LockKeys&, const std::string& token, Millis) override {
         auto g = gate();
         if (!s_->holds(token)) return ReleaseResult::absent;
-        const bool reader = s_->shared.count(token) > 0;
-        int freed = 0;  // the permit it held (permits.lua hands that one over)
-        for (const auto& [p, t] : s_->permit_of)
-            if (t == token) freed = p;
         s_->drop(token);
         if (s_->queue.empty()) return ReleaseResult::released;
-        if (freed > 0) return hand_permit(freed);
-        // The other readers still hold: nobody is woken (shared.lua's refit).
-        if (reader && !s_->shared.empty()) return ReleaseResult::released;
         const std::string head = s_->queue.begin()->second;
         if (s_->plain_release || !s_->asks_hand_off.count(head)) {
             // release_lock wakes the queue's head (lib/queue.lua).
             s_->woken.insert(head);
             return ReleaseResult::released;
         }
-        if (s_->readers.count(head)) return hand_readers();
         // hand_off_head (lib/take.lua): the lock taken for the head with fence_from's fence (one
         // above the counter and the releasing holder's fence), and the next waiter told to look.
         const long long fence =
@@ -325,41 +309,7 @@ class FakeNode final : public QuorumNode {
         s_->dequeue(head);
         s_->handed[head] = s_->lie_handed.value_or(fence);
         s_->fence_of[head] = fence;
-        ++s_->hand_offs;
         if (!s_->queue.empty()) s_->woken.insert(s_->queue.begin()->second);
-        return ReleaseResult::released;
-    }
-    // permits.lua's hand_permit: the freed permit to the waiter it admits (the F-th in the queue,
-    // F the permits free now), with the next fence, when that waiter asked for a hand-off.
-    ReleaseResult hand_permit(int freed) {
-        const std::size_t free = static_cast<std::size_t>(s_->permits) - s_->permit_of.size();
-        if (free == 0 || free > s_->queue.size()) return ReleaseResult::released;
-        const std::string w = std::next(s_->queue.begin(), static_cast<long>(free) - 1)->second;
-        if (s_->plain_release || !s_->asks_hand_off.count(w)) {
-            s_->woken.insert(w);
-            return ReleaseResult::released;
-        }
-        const long long fence = ++s_->counter;
-        s_->permit_of[freed] = w;
-        s_->dequeue(w);
-        s_->handed[w] = s_->lie_handed.value_or(fence);
-        s_->handed_permit[w] = freed;
-        s_->fence_of[w] = fence;
-        ++s_->hand_offs;
-        return ReleaseResult::released;
-    }
-    // lib/share.lua's hand_readers: every reader at the queue's head, up to the first writer, a
-    // shared hold with a fence of its own.
-    ReleaseResult hand_readers() {
-        while (!s_->queue.empty() && s_->readers.count(s_->queue.begin()->second)) {
-            const std::string r = s_->queue.begin()->second;
-            s_->queue.erase(s_->queue.begin());
-            s_->shared.insert(r);
-            const long long fence = ++s_->counter;
-            s_->handed[r] = s_->lie_handed.value_or(fence);
-            s_->fence_of[r] = fence;
-            ++s_->hand_offs;
-        }
         return ReleaseResult::released;
     }
     FinishResult finish(const LockKeys& keys, const std::string& token, Millis keep,
@@ -404,10 +354,6 @@ class FakeNode final : public QuorumNode {
                     NodeWake w;
                     w.handed = it->second;
                     s_->handed.erase(it);
-                    if (auto p = s_->handed_permit.find(token); p != s_->handed_permit.end()) {
-                        w.permit = p->second;
-                        s_->handed_permit.erase(p);
-                    }
                     return w;
                 }
             }
@@ -995,13 +941,12 @@ class QuorumWait : public ::testing::Test {
             nodes.back()->permits = permits;
         }
     }
-    std::unique_ptr<QuorumLock> lock_over_nodes(int permits = 1, bool shared = false) {
+    std::unique_ptr<QuorumLock> lock_over_nodes(int permits = 1) {
         std::vector<std::unique_ptr<QuorumNode>> fakes;
         for (std::size_t i = 0; i < nodes.size(); ++i)
             fakes.push_back(
-                std::make_unique<FakeNode>(nodes[i], "node" + std::to_string(i), shared));
-        return std::make_unique<QuorumLock>(std::move(fakes), generous, ReplicaPolicy{}, permits,
-                                            shared);
+                std::make_unique<FakeNode>(nodes[i], "node" + std::to_string(i), false));
+        return std::make_unique<QuorumLock>(std::move(fakes), generous, ReplicaPolicy{}, permits);
     }
     template <class F>
     auto at(std::size_t i, F f) {
@@ -1009,9 +954,8 @@ class QuorumWait : public ::testing::Test {
         return f(*nodes[i]);
     }
     WaitResult wait_for_lock(QuorumLock& lock, const std::string& token, Millis wait,
-                             int permits = 1, QuorumAttempt* last = nullptr, bool shared = false) {
-        QuorumTarget target(lock, keys, token, long_ttl, nullptr, wait > Millis(0), permits,
-                            shared);
+                             int permits = 1, QuorumAttempt* last = nullptr) {
+        QuorumTarget target(lock, keys, token, long_ttl, nullptr, wait > Millis(0), permits, false);
         WaitResult r = acquire_waiting(target, keys, long_ttl, wait, signals, {}, boot_clock());
         if (last) *last = target.last();
         return r;
@@ -1175,18 +1119,15 @@ class QuorumHandOff : public QuorumWait {
     }
     // A waiter on a thread of its own, with a QuorumLock of its own; returns when it is queued
     // on every node.
-    // With `permits` > 1 or `shared`, a waiter of that kind (its permit in permit_of()).
-    std::future<WaitResult> start_waiter(const std::string& token, Millis claim = Millis(5'000),
-                                         int permits = 1, bool shared = false) {
-        auto lock = std::shared_ptr<QuorumLock>(lock_over_nodes(permits, shared));
+    std::future<WaitResult> start_waiter(const std::string& token, Millis claim = Millis(5'000)) {
+        auto lock = std::shared_ptr<QuorumLock>(lock_over_nodes());
         lock->set_hand_off(claim);
         locks.push_back(lock);
-        auto run = std::async(std::launch::async, [this, lock, token, permits, shared] {
+        auto run = std::async(std::launch::async, [this, lock, token] {
             QuorumAttempt last;
-            WaitResult r = wait_for_lock(*lock, token, Millis(60'000), permits, &last, shared);
+            WaitResult r = wait_for_lock(*lock, token, Millis(60'000), 1, &last);
             std::lock_guard g(fences_mutex);
             fences[token] = last.fence;
-            permits_of[token] = last.permit;
             return r;
         });
         for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -1206,21 +1147,9 @@ class QuorumHandOff : public QuorumWait {
         return at(i, [](NodeState& s) { return s.wanted.size(); });
     }
 
-    int permit_of(const std::string& token) {
-        std::lock_guard g(fences_mutex);
-        return permits_of[token];
-    }
-    int hand_offs_on(std::size_t i) {
-        return at(i, [](NodeState& s) { return s.hand_offs; });
-    }
-    long long counter_on(std::size_t i) {
-        return at(i, [](NodeState& s) { return s.counter; });
-    }
-
     std::vector<std::shared_ptr<QuorumLock>> locks;
     std::mutex fences_mutex;
     std::map<std::string, long long> fences;
-    std::map<std::string, int> permits_of;
 };
 
 }  // namespace
@@ -1377,197 +1306,4 @@ TEST_F(QuorumHandOff, WaitersAreHandedTheLockInTheOrderTheyCame) {
     for (std::size_t k = 1; k < fence_order.size(); ++k)
         EXPECT_GT(fence_order[k], fence_order[k - 1]) << k;
     EXPECT_EQ(leases[0], Millis(5'000));
-}
-
-// ---- --permits N and --shared over a quorum: the same hand-off (take_hand_off's second part) ----
-
-namespace {
-
-// --permits 2 on three nodes, both permits held on every node: permit 1 by "h1", permit 2 by
-// "h2" (node 0 may have them the other way round), the counters at `counters`.
-class QuorumPermitsHandOff : public QuorumHandOff {
-  protected:
-    void hold_permits(std::vector<long long> counters, bool node0_swapped = false) {
-        make_nodes(counters.size(), 2);
-        for (std::size_t i = 0; i < counters.size(); ++i) {
-            const bool swapped = node0_swapped && i == 0;
-            const long long counter = counters[i];
-            at(i, [&](NodeState& s) {
-                s.permit_of = {{1, swapped ? "h2" : "h1"}, {2, swapped ? "h1" : "h2"}};
-                s.busy_pttl = long_ttl.count();
-                s.counter = counter;
-            });
-        }
-    }
-    std::future<WaitResult> start_permit_waiter(const std::string& token,
-                                                Millis claim = Millis(5'000)) {
-        return start_waiter(token, claim, 2);
-    }
-};
-
-}  // namespace
-
-// Every node's release of "h1" hands the waiter the permit it freed, permit 1: the waiter starts
-// on the wake-ups, without an acquire, on permit 1, after the fence step that permits always
-// take (one above the fence its nodes drew, 11, raised on a majority).
-TEST_F(QuorumPermitsHandOff, TheSamePermitHandedOnAMajorityStartsTheWaiter) {
-    hold_permits({10, 10, 10});
-    auto waiter = start_permit_waiter("w");
-    for (std::size_t i = 0; i < 3; ++i) release_on(i, "h1");
-    WaitResult r = waiter.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(permit_of("w"), 1);
-    EXPECT_EQ(r.last.permit, 1);
-    EXPECT_EQ(r.lease, Millis(5'000));
-    EXPECT_EQ(r.last.fence, 12);
-    int raised = 0;
-    for (std::size_t i = 0; i < 3; ++i) {
-        EXPECT_EQ(attempts_on(i), 1u) << i;  // the acquire that queued it, and no other
-        EXPECT_EQ(hand_offs_on(i), 1) << i;
-        raised += counter_on(i) >= 12;
-    }
-    EXPECT_GE(raised, 2);
-}
-
-// Two nodes' hand-offs (a majority) of one permit are enough; node 2, frozen from the release
-// on, delays nothing, and its queue entry is settled when it thaws. Their fences differ (node
-// 1's counter had moved on): the fence is one above the highest, raised on both.
-TEST_F(QuorumPermitsHandOff, TwoNodesOfThreeHandingThePermitStartTheWaiter) {
-    hold_permits({10, 20, 15});
-    auto waiter = start_permit_waiter("w");
-    nodes[2]->freeze();
-    release_on(0, "h1");
-    release_on(1, "h1");
-    WaitResult r = waiter.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(r.last.permit, 1);
-    EXPECT_EQ(r.last.fence, 22);
-    EXPECT_EQ(r.lease, Millis(5'000));
-    for (std::size_t i = 0; i < 2; ++i) {
-        EXPECT_EQ(attempts_on(i), 1u) << i;
-        EXPECT_GE(counter_on(i), 22) << i;
-    }
-    nodes[2]->thaw();
-    EXPECT_TRUE(eventually([&] { return !at(2, [](NodeState& s) { return s.queued("w"); }); }));
-}
-
-// Node 0 (where "h1" held permit 2) hands the waiter permit 2, node 1 permit 1, node 2 is
-// frozen: a majority of hand-offs, but not of one permit, so no hand-off: the waiter confirms
-// with an acquire (sent while node 2 is still frozen). Once node 2 thaws and hands it permit 1,
-// the waiter holds permit 1 on a majority, and node 0's permit 2 is given back.
-TEST_F(QuorumPermitsHandOff, PermitsThatDifferAcrossNodesAreConfirmedByAnAcquire) {
-    hold_permits({10, 10, 10}, /*node0_swapped=*/true);
-    auto waiter = start_permit_waiter("w");
-    nodes[2]->freeze();
-    release_on(0, "h1");
-    release_on(1, "h1");
-    EXPECT_EQ(hand_offs_on(0), 1);
-    EXPECT_EQ(hand_offs_on(1), 1);
-    EXPECT_TRUE(eventually([&] { return attempts_on(0) == 2; }));
-    EXPECT_EQ(waiter.wait_for(milliseconds(0)), std::future_status::timeout);
-    nodes[2]->thaw();
-    release_on(2, "h1");
-    WaitResult r = waiter.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(r.last.permit, 1);
-    EXPECT_TRUE(eventually([&] {
-        return at(0, [](NodeState& s) { return !s.permit_of.count(2) || s.permit_of[2] != "w"; });
-    }));
-}
-
-// One node's hand-off of the permit is no majority: the waiter confirms with an acquire, which
-// finds the other permits still held, and goes on waiting; when the release reaches the other
-// nodes, it starts on their hand-offs.
-TEST_F(QuorumPermitsHandOff, APermitHandedOnTooFewNodesDoesNotStartTheWaiter) {
-    hold_permits({10, 10, 10});
-    auto waiter = start_permit_waiter("w");
-    release_on(0, "h1");
-    EXPECT_TRUE(eventually([&] { return attempts_on(1) == 2; }));
-    EXPECT_EQ(hand_offs_on(0), 1);
-    EXPECT_EQ(waiter.wait_for(milliseconds(0)), std::future_status::timeout);
-    release_on(1, "h1");
-    release_on(2, "h1");
-    WaitResult r = waiter.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(r.last.permit, 1);
-    EXPECT_EQ(attempts_on(1), 2u);
-    EXPECT_EQ(r.lease, Millis(5'000));
-}
-
-// A permit handed over with less than half the claim window left (here a window too short for
-// any) is not started on: an acquire confirms it, which finds the waiter's token on the permit.
-TEST_F(QuorumPermitsHandOff, APermitHandedOverTooLateIsConfirmedByAnAcquire) {
-    hold_permits({10, 10, 10});
-    auto waiter = start_permit_waiter("w", Millis(1));
-    for (std::size_t i = 0; i < 3; ++i) release_on(i, "h1");
-    WaitResult r = waiter.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(r.last.permit, 1);
-    EXPECT_EQ(r.lease, Millis(0));
-    EXPECT_EQ(hand_offs_on(0), 1);
-    EXPECT_TRUE(eventually([&] { return attempts_on(0) >= 2; }));
-}
-
-// Shared: an exclusive holder's release hands every reader at the head of the queue a shared
-// hold on each node; both readers start on the hand-offs, without an acquire, each with a fence
-// of its own above everything the nodes drew.
-TEST_F(QuorumHandOff, ReadersHandedASharedHoldOnAMajorityStart) {
-    hold_everywhere({10, 10, 10}, 10);
-    auto r1 = start_waiter("r1", Millis(5'000), 1, /*shared=*/true);
-    auto r2 = start_waiter("r2", Millis(5'000), 1, /*shared=*/true);
-    for (std::size_t i = 0; i < 3; ++i) release_on(i);
-    WaitResult a = r1.get(), b = r2.get();
-    ASSERT_TRUE(a.last.acquired);
-    ASSERT_TRUE(b.last.acquired);
-    EXPECT_EQ(a.lease, Millis(5'000));
-    EXPECT_EQ(b.lease, Millis(5'000));
-    EXPECT_NE(a.last.fence, b.last.fence);
-    EXPECT_GT(std::min(a.last.fence, b.last.fence), 10);
-    for (std::size_t i = 0; i < 3; ++i) {
-        EXPECT_EQ(attempts_on(i), 2u) << i;  // each reader's queued acquire, and no other
-        EXPECT_EQ(hand_offs_on(i), 2) << i;
-        EXPECT_TRUE(at(i, [](NodeState& s) {
-            return s.shared.count("r1") && s.shared.count("r2");
-        })) << i;
-    }
-}
-
-// A reader handed its hold on one node only is no majority: it confirms with an acquire (still
-// refused where the writer holds) and starts once the others hand it over.
-TEST_F(QuorumHandOff, AReaderHandedASharedHoldOnTooFewNodesDoesNotStart) {
-    hold_everywhere({10, 10, 10}, 10);
-    auto reader = start_waiter("r", Millis(5'000), 1, /*shared=*/true);
-    release_on(0);
-    EXPECT_TRUE(eventually([&] { return attempts_on(1) == 2; }));
-    EXPECT_EQ(reader.wait_for(milliseconds(0)), std::future_status::timeout);
-    release_on(1);
-    release_on(2);
-    WaitResult r = reader.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(r.lease, Millis(5'000));
-    EXPECT_EQ(attempts_on(1), 2u);
-}
-
-// A writer behind readers: the last reader's release on each node hands it the lock exclusive
-// (hand_free_lock: the plain hand-off), and it starts on a majority of them with a fence above
-// the readers'.
-TEST_F(QuorumHandOff, AWriterHandedTheLockByTheLastReaderStarts) {
-    make_nodes(3);
-    for (std::size_t i = 0; i < 3; ++i)
-        at(i, [](NodeState& s) {
-            s.shared = {"s"};
-            s.busy_pttl = long_ttl.count();
-            s.counter = 30;
-            s.fence_of["s"] = 25;
-        });
-    auto writer = start_waiter("w");
-    for (std::size_t i = 0; i < 3; ++i) release_on(i, "s");
-    WaitResult r = writer.get();
-    ASSERT_TRUE(r.last.acquired);
-    EXPECT_EQ(r.lease, Millis(5'000));
-    EXPECT_EQ(r.last.fence, 31);
-    for (std::size_t i = 0; i < 3; ++i) {
-        EXPECT_EQ(attempts_on(i), 1u) << i;
-        EXPECT_EQ(at(i, [](NodeState& s) { return s.holder; }), "w") << i;
-    }
 }

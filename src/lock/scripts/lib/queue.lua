@@ -109,19 +109,6 @@ end
 -- then orders the same waiters the same way, whenever each of them reached it (quorum.cpp,
 -- QuorumLock::acquire, says why a quorum needs that).
 
--- What a waiting acquire asked for (its queueing argument, not ''): '1' the queue's end,
--- 'handoff:C' that and a hand-off with claim window C ms (lib/take.lua), 'ticket:T' a place at
--- ticket T (a quorum's waiter), 'ticket:T:handoff:C' both. Returns the ticket and the claim
--- window (digit strings, or nil/false). One reading for acquire.lua, permits.lua and shared.lua.
-local function queue_how(arg)
-  local ticket, claim = string.match(arg, '^ticket:(%d+):handoff:(%d+)$')
-  if not ticket then
-    ticket = string.match(arg, '^ticket:(%d+)$')
-    claim = not ticket and string.match(arg, '^handoff:(%d+)$')
-  end
-  return ticket, claim
-end
-
 local function queue_is_ordered(queue)
   return redis.call('TYPE', queue).ok == 'zset'
 end

@@ -60,8 +60,7 @@ end
 -- its TTL (and keeps only the writers out, as a live reader would), and one that gets the
 -- wake-up late confirms with an acquire, which finds its hold. The writer behind them blocked for
 -- as long as the old holder had left, longer than C: it looks again. With a fence counter that
--- is missing (the restart guard judges) or unusable, every reader is only woken. A quorum's
--- readers start on a majority of such hand-offs (QuorumTarget::take_hand_off, quorum_wait.cpp).
+-- is missing (the restart guard judges) or unusable, every reader is only woken.
 local function hand_readers(key, fence_key, holders, open, ledger, queue, prefix, linger_ms)
   local can = check_fence_counter(fence_key) == 'string'
   local t = redis.call('TIME')
